@@ -1,0 +1,139 @@
+"""Real-browser fixtures: serve app.py with Streamlit and drive it in Debian's Chromium.
+
+Every test in this folder gets the ``browser`` marker. Without /usr/bin/chromium the tests are
+skipped on a developer machine but fail under CI (``CI`` set), so CI never skips them silently.
+Playwright's own browser download is never used (``playwright install`` cannot run here).
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+
+BROWSER_TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BROWSER_TESTS_DIR.parents[1]
+ARTIFACTS_DIR = BROWSER_TESTS_DIR / "artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT_S = 60.0
+APP_RUN_TIMEOUT_MS = 30_000
+
+
+def _running_in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # This hook sees the whole session's items, not only this folder's: filter by path.
+    for item in items:
+        if BROWSER_TESTS_DIR in item.path.parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _require_chromium() -> None:
+    """Skip (locally) or fail (CI) every browser test when Debian's Chromium is missing."""
+    if CHROMIUM.exists():
+        return
+    reason = f"{CHROMIUM} not found: install it with `apt-get install -y chromium`"
+    if _running_in_ci():
+        pytest.fail(f"{reason} (CI must run the browser tests, not skip them)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
+    """Launch the system Chromium instead of a Playwright-downloaded build."""
+    return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _health(base_url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
+            return response.read().decode()
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return None
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Serve the repo's app.py on a free local port for the whole session; yield its base URL."""
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless", "true",
+        "--server.port", str(port),
+        "--server.address", "127.0.0.1",
+        "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    log_path = tmp_path_factory.mktemp("app_server") / "streamlit.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while _health(base_url) != "ok":
+            if process.poll() is not None or time.monotonic() > deadline:
+                log_tail = log_path.read_text(errors="replace")[-3000:]
+                pytest.fail(
+                    f"streamlit server not healthy at {base_url} within "
+                    f"{SERVER_START_TIMEOUT_S:.0f} s (exit code {process.poll()}):\n{log_tail}"
+                )
+            time.sleep(0.25)
+        yield base_url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def wait_for_app_run() -> Callable[[Page], None]:
+    """Return ``wait(page)``: block until the app's script run has finished and is connected.
+
+    Use it right after ``page.goto(...)``: the page reports script state ``initial`` until its
+    first run starts, so waiting for ``notRunning`` cannot return before that run is done.
+    """
+
+    def wait(page: Page, timeout_ms: float = APP_RUN_TIMEOUT_MS) -> None:
+        page.wait_for_selector(
+            '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
+            '[data-test-script-state="notRunning"]',
+            timeout=timeout_ms,
+        )
+
+    return wait
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """Folder for screenshots and traces (git-ignored)."""
+    ARTIFACTS_DIR.mkdir(exist_ok=True)
+    return ARTIFACTS_DIR
