@@ -1,0 +1,65 @@
+"""Argument validation shared by the public functions.
+
+Errors a user can cause raise ``ValueError`` (or ``TypeError`` for a wrong type) naming the
+argument, the allowed range and the value received. ``assert`` is kept for internal invariants.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import torch
+
+FLOAT_DTYPES = (torch.float32, torch.float64)
+
+
+def check_int(name: str, value: object, low: int, high: int | None = None) -> int:
+    """Return ``value`` as an int if ``low <= value <= high``; raise otherwise.
+
+    >>> check_int("n (sequence length)", 4, 1)
+    4
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be {allowed}, got {value}")
+    return value
+
+
+def check_tensor(
+    name: str,
+    value: object,
+    ndim: int | tuple[int, ...],
+    *,
+    floating: bool = True,
+    finite: bool = True,
+) -> torch.Tensor:
+    """Check that ``value`` is a tensor of the given rank (float32/float64, finite by default)."""
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    ranks = (ndim,) if isinstance(ndim, int) else ndim
+    if value.dim() not in ranks:
+        want = " or ".join(str(r) for r in ranks)
+        raise ValueError(f"{name} must have {want} dimensions, got shape {tuple(value.shape)}")
+    if floating and value.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{name} must be float32 or float64, got {value.dtype}")
+    if finite and floating and not bool(torch.isfinite(value).all()):
+        raise ValueError(f"{name} must be finite (no NaN or inf), got a tensor containing them")
+    return value
+
+
+def check_same_dtype(**tensors: torch.Tensor) -> None:
+    """All tensors share one dtype (no silent float32/float64 mixing)."""
+    dtypes = {name: t.dtype for name, t in tensors.items()}
+    if len(set(dtypes.values())) > 1:
+        listed = ", ".join(f"{name}={dt}" for name, dt in dtypes.items())
+        raise TypeError(f"tensors must share one dtype, got {listed}")
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    """``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value  # type: ignore[return-value]

@@ -1,0 +1,91 @@
+"""Shaw et al. (2018) eq. (3)-(4): which learned vector each (query, key) pair uses.
+
+a_ij = w_{clip(j - i, k)},  clip(x, k) = max(-k, min(k, x)),  w = (w_-k, ..., w_k)
+
+Stored 0-based: row ``clip(j - i, -k, k) + k`` of a (2k+1, d) table.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from relpos_core.checks import check_int, check_tensor
+
+
+def relative_distances(n_q: int, n_k: int) -> torch.Tensor:
+    """Signed distance j - i from query i to key j.
+
+    Returns int64 (n_q, n_k): [query_position, key_position] -> key_position - query_position.
+
+    >>> relative_distances(2, 3)
+    tensor([[ 0,  1,  2],
+            [-1,  0,  1]])
+    """
+    n_q = check_int("n_q (number of queries)", n_q, 1)
+    n_k = check_int("n_k (number of keys)", n_k, 1)
+    return torch.arange(n_k)[None, :] - torch.arange(n_q)[:, None]  # (i,1),(1,j) -> (i,j)
+
+
+def relative_index(n_q: int, n_k: int, k: int) -> torch.Tensor:
+    """Row of the relative table used by each pair: clip(j - i, -k, k) + k, in [0, 2k].
+
+    k = 0 gives one shared vector (every entry 0); k >= max(n_q, n_k) - 1 clips nothing.
+    Returns int64 (n_q, n_k).
+
+    >>> relative_index(4, 4, 2)
+    tensor([[2, 3, 4, 4],
+            [1, 2, 3, 4],
+            [0, 1, 2, 3],
+            [0, 0, 1, 2]])
+    """
+    k = check_int("k (clip distance)", k, 0)
+    return relative_distances(n_q, n_k).clamp(-k, k) + k
+
+
+def relative_table(
+    k: int, d: int, seed: int = 0, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
+    """A (2k+1, d) table w = (w_-k, ..., w_k), Xavier-uniform from its own generator.
+
+    Row r holds the vector for distance r - k. Same seed, same table; the global RNG is untouched.
+
+    >>> relative_table(1, 4, seed=0).shape
+    torch.Size([3, 4])
+    """
+    k = check_int("k (clip distance)", k, 0)
+    d = check_int("d (embedding size)", d, 1)
+    seed = check_int("seed", seed, 0)
+    if dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
+    rows = 2 * k + 1
+    bound = (6.0 / (rows + d)) ** 0.5  # nn.init.xavier_uniform_ on a (rows, d) matrix
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.rand(rows, d, generator=gen, dtype=torch.float64) * 2 - 1).mul(bound).to(dtype)
+
+
+def gather_relative(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Materialize a_ij = table[index[i, j]]: (2k+1, d), (n_q, n_k) -> (n_q, n_k, d).
+
+    This is the O(n^2 d) tensor the efficient methods avoid.
+
+    >>> gather_relative(torch.eye(3), relative_index(2, 2, 1))[0, 1]
+    tensor([0., 0., 1.])
+    """
+    table = check_tensor("table", table, 2)
+    if not isinstance(index, torch.Tensor) or index.dtype != torch.int64 or index.dim() != 2:
+        raise TypeError("index must be an int64 tensor of shape (n_q, n_k)")
+    rows = table.shape[0]
+    if index.numel() and (int(index.min()) < 0 or int(index.max()) >= rows):
+        raise ValueError(
+            f"index values must be in [0, {rows - 1}] for a table of {rows} rows, "
+            f"got [{int(index.min())}, {int(index.max())}]"
+        )
+    return table[index]  # (i,j) -> (i,j,d)
+
+
+def clip_distance_from_table(table: torch.Tensor) -> int:
+    """k for a (2k+1, d) table; the row count must be odd."""
+    rows = table.shape[0]
+    if rows % 2 == 0:
+        raise ValueError(f"a relative table has 2k+1 rows (odd), got {rows} rows")
+    return (rows - 1) // 2

@@ -1,0 +1,134 @@
+"""Huang et al. (2018) "skew": relative-indexed logits -> absolute-indexed, by pad and reshape.
+
+Relative layout: x[..., i, c] is the logit of query i at distance r = c - (L - 1).
+Absolute layout: y[..., i, j] is the logit of query i for key j, so y[i, j] = x[i, j - i + L - 1].
+The skew moves every row by its own offset using only a pad, a reshape and a slice: no gather,
+no (L, L, d) tensor. The inverses (absolute -> relative) serve the value term.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from relpos_core.checks import check_tensor
+from relpos_core.trace import Trace
+
+
+def _square_length(name: str, x: torch.Tensor, width: int | None = None) -> int:
+    x = check_tensor(name, x, tuple(range(2, 9)))
+    length = x.shape[-2]
+    want = length if width is None else width
+    if x.shape[-1] != want:
+        raise ValueError(
+            f"{name} must have shape (..., L, {'L' if width is None else '2L-1'}), "
+            f"got {tuple(x.shape)}"
+        )
+    return length
+
+
+@dataclass(frozen=True)
+class SkewTrace(Trace):
+    """Every intermediate of one skew, for the step-by-step view."""
+
+    input: torch.Tensor
+    padded: torch.Tensor
+    reshaped: torch.Tensor
+    result: torch.Tensor
+    masked: bool
+
+    FORMULAS = {
+        "input": "S[i, c] = q_i · Er_c,  distance r = c - (L-1)",
+        "padded": "pad one column",
+        "reshaped": "reshape the padded matrix",
+        "result": "S_rel[i, j] = S[i, j - i + L - 1]",
+    }
+
+
+def trace_skew_masked(x: torch.Tensor) -> SkewTrace:
+    """Music Transformer skew with every intermediate. See :func:`skew_masked`."""
+    length = _square_length("x", x)
+    padded = F.pad(x, (1, 0))  # (..., L, L+1): zero column on the left
+    reshaped = padded.reshape(*x.shape[:-2], length + 1, length)  # (..., L+1, L)
+    result = reshaped[..., 1:, :]  # drop the first row -> (..., L, L)
+    return SkewTrace(x, padded, reshaped, result, masked=True)
+
+
+def skew_masked(x: torch.Tensor) -> torch.Tensor:
+    """Relative -> absolute for causal attention (Huang et al. 2018, Sec. 3.4.1).
+
+    x: (..., L, L), [..., query_position, distance + L - 1] for distances -(L-1)..0,
+    i.e. column c holds distance c - (L - 1). Returns (..., L, L), [..., query, key]:
+    out[i, j] = x[i, j - i + L - 1] for j <= i.
+
+    Cells above the diagonal (j > i) are NOT relative logits and must be masked: out[i, i+1]
+    holds the zero pad, and out[i, j] for j > i + 1 holds x[i + 1, j - i - 2] (a value of the
+    next query row). Steps: pad one zero column on the left, reshape to (L+1, L), drop row 0.
+
+    >>> skew_masked(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))  # distances (-1, 0) per row
+    tensor([[2., 0.],
+            [3., 4.]])
+    """
+    return trace_skew_masked(x).result
+
+
+def trace_skew_unmasked(x: torch.Tensor) -> SkewTrace:
+    """Two-sided skew with every intermediate. See :func:`skew_unmasked`."""
+    length = _square_length("x", x, width=2 * x.shape[-2] - 1 if x.dim() >= 2 else None)
+    lead = x.shape[:-2]
+    padded = F.pad(x, (0, 1))  # (..., L, 2L): zero column on the right
+    flat = F.pad(padded.reshape(*lead, 2 * length * length), (0, length - 1))  # + L-1 zeros
+    reshaped = flat.reshape(*lead, length + 1, 2 * length - 1)  # (..., L+1, 2L-1)
+    result = reshaped[..., :length, length - 1 :]  # (..., L, L)
+    return SkewTrace(x, padded, reshaped, result, masked=False)
+
+
+def skew_unmasked(x: torch.Tensor) -> torch.Tensor:
+    """Relative -> absolute for attention in both directions (tensor2tensor's unmasked skew).
+
+    x: (..., L, 2L-1), [..., query_position, distance + L - 1] for distances -(L-1)..L-1.
+    Returns (..., L, L) with out[i, j] = x[i, j - i + L - 1], valid everywhere.
+    Steps: pad a zero column on the right -> (L, 2L), flatten, pad L-1 zeros,
+    reshape to (L+1, 2L-1), keep [:L, L-1:].
+
+    >>> skew_unmasked(torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))  # distances (-1, 0, 1)
+    tensor([[2., 3.],
+            [4., 5.]])
+    """
+    return trace_skew_unmasked(x).result
+
+
+def absolute_to_relative_unmasked(y: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`skew_unmasked`: (..., L, L) [query, key] -> (..., L, 2L-1) [query, r+L-1].
+
+    out[i, j - i + L - 1] = y[i, j]; distances that fall outside the sequence for row i are 0.
+    The value term uses it: sum_j a_ij w_{j-i} = (relative weights) @ Er.
+
+    >>> absolute_to_relative_unmasked(torch.tensor([[2.0, 3.0], [4.0, 5.0]]))
+    tensor([[0., 2., 3.],
+            [4., 5., 0.]])
+    """
+    length = _square_length("y", y)
+    lead = y.shape[:-2]
+    padded = F.pad(y, (0, length - 1))  # (..., L, 2L-1)
+    flat = F.pad(padded.reshape(*lead, length * (2 * length - 1)), (length, 0))
+    return flat.reshape(*lead, length, 2 * length)[..., 1:]  # (..., L, 2L-1)
+
+
+def absolute_to_relative_masked(y: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`skew_masked` on and below the diagonal.
+
+    y: (..., L, L) [query, key], only j <= i used. Returns (..., L, L) [query, r + L - 1] for
+    r = j - i in -(L-1)..0; distances before the sequence start (r < -i) are 0.
+
+    >>> absolute_to_relative_masked(torch.tensor([[2.0, 9.0], [3.0, 4.0]]))
+    tensor([[0., 2.],
+            [3., 4.]])
+    """
+    length = _square_length("y", y)
+    lower = torch.tril(y)  # zero j > i: those cells are what lands in the out-of-range slots
+    padded = F.pad(lower, (0, 0, 1, 0))  # (..., L+1, L): zero row on top
+    reshaped = padded.reshape(*y.shape[:-2], length, length + 1)
+    return reshaped[..., 1:]  # drop the first column -> (..., L, L)
