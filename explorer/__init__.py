@@ -1,0 +1,1 @@
+"""App-side glue of the explorer: sidebar controls, cached calls into relpos_core, drawing."""

@@ -1,0 +1,93 @@
+"""Drawing helpers: a figure with its formula and shape, PNG export, CSV / .npy downloads."""
+
+from __future__ import annotations
+
+import functools
+import io
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.controls import md_escape
+
+
+def png_config(key: str) -> dict:
+    """Plotly modebar config: the camera button saves the figure as ``<key>.png``."""
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": key, "scale": 2},
+    }
+
+
+def csv_bytes(matrix: np.ndarray) -> bytes:
+    buffer = io.StringIO()
+    np.savetxt(buffer, np.atleast_2d(matrix), delimiter=",", fmt="%.7g")
+    return buffer.getvalue().encode()
+
+
+def npy_bytes(matrix: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, matrix, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def chart(
+    fig: go.Figure,
+    key: str,
+    matrix: np.ndarray,
+    *,
+    formula: str = "",
+    shape: tuple[int, ...] | None = None,
+    note: str = "",
+) -> None:
+    """Formula and shape, then the figure, then CSV / .npy downloads of ``matrix``.
+
+    The bytes are built only when a download is clicked (a callable ``data``).
+    """
+    if formula or shape is not None:
+        parts = [f"`{formula}`" if formula else ""]
+        if shape is not None:
+            parts.append(f"shape `{shape_text(shape)}`")
+        st.markdown(" · ".join(p for p in parts if p))
+    st.plotly_chart(fig, key=f"chart_{key}", width="stretch", config=png_config(key))
+    left, right, rest = st.columns([1, 1, 4])
+    left.download_button(
+        "CSV",
+        functools.partial(csv_bytes, matrix),
+        file_name=f"{key}.csv",
+        mime="text/csv",
+        key=f"csv_{key}",
+        icon=":material/download:",
+    )
+    right.download_button(
+        ".npy",
+        functools.partial(npy_bytes, matrix),
+        file_name=f"{key}.npy",
+        mime="application/octet-stream",
+        key=f"npy_{key}",
+        icon=":material/download:",
+    )
+    if note:
+        rest.caption(md_escape(note))
+
+
+def agreement_badge(label: str, max_diff: float, tolerance: float = 1e-4) -> None:
+    """A green badge when two computations agree within ``tolerance``, red otherwise."""
+    ok = max_diff <= tolerance
+    st.badge(
+        f"{label}: max |difference| = {max_diff:.1e}",
+        icon=":material/check:" if ok else ":material/close:",
+        color="green" if ok else "red",
+    )
+
+
+def bytes_text(count: int) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} B"

@@ -1,0 +1,162 @@
+"""Attention, per head: logits -> masked logits -> softmax weights -> the output, split in two."""
+
+import streamlit as st
+
+from explorer import compute
+from explorer.controls import current_params, md_escape
+from explorer.draw import agreement_badge, chart
+from relpos_core.example import axis_labels
+from relpos_core.lookup import relative_index
+from relpos_core.plots import heatmap, pair_customdata
+
+params = current_params()
+n, d, heads = params.length, params.head_dim, params.heads
+rows, cols = axis_labels(params)
+hover = pair_customdata(relative_index(n, n, params.k).numpy())
+
+st.title("Attention")
+st.markdown(
+    "e_ij = (q_i · k_j + q_i · a^K_ij) / sqrt(d), α_ij = softmax_j(e_ij) over the keys the mask "
+    "allows, z_i = Σ_j α_ij v_j + Σ_j α_ij a^V_ij (Shaw et al. 2018, eqs. 2-4)."
+)
+tokens = params.tokens
+if tokens:
+    shown = [token.replace("`", "'") for token in tokens[:64]]  # inline code shows the rest as is
+    st.markdown("Tokens: " + " · ".join(f"`{token}`" for token in shown))
+    repeated = sorted({t for t in tokens if tokens.count(t) > 1})
+    if repeated:
+        st.info(
+            md_escape(
+                "Repeated tokens (" + ", ".join(repeated[:8]) + ") have identical content, so "
+                "identical queries, keys and values: their rows of QK^T are the same, and only "
+                "the relative term tells the copies apart."
+            ),
+            icon=":material/lightbulb:",
+        )
+mask_text = {
+    "none": "no mask: every query sees every key",
+    "causal": "causal mask: query i sees keys j <= i",
+    "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
+}[params.mask]
+st.caption(f"{mask_text}. Masked cells are blank. Scale 1/sqrt(d) with d = {d}.")
+
+head = st.segmented_control("head", list(range(heads)), default=0, key="attention_head") or 0
+view = compute.attention_view(params, head)
+
+c1, c2, c3 = st.columns(3)
+with c1:
+    chart(
+        heatmap(
+            view.scaled_logits,
+            title=f"logits e_ij, head {head}",
+            x_labels=cols,
+            y_labels=rows,
+            customdata=hover,
+        ),
+        "attention_logits",
+        view.scaled_logits,
+        formula="(q_i · k_j + q_i · a^K_ij) / sqrt(d)",
+        shape=view.scaled_logits.shape,
+    )
+with c2:
+    chart(
+        heatmap(
+            view.masked_logits,
+            title="masked logits",
+            x_labels=cols,
+            y_labels=rows,
+            customdata=hover,
+        ),
+        "attention_masked_logits",
+        view.masked_logits,
+        formula="e_ij, blank where masked",
+        shape=view.masked_logits.shape,
+    )
+with c3:
+    chart(
+        heatmap(
+            view.weights,
+            title="weights α (softmax over keys)",
+            x_labels=cols,
+            y_labels=rows,
+            scale="sequential",
+            customdata=hover,
+            zrange=(0.0, 1.0),
+        ),
+        "attention_weights",
+        view.weights,
+        formula="α_ij = softmax_j(e_ij)",
+        shape=view.weights.shape,
+    )
+if params.mask != "none":
+    if params.mask == "padding" and params.n_pad == n:
+        st.warning("Every key is padding: all weights and outputs are zero (no key to attend to).")
+with st.expander("the two logit terms and the mask", expanded=False):
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        chart(
+            heatmap(
+                view.content_logits,
+                title="content q_i · k_j",
+                x_labels=cols,
+                y_labels=rows,
+                customdata=hover,
+            ),
+            "attention_content_logits",
+            view.content_logits,
+            formula="q_i · k_j",
+            shape=view.content_logits.shape,
+        )
+    with c2:
+        chart(
+            heatmap(
+                view.relative_logits,
+                title="relative q_i · a^K_ij",
+                x_labels=cols,
+                y_labels=rows,
+                customdata=hover,
+            ),
+            "attention_relative_logits",
+            view.relative_logits,
+            formula="q_i · a^K_ij",
+            shape=view.relative_logits.shape,
+        )
+    with c3:
+        chart(
+            heatmap(
+                view.allowed,
+                title="mask (1 = may attend)",
+                x_labels=cols,
+                y_labels=rows,
+                scale="sequential",
+                zrange=(0.0, 1.0),
+            ),
+            "attention_mask",
+            view.allowed,
+            formula="allowed_ij",
+            shape=view.allowed.shape,
+        )
+
+st.subheader("The output, split")
+c1, c2, c3 = st.columns(3)
+for column, (name, title, formula, z) in zip(
+    (c1, c2, c3),
+    (
+        ("content_output", "Σ_j α_ij v_j", "content part", view.content_output),
+        ("relative_output", "Σ_j α_ij a^V_ij", "relative part", view.relative_output),
+        ("output", "z_i = sum of both", "output", view.output),
+    ),
+    strict=True,
+):
+    with column:
+        chart(
+            heatmap(z, title=title, x_title="channel", y_labels=rows),
+            f"attention_{name}",
+            z,
+            formula=formula,
+            shape=z.shape,
+        )
+agreement_badge(
+    "z = content part + relative part",
+    float(abs(view.output - view.content_output - view.relative_output).max()),
+)

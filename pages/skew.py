@@ -1,0 +1,121 @@
+"""Skew: relative-indexed logits -> absolute-indexed, by pad, reshape and slice (Huang 2018)."""
+
+import numpy as np
+import streamlit as st
+
+from explorer import compute
+from explorer.controls import current_params
+from explorer.draw import agreement_badge, bytes_text, chart
+from relpos_core.example import axis_labels
+from relpos_core.lookup import relative_index
+from relpos_core.plots import heatmap, pair_customdata, shade_cells
+
+params = current_params()
+n, d, heads = params.length, params.head_dim, params.heads
+rows, cols = axis_labels(params)
+index = relative_index(n, n, params.k).numpy()
+
+st.title("Skew")
+st.markdown(
+    "Instead of gathering a^K (n, n, d), multiply the queries by one embedding per distance, "
+    "S = Q Er^T, where column c of S is distance r = c - (n - 1). Row i needs column "
+    "j - i + n - 1 at key j: the skew shifts every row by its own offset using only a pad, a "
+    "reshape and a slice (Huang et al. 2018, Sec. 3.4.1)."
+)
+controls = st.container(horizontal=True)
+with controls:
+    kind = (
+        st.segmented_control(
+            "skew",
+            ["masked (causal)", "unmasked (two-sided)"],
+            default="masked (causal)",
+            key="skew_kind",
+        )
+        or "masked (causal)"
+    )
+    head = st.segmented_control("head", list(range(heads)), default=0, key="skew_head") or 0
+    show_distance = st.toggle("write each cell's distance r", value=True, key="skew_distance")
+masked = kind.startswith("masked")
+view = compute.skew_view(params, head, masked)
+
+m1, m2, m3 = st.columns(3)
+m1.metric(
+    "skew needs Er",
+    bytes_text(view.bytes_skew),
+    help=f"({n if masked else 2 * n - 1}, {d}) float32",
+)
+m2.metric(
+    "materialized a^K needs",
+    bytes_text(view.bytes_materialized),
+    help=f"({n}, {n}, {d}) float32: the einsum and matmul paths",
+)
+m3.metric("logits (every path)", bytes_text(view.bytes_logits), help=f"({heads}, {n}, {n})")
+
+for step, panel in enumerate(view.panels):
+    distance, pad = view.distances[step], view.pads[step]
+    text = np.where(pad, "pad", distance.astype(str)) if show_distance else None
+    is_result = panel.name == "result"
+    custom = np.stack([distance, np.where(pad, np.nan, 0)], axis=-1).astype(np.float32)
+    fig = heatmap(
+        panel.z,
+        title=f"{step + 1}. {panel.name}  {panel.shape}",
+        x_title=panel.cols_title,
+        y_title=panel.rows_title,
+        x_labels=cols if is_result else None,
+        y_labels=rows if panel.name in ("input", "padded", "result") else None,
+        customdata=custom,
+        hovertemplate="row=%{y}  col=%{x}<br>holds distance r=%{customdata[0]}"
+        "<br>value=%{z:.4g}<extra></extra>",
+        cell_text=text,
+    )
+    if is_result and masked:
+        shade_cells(fig, view.invalid, "invalid: not a relative logit")
+    elif not is_result:
+        shade_cells(fig, pad, "pad")
+    chart(
+        fig,
+        f"skew_{'masked' if masked else 'unmasked'}_{panel.name}",
+        panel.z,
+        formula=panel.formula,
+        shape=panel.shape,
+    )
+    if is_result and masked:
+        st.caption(
+            "Shaded: cells above the diagonal hold the pad zero (j = i + 1) or a value of the "
+            "next query row, not q_i · w_clip(j-i,k). The causal mask removes exactly these."
+        )
+
+c1, c2 = st.columns(2)
+with c1:
+    if masked:
+        chart(
+            heatmap(
+                view.masked_result,
+                title="skew result with the causal mask applied",
+                x_labels=cols,
+                y_labels=rows,
+                customdata=pair_customdata(index),
+            ),
+            "skew_causal_result",
+            view.masked_result,
+            formula="S_rel[i, j] for j <= i, blank above",
+            shape=view.masked_result.shape,
+        )
+    else:
+        st.markdown("The unmasked skew is valid everywhere: nothing needs masking.")
+with c2:
+    definition = np.where(view.invalid, np.nan, view.definition).astype(np.float32)
+    chart(
+        heatmap(
+            definition,
+            title="definition q_i · w^K[clip(j - i, k) + k]",
+            x_labels=cols,
+            y_labels=rows,
+            customdata=pair_customdata(index),
+        ),
+        "skew_definition",
+        definition,
+        formula="q_i · a^K_ij",
+        shape=definition.shape,
+    )
+agreement_badge("skew vs definition on the valid cells, every head", view.max_diff)

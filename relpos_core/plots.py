@@ -1,0 +1,155 @@
+"""Figure helpers: numpy arrays in, a plotly ``go.Figure`` out. Never shows or saves anything.
+
+Conventions (the same on every chart): row 0 (the first query) at the top, keys along x;
+logits on a diverging scale centred at 0, weights on a sequential one; masked cells are NaN and
+so drawn blank; tick labels only when they are few enough to read, always HTML-escaped (plotly
+renders some tags in labels); hover shows i, j, j - i, the table index and the value.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+TICK_LABELS_MAX = 32  # more rows or columns than this: numeric ticks only
+CELL_TEXT_MAX = 16  # more rows or columns than this: no numbers written in the cells
+LABEL_CHARS_MAX = 12
+SCALES = {
+    "diverging": "RdBu_r",  # logits and signed values, centred at 0
+    "sequential": "Blues",  # attention weights, in [0, 1]
+    "index": "Viridis",  # table indices and distances
+}
+MASKED_BACKGROUND = "#d9d9d9"  # what a blank (masked, NaN) cell looks like
+PAIR_HOVER = (
+    "i=%{y}  j=%{x}<br>j - i=%{customdata[0]}<br>index=%{customdata[1]}"
+    "<br>value=%{z:.4g}<extra></extra>"
+)
+PLAIN_HOVER = "row=%{y}  col=%{x}<br>value=%{z:.4g}<extra></extra>"
+
+
+def escape_label(label: str) -> str:
+    """A tick label plotly shows literally: shortened, then HTML-escaped.
+
+    >>> escape_label("<b>bold</b>")
+    '&lt;b&gt;bold&lt;/b&gt;'
+    """
+    short = label if len(label) <= LABEL_CHARS_MAX else label[: LABEL_CHARS_MAX - 1] + "…"
+    return html.escape(short, quote=False)
+
+
+def pair_customdata(index: np.ndarray, row_offset: int = 0) -> np.ndarray:
+    """(rows, cols, 2) float32 of [j - i, table index] for a block of (query, key) pairs.
+
+    ``row_offset`` is the query position of the block's first row.
+    """
+    rows, cols = index.shape
+    i = np.arange(row_offset, row_offset + rows)[:, None]
+    j = np.arange(cols)[None, :]
+    distance = np.broadcast_to(j - i, index.shape)
+    return np.stack([distance, index], axis=-1).astype(np.float32)
+
+
+def _axis(labels: Sequence[str] | None, count: int, offset: int = 0) -> dict:
+    if labels is not None and count <= TICK_LABELS_MAX:
+        values = np.arange(offset, offset + count)
+        text = [escape_label(labels[v]) for v in values]
+        return {"tickmode": "array", "tickvals": values, "ticktext": text}
+    return {"tickmode": "auto"}
+
+
+def heatmap(
+    z: np.ndarray,
+    *,
+    title: str = "",
+    x_title: str = "key j",
+    y_title: str = "query i",
+    x_labels: Sequence[str] | None = None,
+    y_labels: Sequence[str] | None = None,
+    scale: str = "diverging",
+    customdata: np.ndarray | None = None,
+    hovertemplate: str | None = None,
+    cell_text: np.ndarray | None = None,
+    row_offset: int = 0,
+    zrange: tuple[float, float] | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """One matrix as a heatmap. ``z`` (rows, cols), NaN = masked (drawn blank).
+
+    ``customdata`` with :data:`PAIR_HOVER` (the default when given) shows i, j, j - i, index.
+    ``cell_text`` (strings, same shape) is written into the cells when the matrix is small.
+    ``row_offset`` labels the first row as query ``row_offset`` (for a block of rows).
+    """
+    z = np.asarray(z, dtype=np.float32)
+    if z.ndim != 2:
+        raise ValueError(f"heatmap needs a 2-D array, got shape {z.shape}")
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
+    rows, cols = z.shape
+    trace: dict = {
+        "z": z,
+        "x": np.arange(cols),
+        "y": np.arange(row_offset, row_offset + rows),
+        "colorscale": SCALES[scale],
+        "hoverongaps": False,
+        "colorbar": {"thickness": 12, "len": 0.9},
+    }
+    finite = z[np.isfinite(z)]
+    if zrange is not None:
+        trace["zmin"], trace["zmax"] = zrange
+    elif scale == "diverging":
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+        bound = bound if bound > 0 else 1.0
+        trace.update(zmin=-bound, zmax=bound, zmid=0.0)
+    elif scale == "sequential":
+        trace.update(zmin=0.0, zmax=max(float(finite.max()) if finite.size else 1.0, 1e-6))
+    if customdata is not None:
+        trace["customdata"] = np.asarray(customdata, dtype=np.float32)
+        trace["hovertemplate"] = hovertemplate or PAIR_HOVER
+    else:
+        trace["hovertemplate"] = hovertemplate or PLAIN_HOVER
+    if cell_text is not None and max(rows, cols) <= CELL_TEXT_MAX:
+        trace["text"] = np.vectorize(lambda s: html.escape(str(s), quote=False))(cell_text)
+        trace["texttemplate"] = "%{text}"
+        trace["textfont"] = {"size": 10}
+    fig = go.Figure(go.Heatmap(**trace))
+    fig.update_xaxes(title_text=x_title, side="top", **_axis(x_labels, cols))
+    fig.update_yaxes(title_text=y_title, autorange="reversed", **_axis(y_labels, rows, row_offset))
+    if cols <= TICK_LABELS_MAX and x_labels is not None:
+        fig.update_xaxes(tickangle=-45 if max(map(len, x_labels), default=0) > 3 else 0)
+    fig.update_layout(
+        title={"text": html.escape(title, quote=False), "x": 0, "font": {"size": 14}},
+        height=height or int(np.clip(120 + 22 * rows, 260, 560)),
+        margin={"l": 10, "r": 10, "t": 90 if title else 60, "b": 10},
+        plot_bgcolor=MASKED_BACKGROUND,
+    )
+    return fig
+
+
+def shade_cells(fig: go.Figure, region: np.ndarray, name: str, row_offset: int = 0) -> go.Figure:
+    """Lay a translucent dark layer over the cells where ``region`` is True (e.g. invalid).
+
+    Returns the same figure, with one extra trace named ``name`` that hover ignores.
+    """
+    region = np.asarray(region, dtype=bool)
+    rows, cols = region.shape
+    layer = np.where(region, 1.0, np.nan).astype(np.float32)
+    fig.add_trace(
+        go.Heatmap(
+            z=layer,
+            x=np.arange(cols),
+            y=np.arange(row_offset, row_offset + rows),
+            colorscale=[[0, "rgba(20,20,20,0.55)"], [1, "rgba(20,20,20,0.55)"]],
+            showscale=False,
+            hoverinfo="skip",
+            name=name,
+        )
+    )
+    return fig
+
+
+def figure_matrix(fig: go.Figure) -> np.ndarray:
+    """The first trace's z as float32 (what a download of the figure's matrix holds)."""
+    return np.asarray(fig.data[0].z, dtype=np.float32)
