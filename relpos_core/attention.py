@@ -53,11 +53,29 @@ def masked_softmax(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     """Softmax over the last axis restricted to ``allowed``.
 
     A row with no allowed key gets all-zero weights (so its output is 0), never NaN.
+    ``logits`` must be finite (forbid keys through ``allowed``, not -inf); ``allowed`` is bool
+    and broadcasts to ``logits``.
     """
+    logits = check_tensor("logits", logits, tuple(range(1, 9)))
+    if not isinstance(allowed, torch.Tensor) or allowed.dtype != torch.bool:
+        got = allowed.dtype if isinstance(allowed, torch.Tensor) else type(allowed).__name__
+        raise TypeError(f"allowed must be a bool tensor, got {got}")
+    if _broadcast_shape(allowed.shape, logits.shape) != logits.shape:
+        raise ValueError(
+            f"allowed of shape {tuple(allowed.shape)} does not broadcast to the logits "
+            f"{tuple(logits.shape)}"
+        )
     masked = logits.masked_fill(~allowed, float("-inf"))
     any_allowed = allowed.any(-1, keepdim=True)
     safe = masked.masked_fill(~any_allowed, 0.0)  # a fully masked row would be all -inf
     return torch.softmax(safe, dim=-1) * any_allowed
+
+
+def _broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size | None:
+    try:
+        return torch.broadcast_shapes(a, b)
+    except RuntimeError:
+        return None
 
 
 def combine_masks(
@@ -68,12 +86,10 @@ def combine_masks(
     if mask is not None:
         if not isinstance(mask, torch.Tensor):
             raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
-        try:
-            torch.broadcast_shapes(mask.shape, shape)
-        except RuntimeError:
+        if _broadcast_shape(mask.shape, torch.Size(shape)) != shape:  # must not grow the logits
             raise ValueError(
                 f"mask of shape {tuple(mask.shape)} does not broadcast to the logits {shape}"
-            ) from None
+            )
         allowed = mask if mask.dtype == torch.bool else mask != 0
     if causal:
         allowed = allowed & causal_mask(shape[-2], shape[-1])
@@ -118,6 +134,10 @@ def relative_attention(
     if v.shape[:3] != k.shape[:3]:
         raise ValueError(
             f"v must have shape (b, h, n_k, d_v) = ({b}, {h}, {n_k}, d_v), got {tuple(v.shape)}"
+        )
+    if table_k.shape[1] != d:
+        raise ValueError(
+            f"table_k width must equal the head dim of q ({d}), got {tuple(table_k.shape)}"
         )
     if table_v.shape[1] != v.shape[-1]:
         raise ValueError(
