@@ -72,8 +72,11 @@ def gather_relative(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     tensor([0., 0., 1.])
     """
     table = check_tensor("table", table, 2)
-    if not isinstance(index, torch.Tensor) or index.dtype != torch.int64 or index.dim() != 2:
-        raise TypeError("index must be an int64 tensor of shape (n_q, n_k)")
+    if not isinstance(index, torch.Tensor) or index.dtype != torch.int64:
+        got = index.dtype if isinstance(index, torch.Tensor) else type(index).__name__
+        raise TypeError(f"index must be an int64 tensor of shape (n_q, n_k), got {got}")
+    if index.dim() != 2:
+        raise ValueError(f"index must have shape (n_q, n_k), got shape {tuple(index.shape)}")
     rows = table.shape[0]
     if index.numel() and (int(index.min()) < 0 or int(index.max()) >= rows):
         raise ValueError(

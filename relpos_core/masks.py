@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.checks import check_int
+from relpos_core.checks import check_int, check_tensor
 
 
 def causal_mask(n_q: int, n_k: int | None = None) -> torch.Tensor:
@@ -31,8 +31,7 @@ def padding_mask(tokens: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     >>> padding_mask(torch.tensor([[1, 21, 777, 0, 0]])).int().flatten()
     tensor([1, 1, 1, 0, 0], dtype=torch.int32)
     """
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
-        raise TypeError("tokens must be a torch.Tensor of shape (batch, n)")
+    tokens = check_tensor("tokens (batch, n)", tokens, 2, floating=False)
     if tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
         raise TypeError(f"tokens must hold integer ids, got {tokens.dtype}")
     return (tokens != pad_id)[:, None, None, :]  # (b,1,1,j)

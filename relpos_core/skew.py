@@ -76,7 +76,8 @@ def skew_masked(x: torch.Tensor) -> torch.Tensor:
 
 def trace_skew_unmasked(x: torch.Tensor) -> SkewTrace:
     """Two-sided skew with every intermediate. See :func:`skew_unmasked`."""
-    length = _square_length("x", x, width=2 * x.shape[-2] - 1 if x.dim() >= 2 else None)
+    x = check_tensor("x", x, tuple(range(2, 9)))
+    length = _square_length("x", x, width=2 * x.shape[-2] - 1)
     lead = x.shape[:-2]
     padded = F.pad(x, (0, 1))  # (..., L, 2L): zero column on the right
     flat = F.pad(padded.reshape(*lead, 2 * length * length), (0, length - 1))  # + L-1 zeros
