@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.checks import check_int
+from relpos_core.checks import check_int, check_tensor
 
 
 def sinusoidal_encoding(n: int, d: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -21,6 +21,8 @@ def sinusoidal_encoding(n: int, d: int, dtype: torch.dtype = torch.float32) -> t
     """
     n = check_int("n (sequence length)", n, 1)
     d = check_int("d (encoding size)", d, 1)
+    if dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
     pos = torch.arange(n, dtype=torch.float64)[:, None]  # (n,1)
     pair = torch.arange(0, d, 2, dtype=torch.float64)  # 2m for m = 0..ceil(d/2)-1
     angle = pos / torch.pow(10000.0, pair / d)  # (n, ceil(d/2))
@@ -35,4 +37,5 @@ def encoding_similarity(pe: torch.Tensor) -> torch.Tensor:
 
     sum_m sin(a_m i) sin(a_m j) + cos(a_m i) cos(a_m j) = sum_m cos(a_m (j - i)).
     """
+    pe = check_tensor("pe", pe, 2)
     return pe @ pe.T  # (i,d),(d,j) -> (i,j)

@@ -86,7 +86,7 @@ class RelativeMultiHeadAttention(nn.Module):
     ) -> tuple[torch.Tensor, AttentionTrace]:
         """Output (b, n_q, hid) and the attention trace of the relative terms, per head."""
         for name, x in (("query", query), ("key", key), ("value", value)):
-            check_tensor(name, x, 3, finite=False)
+            check_tensor(name, x, 3)
             if x.shape[-1] != self.hid_dim:
                 raise ValueError(
                     f"{name} must have last dim hid_dim={self.hid_dim}, got shape {tuple(x.shape)}"

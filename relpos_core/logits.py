@@ -33,6 +33,8 @@ def skew_embeddings(table: torch.Tensor, length: int) -> torch.Tensor:
     >>> skew_embeddings(torch.arange(3.0)[:, None], 3).flatten()  # k = 1, L = 3
     tensor([0., 0., 1., 2., 2.])
     """
+    table = check_tensor("table", table, 2)
+    length = check_int("length (sequence length L)", length, 1)
     k = clip_distance_from_table(table)
     distances = torch.arange(-(length - 1), length)
     return table[distances.clamp(-k, k) + k]  # (2L-1, d)

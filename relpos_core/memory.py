@@ -56,4 +56,8 @@ def memory_bytes(
 
 def logits_bytes(n: int, heads: int = 1, batch: int = 1, bytes_per_value: int = 4) -> int:
     """Bytes of one (b, h, n, n) logits tensor, the floor every exact method pays."""
+    n = check_int("n (sequence length)", n, 1)
+    heads = check_int("heads", heads, 1)
+    batch = check_int("batch", batch, 1)
+    bytes_per_value = check_int("bytes_per_value", bytes_per_value, 1)
     return batch * heads * n * n * bytes_per_value
