@@ -1,0 +1,590 @@
+"""Errors a user can cause: ValueError (TypeError for a wrong type) whose message names the
+argument and shows the value received (and the allowed range where there is one).
+"""
+
+import re
+from collections.abc import Callable
+
+import pytest
+import torch
+
+import relpos_core as rc
+
+NAN = float("nan")
+INF = float("inf")
+
+
+def q4(n=3, d=4):
+    return torch.randn(1, 2, n, d)
+
+
+def with_value(shape, index, value):
+    t = torch.randn(shape)
+    t[index] = value
+    return t
+
+
+def message_with(*parts: str) -> str:
+    """A regex that matches a message containing every part, in any order."""
+    return "(?s)" + "".join(f"(?=.*{re.escape(p)})" for p in parts)
+
+
+# (id, call, exception, parts the message must contain)
+CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] = [
+    # lookup
+    ("distances n_q < 1", lambda: rc.relative_distances(0, 3), ValueError, ("n_q", ">= 1", "0")),
+    ("distances n_k < 1", lambda: rc.relative_distances(3, -2), ValueError, ("n_k", ">= 1", "-2")),
+    ("index k < 0", lambda: rc.relative_index(3, 3, -1), ValueError, ("k (clip", ">= 0", "-1")),
+    ("index k bool", lambda: rc.relative_index(3, 3, True), TypeError, ("k (clip", "bool", "True")),
+    ("index k float", lambda: rc.relative_index(3, 3, 1.5), TypeError, ("k (clip", "float", "1.5")),
+    ("table k < 0", lambda: rc.relative_table(-1, 4), ValueError, ("k (clip", ">= 0", "-1")),
+    ("table d < 1", lambda: rc.relative_table(1, 0), ValueError, ("d (", ">= 1", "got 0")),
+    ("table seed < 0", lambda: rc.relative_table(1, 4, seed=-3), ValueError, ("seed", "-3")),
+    ("table d bool", lambda: rc.relative_table(1, True), TypeError, ("d (", "bool")),
+    (
+        "table dtype",
+        lambda: rc.relative_table(1, 4, dtype=torch.int64),
+        TypeError,
+        ("dtype", "float32", "torch.int64"),
+    ),
+    (
+        "gather index range",
+        lambda: rc.gather_relative(torch.eye(3), torch.tensor([[0, 3]])),
+        ValueError,
+        ("index", "[0, 2]", "[0, 3]"),
+    ),
+    (
+        "gather index dtype",
+        lambda: rc.gather_relative(torch.eye(3), torch.zeros(2, 2)),
+        TypeError,
+        ("index", "int64", "torch.float32"),
+    ),
+    (
+        "gather index rank",
+        lambda: rc.gather_relative(torch.eye(3), torch.zeros(4, dtype=torch.int64)),
+        ValueError,
+        ("index", "(n_q, n_k)", "(4,)"),
+    ),
+    (
+        "gather table nan",
+        lambda: rc.gather_relative(
+            with_value((3, 2), (0, 0), NAN), torch.zeros(1, 1, dtype=torch.int64)
+        ),
+        ValueError,
+        ("table", "finite", "NaN"),
+    ),
+    # logits
+    (
+        "logits q 3-D",
+        lambda: rc.relative_logits(torch.randn(2, 3, 4), torch.randn(3, 4)),
+        ValueError,
+        ("q", "4", "(2, 3, 4)"),
+    ),
+    (
+        "logits table width",
+        lambda: rc.relative_logits(q4(d=4), torch.randn(5, 3)),
+        ValueError,
+        ("table", "(5, 3)", "4"),
+    ),
+    (
+        "logits table rows even",
+        lambda: rc.relative_logits(q4(), torch.randn(4, 4)),
+        ValueError,
+        ("table", "2k+1", "4 rows"),
+    ),
+    (
+        "logits q nan",
+        lambda: rc.relative_logits(with_value((1, 1, 2, 4), (0, 0, 1, 2), NAN), torch.randn(3, 4)),
+        ValueError,
+        ("q", "finite"),
+    ),
+    (
+        "logits q inf",
+        lambda: rc.relative_logits(with_value((1, 1, 2, 4), (0, 0, 0, 0), INF), torch.randn(3, 4)),
+        ValueError,
+        ("q", "finite"),
+    ),
+    (
+        "logits table inf",
+        lambda: rc.relative_logits(q4(), with_value((3, 4), (1, 1), -INF)),
+        ValueError,
+        ("table", "finite"),
+    ),
+    (
+        "logits q int",
+        lambda: rc.relative_logits(torch.ones(1, 1, 2, 4, dtype=torch.int64), torch.randn(3, 4)),
+        TypeError,
+        ("q", "float", "torch.int64"),
+    ),
+    (
+        "logits dtype mix",
+        lambda: rc.relative_logits(q4(), torch.randn(3, 4, dtype=torch.float64)),
+        TypeError,
+        ("q=torch.float32", "table=torch.float64"),
+    ),
+    (
+        "logits method",
+        lambda: rc.relative_logits(q4(), torch.randn(3, 4), method="fast"),
+        ValueError,
+        ("method", "loop, einsum, matmul, skew, bucket", "'fast'"),
+    ),
+    (
+        "logits skew cross",
+        lambda: rc.relative_logits(q4(n=3), torch.randn(3, 4), 5, method="skew"),
+        ValueError,
+        ("skew", "n_q=3", "n_k=5"),
+    ),
+    (
+        "logits n_k < 1",
+        lambda: rc.relative_logits(q4(), torch.randn(3, 4), 0),
+        ValueError,
+        ("n_k", ">= 1", "0"),
+    ),
+    (
+        "logits n_k bool",
+        lambda: rc.relative_logits(q4(), torch.randn(3, 4), True),
+        TypeError,
+        ("n_k", "bool"),
+    ),
+    (
+        "trace matmul q 3-D",
+        lambda: rc.trace_matmul_logits(torch.randn(2, 3, 4), torch.randn(3, 4)),
+        ValueError,
+        ("q", "(2, 3, 4)"),
+    ),
+    (
+        "skew_embeddings length",
+        lambda: rc.skew_embeddings(torch.randn(3, 2), 0),
+        ValueError,
+        ("length", ">= 1", "0"),
+    ),
+    (
+        "skew_embeddings table nan",
+        lambda: rc.skew_embeddings(with_value((3, 2), (0, 0), NAN), 2),
+        ValueError,
+        ("table", "finite"),
+    ),
+    # values
+    (
+        "values weights 3-D",
+        lambda: rc.relative_values(torch.rand(2, 3, 3), torch.randn(3, 4)),
+        ValueError,
+        ("weights", "4", "(2, 3, 3)"),
+    ),
+    (
+        "values weights nan",
+        lambda: rc.relative_values(with_value((1, 1, 2, 2), (0, 0, 0, 1), NAN), torch.randn(3, 4)),
+        ValueError,
+        ("weights", "finite"),
+    ),
+    (
+        "values table rows even",
+        lambda: rc.relative_values(torch.rand(1, 1, 2, 2), torch.randn(2, 4)),
+        ValueError,
+        ("table", "2k+1", "2 rows"),
+    ),
+    (
+        "values method",
+        lambda: rc.relative_values(torch.rand(1, 1, 2, 2), torch.randn(3, 4), method="Skew"),
+        ValueError,
+        ("method", "loop, einsum, matmul, skew, bucket", "'Skew'"),
+    ),
+    (
+        "values skew cross",
+        lambda: rc.relative_values(torch.rand(1, 1, 2, 3), torch.randn(3, 4), method="skew"),
+        ValueError,
+        ("skew", "n_q=2", "n_k=3"),
+    ),
+    # skew
+    (
+        "skew_masked not square",
+        lambda: rc.skew_masked(torch.randn(3, 4)),
+        ValueError,
+        ("x", "(3, 4)"),
+    ),
+    ("skew_masked 1-D", lambda: rc.skew_masked(torch.randn(3)), ValueError, ("x", "(3,)")),
+    (
+        "skew_masked nan",
+        lambda: rc.skew_masked(with_value((2, 2), (1, 1), NAN)),
+        ValueError,
+        ("x", "finite"),
+    ),
+    ("skew_masked list", lambda: rc.skew_masked([[1.0]]), TypeError, ("x", "list")),
+    (
+        "skew_unmasked width",
+        lambda: rc.skew_unmasked(torch.randn(3, 3)),
+        ValueError,
+        ("x", "2L-1", "(3, 3)"),
+    ),
+    ("skew_unmasked 1-D", lambda: rc.skew_unmasked(torch.randn(5)), ValueError, ("x", "(5,)")),
+    ("skew_unmasked list", lambda: rc.skew_unmasked([[1.0, 2.0, 3.0]]), TypeError, ("x", "list")),
+    (
+        "skew_unmasked inf",
+        lambda: rc.skew_unmasked(with_value((2, 3), (0, 2), INF)),
+        ValueError,
+        ("x", "finite"),
+    ),
+    (
+        "trace_skew_masked",
+        lambda: rc.trace_skew_masked(torch.randn(2, 3)),
+        ValueError,
+        ("x", "(2, 3)"),
+    ),
+    (
+        "trace_skew_unmasked",
+        lambda: rc.trace_skew_unmasked(torch.randn(2, 2)),
+        ValueError,
+        ("x", "(2, 2)"),
+    ),
+    (
+        "to_relative_unmasked",
+        lambda: rc.absolute_to_relative_unmasked(torch.randn(3, 5)),
+        ValueError,
+        ("y", "(3, 5)"),
+    ),
+    (
+        "to_relative_masked",
+        lambda: rc.absolute_to_relative_masked(torch.randn(2, 3, 4)),
+        ValueError,
+        ("y", "(2, 3, 4)"),
+    ),
+    (
+        "to_relative_masked nan",
+        lambda: rc.absolute_to_relative_masked(with_value((2, 2), (0, 0), NAN)),
+        ValueError,
+        ("y", "finite"),
+    ),
+    # masks
+    ("causal n_q", lambda: rc.causal_mask(0), ValueError, ("n_q", ">= 1", "0")),
+    ("causal n_k", lambda: rc.causal_mask(3, 0), ValueError, ("n_k", ">= 1", "0")),
+    ("causal bool", lambda: rc.causal_mask(True), TypeError, ("n_q", "bool")),
+    (
+        "padding float ids",
+        lambda: rc.padding_mask(torch.tensor([[1.0, 0.0]])),
+        TypeError,
+        ("tokens", "torch.float32"),
+    ),
+    (
+        "padding 1-D ids",
+        lambda: rc.padding_mask(torch.tensor([1, 0])),
+        ValueError,
+        ("tokens", "2", "(2,)"),
+    ),
+    (
+        "trailing n_pad > n",
+        lambda: rc.trailing_padding_mask(4, 5),
+        ValueError,
+        ("n_pad", "[0, 4]", "5"),
+    ),
+    ("trailing n < 1", lambda: rc.trailing_padding_mask(0, 0), ValueError, ("n (", ">= 1", "0")),
+    # encodings
+    ("pe n < 1", lambda: rc.sinusoidal_encoding(0, 4), ValueError, ("n (", ">= 1", "0")),
+    ("pe d < 1", lambda: rc.sinusoidal_encoding(4, 0), ValueError, ("d (", ">= 1", "0")),
+    ("pe d float", lambda: rc.sinusoidal_encoding(4, 2.0), TypeError, ("d (", "float", "2.0")),
+    ("pe n bool", lambda: rc.sinusoidal_encoding(True, 4), TypeError, ("n (", "bool")),
+    (
+        "pe dtype",
+        lambda: rc.sinusoidal_encoding(4, 4, dtype=torch.int64),
+        TypeError,
+        ("dtype", "float32", "torch.int64"),
+    ),
+    (
+        "similarity 1-D",
+        lambda: rc.encoding_similarity(torch.randn(4)),
+        ValueError,
+        ("pe", "2", "(4,)"),
+    ),
+    (
+        "similarity nan",
+        lambda: rc.encoding_similarity(with_value((3, 2), (1, 0), NAN)),
+        ValueError,
+        ("pe", "finite"),
+    ),
+    ("similarity list", lambda: rc.encoding_similarity([[1.0]]), TypeError, ("pe", "list")),
+    # memory
+    (
+        "memory method",
+        lambda: rc.memory_bytes("flash", 8, 4),
+        ValueError,
+        ("method", "loop, einsum, matmul, skew, bucket", "'flash'"),
+    ),
+    ("memory n", lambda: rc.memory_bytes("einsum", 0, 4), ValueError, ("n (", ">= 1", "0")),
+    ("memory d", lambda: rc.memory_bytes("einsum", 8, -1), ValueError, ("d (", ">= 1", "-1")),
+    (
+        "memory heads",
+        lambda: rc.memory_bytes("bucket", 8, 4, heads=0, k=1),
+        ValueError,
+        ("heads", ">= 1", "0"),
+    ),
+    (
+        "memory batch",
+        lambda: rc.memory_bytes("bucket", 8, 4, batch=0, k=1),
+        ValueError,
+        ("batch", ">= 1", "0"),
+    ),
+    (
+        "memory bytes",
+        lambda: rc.memory_bytes("einsum", 8, 4, bytes_per_value=0),
+        ValueError,
+        ("bytes_per_value", ">= 1", "0"),
+    ),
+    (
+        "memory bucket k",
+        lambda: rc.memory_bytes("bucket", 8, 4, k=-2),
+        ValueError,
+        ("k (clip", ">= 0", "-2"),
+    ),
+    (
+        "memory bucket no k",
+        lambda: rc.memory_bytes("bucket", 8, 4),
+        ValueError,
+        ("k (clip", "None"),
+    ),
+    ("memory n bool", lambda: rc.memory_bytes("einsum", True, 4), TypeError, ("n (", "bool")),
+    ("logits_bytes n", lambda: rc.logits_bytes(0), ValueError, ("n (", ">= 1", "0")),
+    # layer
+    (
+        "layer divisible",
+        lambda: rc.RelativeMultiHeadAttention(10, 3, 2),
+        ValueError,
+        ("hid_dim", "n_heads", "hid_dim=10", "n_heads=3"),
+    ),
+    (
+        "layer hid_dim",
+        lambda: rc.RelativeMultiHeadAttention(0, 1, 2),
+        ValueError,
+        ("hid_dim", ">= 1", "0"),
+    ),
+    (
+        "layer n_heads",
+        lambda: rc.RelativeMultiHeadAttention(8, 0, 2),
+        ValueError,
+        ("n_heads", ">= 1", "0"),
+    ),
+    (
+        "layer max_rel",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, -1),
+        ValueError,
+        ("max_relative_position", ">= 0", "-1"),
+    ),
+    (
+        "layer max_rel bool",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, True),
+        TypeError,
+        ("max_relative_position", "bool"),
+    ),
+    (
+        "layer dropout",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, 2, dropout=1.0),
+        ValueError,
+        ("dropout", "[0, 1)", "1.0"),
+    ),
+    (
+        "layer method",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, 2, method="fast"),
+        ValueError,
+        ("method", "loop, einsum, matmul, skew, bucket", "'fast'"),
+    ),
+    (
+        "position num_units",
+        lambda: rc.RelativePosition(0, 2),
+        ValueError,
+        ("num_units", ">= 1", "0"),
+    ),
+    (
+        "layer query width",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, 2)(
+            torch.randn(1, 3, 6), torch.randn(1, 3, 8), torch.randn(1, 3, 8)
+        ),
+        ValueError,
+        ("query", "hid_dim=8", "(1, 3, 6)"),
+    ),
+    (
+        "layer key 2-D",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, 2)(
+            torch.randn(1, 3, 8), torch.randn(3, 8), torch.randn(1, 3, 8)
+        ),
+        ValueError,
+        ("key", "3", "(3, 8)"),
+    ),
+    (
+        "layer kv length",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, 2)(
+            torch.randn(1, 3, 8), torch.randn(1, 4, 8), torch.randn(1, 3, 8)
+        ),
+        ValueError,
+        ("(1, 4, 8)", "(1, 3, 8)"),
+    ),
+    (
+        "layer query nan",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, 2)(
+            with_value((1, 3, 8), (0, 1, 1), NAN), torch.randn(1, 3, 8), torch.randn(1, 3, 8)
+        ),
+        ValueError,
+        ("query", "finite"),
+    ),
+]
+
+
+def attention_args(n_q=3, n_k=3, d=4, d_v=4):
+    return (
+        torch.randn(1, 2, n_q, d),
+        torch.randn(1, 2, n_k, d),
+        torch.randn(1, 2, n_k, d_v),
+        torch.randn(3, d),
+        torch.randn(3, d_v),
+    )
+
+
+def replaced(index, value, **shape):
+    args = list(attention_args(**shape))
+    args[index] = value
+    return args
+
+
+ATTENTION_CASES = [
+    (
+        "q 3-D",
+        lambda: rc.relative_attention(*replaced(0, torch.randn(2, 3, 4))),
+        ValueError,
+        ("q", "4", "(2, 3, 4)"),
+    ),
+    (
+        "k head dim",
+        lambda: rc.relative_attention(*replaced(1, torch.randn(1, 2, 3, 5))),
+        ValueError,
+        ("k", "(1, 2, 3, 5)"),
+    ),
+    (
+        "k batch",
+        lambda: rc.relative_attention(*replaced(1, torch.randn(2, 2, 3, 4))),
+        ValueError,
+        ("k", "(2, 2, 3, 4)"),
+    ),
+    (
+        "v length",
+        lambda: rc.relative_attention(*replaced(2, torch.randn(1, 2, 5, 4))),
+        ValueError,
+        ("v", "(1, 2, 5, 4)"),
+    ),
+    (
+        "table_k width",
+        lambda: rc.relative_attention(*replaced(3, torch.randn(3, 5))),
+        ValueError,
+        ("table_k", "(3, 5)"),
+    ),
+    (
+        "table_v width",
+        lambda: rc.relative_attention(*replaced(4, torch.randn(3, 2))),
+        ValueError,
+        ("table_v", "(3, 2)"),
+    ),
+    (
+        "table_k rows",
+        lambda: rc.relative_attention(*replaced(3, torch.randn(2, 4))),
+        ValueError,
+        ("2k+1", "2 rows"),
+    ),
+    (
+        "v nan",
+        lambda: rc.relative_attention(*replaced(2, with_value((1, 2, 3, 4), (0, 1, 2, 3), NAN))),
+        ValueError,
+        ("v", "finite"),
+    ),
+    (
+        "k inf",
+        lambda: rc.relative_attention(*replaced(1, with_value((1, 2, 3, 4), (0, 0, 0, 0), INF))),
+        ValueError,
+        ("k", "finite"),
+    ),
+    (
+        "table_v nan",
+        lambda: rc.relative_attention(*replaced(4, with_value((3, 4), (2, 1), NAN))),
+        ValueError,
+        ("table_v", "finite"),
+    ),
+    (
+        "dtype mix",
+        lambda: rc.relative_attention(*replaced(2, torch.randn(1, 2, 3, 4, dtype=torch.float64))),
+        TypeError,
+        ("v=torch.float64", "q=torch.float32"),
+    ),
+    (
+        "method",
+        lambda: rc.relative_attention(*attention_args(), method="flash"),
+        ValueError,
+        ("method", "loop, einsum, matmul, skew, bucket", "'flash'"),
+    ),
+    (
+        "skew cross",
+        lambda: rc.relative_attention(*attention_args(n_q=2, n_k=3), method="skew"),
+        ValueError,
+        ("skew", "n_q=2", "n_k=3"),
+    ),
+    (
+        "mask width",
+        lambda: rc.relative_attention(*attention_args(), mask=torch.ones(4, dtype=torch.bool)),
+        ValueError,
+        ("mask", "(4,)", "(1, 2, 3, 3)"),
+    ),
+    (
+        "mask batch",
+        lambda: rc.relative_attention(
+            *attention_args(), mask=torch.ones(3, 1, 1, 1, dtype=torch.bool)
+        ),
+        ValueError,
+        ("mask", "(3, 1, 1, 1)", "(1, 2, 3, 3)"),
+    ),
+    (
+        "mask rank 5",
+        lambda: rc.relative_attention(
+            *attention_args(), mask=torch.ones(2, 1, 1, 1, 3, dtype=torch.bool)
+        ),
+        ValueError,
+        ("mask", "(2, 1, 1, 1, 3)", "(1, 2, 3, 3)"),
+    ),
+    (
+        "mask list",
+        lambda: rc.relative_attention(*attention_args(), mask=[[1, 0]]),
+        TypeError,
+        ("mask", "list"),
+    ),
+    (
+        "softmax allowed dtype",
+        lambda: rc.masked_softmax(torch.randn(2, 3), torch.ones(2, 3)),
+        TypeError,
+        ("allowed", "bool", "torch.float32"),
+    ),
+    (
+        "softmax allowed shape",
+        lambda: rc.masked_softmax(torch.randn(2, 3), torch.ones(2, 4, dtype=torch.bool)),
+        ValueError,
+        ("allowed", "(2, 4)", "(2, 3)"),
+    ),
+    (
+        "softmax logits nan",
+        lambda: rc.masked_softmax(
+            with_value((2, 3), (0, 0), NAN), torch.ones(2, 3, dtype=torch.bool)
+        ),
+        ValueError,
+        ("logits", "NaN"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "parts"),
+    [c[1:] for c in CASES + ATTENTION_CASES],
+    ids=[c[0] for c in CASES + ATTENTION_CASES],
+)
+def test_error_names_argument_and_value(call, error, parts):
+    with pytest.raises(error, match=message_with(*parts)):
+        call()
+
+
+def test_message_helper_requires_every_part():
+    """The matcher itself: it fails when any one part is missing."""
+    pattern = message_with("n_q", "got 0")
+    assert re.search(pattern, "n_q (number of queries) must be >= 1, got 0")
+    assert not re.search(pattern, "n_q (number of queries) must be >= 1, got 5")
+    assert not re.search(pattern, "n_k (number of keys) must be >= 1, got 0")
