@@ -14,7 +14,9 @@ from relpos_core.attention import (
     masked_softmax,
     relative_attention,
 )
+from relpos_core.banded import choose_method
 from relpos_core.encodings import encoding_similarity, sinusoidal_encoding
+from relpos_core.fast import FAST_METHODS, relative_attention_output
 from relpos_core.layer import RelativeMultiHeadAttention, RelativePosition
 from relpos_core.logits import (
     LOGIT_METHODS,
@@ -45,6 +47,7 @@ from relpos_core.values import relative_values
 
 __all__ = [
     "ATTENTION_METHODS",
+    "FAST_METHODS",
     "LOGIT_METHODS",
     "MEMORY_METHODS",
     "AttentionTrace",
@@ -56,6 +59,7 @@ __all__ = [
     "absolute_to_relative_masked",
     "absolute_to_relative_unmasked",
     "causal_mask",
+    "choose_method",
     "encoding_similarity",
     "gather_relative",
     "logits_bytes",
@@ -63,6 +67,7 @@ __all__ = [
     "memory_bytes",
     "padding_mask",
     "relative_attention",
+    "relative_attention_output",
     "relative_distances",
     "relative_index",
     "relative_logits",

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 
 import torch
 
+from relpos_core.banded import choose_method
 from relpos_core.checks import check_choice, check_same_dtype, check_tensor
 from relpos_core.logits import LOGIT_METHODS, relative_logits
 from relpos_core.masks import causal_mask
 from relpos_core.trace import Trace
 from relpos_core.values import relative_values
 
-ATTENTION_METHODS = LOGIT_METHODS
+ATTENTION_METHODS = ("auto", *LOGIT_METHODS)  # "auto": ``banded.choose_method``
 
 
 @dataclass(frozen=True)
@@ -104,13 +105,14 @@ def relative_attention(
     table_v: torch.Tensor,
     mask: torch.Tensor | None = None,
     causal: bool = False,
-    method: str = "bucket",
+    method: str = "auto",
 ) -> AttentionTrace:
     """Relative attention with every intermediate: q (b,h,n_q,d), k and v (b,h,n_k,d),
     tables (2k+1, d). ``mask`` (bool or 0/1, broadcastable to (b,h,n_q,n_k), True = attend).
 
     A query with no key to attend to gets zero weights and a zero output (documented, not NaN).
-    ``method`` picks how the key and value terms are computed (see ``logits``).
+    ``method`` picks how the key and value terms are computed (see ``logits``); "auto" runs
+    ``banded.choose_method``. The trace is the same whichever method runs.
 
     >>> q = k = v = torch.zeros(1, 1, 2, 1)
     >>> w = torch.zeros(3, 1)
@@ -127,6 +129,8 @@ def relative_attention(
     check_same_dtype(q=q, k=k, v=v, table_k=table_k, table_v=table_v)
     b, h, n_q, d = q.shape
     n_k = k.shape[-2]
+    if method == "auto":
+        method = choose_method(n_q, n_k)
     if k.shape[:2] != (b, h) or k.shape[-1] != d:
         raise ValueError(
             f"k must have shape (b, h, n_k, d) = ({b}, {h}, n_k, {d}), got {tuple(k.shape)}"

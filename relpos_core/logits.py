@@ -7,6 +7,7 @@ All methods are exact against each other; they differ in what they materialize:
   matmul  tensor2tensor's transpose -> reshape -> matmul (seed 000)  O(n^2 d)
   skew    Q Er^T over all 2L-1 distances, then the skew (Huang)      O(L d)     n_q = n_k only
   bucket  Q w^T over the 2k+1 buckets, then gather by index          O(n k + n^2)
+  banded  Q w^T; two per-row constants off the band, gather on it    O(n k)     (see ``banded``)
 
 Unscaled: the caller adds the content term and scales by 1/sqrt(d).
 """
@@ -17,12 +18,13 @@ from dataclasses import dataclass
 
 import torch
 
+from relpos_core.banded import banded_logits
 from relpos_core.checks import check_choice, check_int, check_same_dtype, check_tensor
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index
 from relpos_core.skew import skew_unmasked
 from relpos_core.trace import Trace
 
-LOGIT_METHODS = ("loop", "einsum", "matmul", "skew", "bucket")
+LOGIT_METHODS = ("loop", "einsum", "matmul", "skew", "bucket", "banded")
 
 
 def skew_embeddings(table: torch.Tensor, length: int) -> torch.Tensor:
@@ -86,6 +88,8 @@ def relative_logits(
             raise ValueError(f"method 'skew' needs n_q == n_k, got n_q={n_q}, n_k={n_k}")
         e_r = skew_embeddings(table, n_q)  # (2L-1, d)
         return skew_unmasked(q @ e_r.T)  # (b,h,L,2L-1) -> (b,h,L,L)
+    if method == "banded":
+        return banded_logits(q, table, n_k)
     per_bucket = q @ table.T  # (b,h,i,d),(d,2k+1) -> (b,h,i,2k+1)
     index = relative_index(n_q, n_k, k).expand(*q.shape[:-2], n_q, n_k)
     return per_bucket.gather(-1, index)  # (b,h,i,j)

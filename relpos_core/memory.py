@@ -6,9 +6,10 @@ Huang et al. (2018), Sec. 3.4.1: for L = 2048 and D = 512 the materialized a^K (
 
 from __future__ import annotations
 
+from relpos_core.banded import block_rows
 from relpos_core.checks import check_choice, check_int
 
-MEMORY_METHODS = ("loop", "einsum", "matmul", "skew", "bucket")
+MEMORY_METHODS = ("loop", "einsum", "matmul", "skew", "bucket", "banded")
 
 
 def memory_bytes(
@@ -27,6 +28,8 @@ def memory_bytes(
     einsum / matmul: a^K, (n, n, d), shared by heads and batch.
     skew: Er, (2n-1, d) for two-sided attention, (n, d) when ``causal`` (Huang's masked skew).
     bucket: Q w^T, (b, h, n, 2k+1); needs ``k``.
+    banded: Q w^T plus the two reused (b, h, rows, n) block buffers of ``relative_attention_output``
+    (rows = ``banded.block_rows``), which never builds the full logits; needs ``k``.
     loop: one (d,) vector at a time.
 
     >>> memory_bytes("einsum", 2048, 512) / 1e9  # Music Transformer's 8.5 GB
@@ -44,11 +47,13 @@ def memory_bytes(
         values = n * n * d
     elif method == "skew":
         values = (n if causal else 2 * n - 1) * d
-    elif method == "bucket":
+    elif method in ("bucket", "banded"):
         if k is None:
-            raise ValueError("k (clip distance) is required for method 'bucket', got None")
+            raise ValueError(f"k (clip distance) is required for method {method!r}, got None")
         k = check_int("k (clip distance)", k, 0)
         values = batch * heads * n * (2 * k + 1)
+        if method == "banded":
+            values += 2 * batch * heads * block_rows(n, n, batch * heads) * n
     else:
         values = d
     return values * bytes_per_value

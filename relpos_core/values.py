@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from relpos_core.banded import banded_values
 from relpos_core.checks import check_choice, check_same_dtype, check_tensor
 from relpos_core.logits import LOGIT_METHODS, skew_embeddings
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index
@@ -52,6 +53,8 @@ def relative_values(
             raise ValueError(f"method 'skew' needs n_q == n_k, got n_q={n_q}, n_k={n_k}")
         rel = absolute_to_relative_unmasked(weights)  # (b,h,L,2L-1), [.., i, j-i+L-1]
         return rel @ skew_embeddings(table, n_q)  # (b,h,L,2L-1),(2L-1,d) -> (b,h,L,d)
+    if method == "banded":
+        return banded_values(weights, table)  # edge buckets as row sums, no n^2 scatter
     index = relative_index(n_q, n_k, k).expand_as(weights)
     buckets = weights.new_zeros(*weights.shape[:-1], 2 * k + 1)
     buckets.scatter_add_(-1, index, weights)  # (b,h,i,2k+1): weight mass per distance

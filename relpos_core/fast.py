@@ -1,0 +1,164 @@
+"""Relative attention for speed: only the output (optionally the weights), no trace.
+
+``relative_attention`` keeps five (b, h, n_q, n_k) tensors for display; this entry point keeps
+none. With ``method="banded"`` (what "auto" picks) it runs the whole attention one block of query
+rows at a time (see ``banded``):
+
+    S     = (Q_blk / sqrt(d)) K^T                       (b·h, rows, n_k), into a reused buffer
+    S    += Q_blk w^K / sqrt(d) by bands               left/right constants, gather on the strip
+    A     = softmax(S)  (masked; causal blocks stop at column i1)
+    Z_blk = A V + (bucket mass of A) w^V               one baddbmm
+
+Each block's slab stays in cache and is reused, so peak memory is O(b h n k + n d) plus one block
+(2 x 4 MiB by default), not O(b h n^2); nothing of size (n, n, d) is ever built. The other
+methods run the unblocked ops of ``relative_attention`` without keeping its intermediates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from relpos_core.attention import combine_masks, masked_softmax
+from relpos_core.banded import block_rows, bucket_mass, choose_method, strip
+from relpos_core.checks import check_choice, check_same_dtype, check_tensor
+from relpos_core.logits import LOGIT_METHODS, relative_logits
+from relpos_core.lookup import clip_distance_from_table
+from relpos_core.values import relative_values
+
+FAST_METHODS = ("auto", *(m for m in LOGIT_METHODS if m != "loop"))
+
+_softmax_out = torch.ops.aten._softmax.out
+
+
+def _check(q, k, v, table_k, table_v) -> None:
+    for name, t in (("q", q), ("k", k), ("v", v), ("table_k", table_k), ("table_v", table_v)):
+        check_tensor(name, t, 2 if name.startswith("table") else 4)
+    check_same_dtype(q=q, k=k, v=v, table_k=table_k, table_v=table_v)
+    b, h, _, d = q.shape
+    if k.shape[:2] != (b, h) or k.shape[-1] != d:
+        raise ValueError(
+            f"k must have shape (b, h, n_k, d) = ({b}, {h}, n_k, {d}), got {tuple(k.shape)}"
+        )
+    if v.shape[:3] != k.shape[:3]:
+        raise ValueError(
+            f"v must have shape (b, h, n_k, d_v) = ({b}, {h}, {k.shape[2]}, d_v), "
+            f"got {tuple(v.shape)}"
+        )
+    clip_distance_from_table(table_k)
+    if table_k.shape[1] != d:
+        raise ValueError(
+            f"table_k width must equal the head dim of q ({d}), got {tuple(table_k.shape)}"
+        )
+    if table_v.shape != (table_k.shape[0], v.shape[-1]):
+        raise ValueError(
+            f"table_v must have shape ({table_k.shape[0]}, {v.shape[-1]}) (same k as table_k, "
+            f"width = value dim), got {tuple(table_v.shape)}"
+        )
+
+
+def relative_attention_output(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    table_k: torch.Tensor,
+    table_v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    causal: bool = False,
+    method: str = "auto",
+    return_weights: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """z_i = sum_j alpha_ij (v_j + a^V_ij): q (b,h,n_q,d), k (b,h,n_k,d), v (b,h,n_k,d_v),
+    tables (2k+1, d) and (2k+1, d_v) -> (b, h, n_q, d_v).
+
+    Same arguments and result as ``relative_attention(...).output`` (a query with nothing to
+    attend to gets 0). With ``return_weights`` also returns alpha, (b, h, n_q, n_k).
+
+    >>> q = k = v = torch.zeros(1, 1, 2, 1)
+    >>> w = torch.zeros(3, 1)
+    >>> relative_attention_output(q, k, v, w, w, causal=True, return_weights=True)[1][0, 0]
+    tensor([[1.0000, 0.0000],
+            [0.5000, 0.5000]])
+    """
+    method = check_choice("method", method, FAST_METHODS)
+    _check(q, k, v, table_k, table_v)
+    b, h, n_q, d = q.shape
+    n_k = k.shape[-2]
+    allowed = None
+    if mask is not None:
+        allowed = combine_masks(mask, False, (b, h, n_q, n_k))  # validated, broadcast view
+    if method == "auto":
+        method = choose_method(n_q, n_k)
+    if method == "banded":
+        return _banded_attention(q, k, v, table_k, table_v, allowed, causal, return_weights)
+    scale = 1.0 / math.sqrt(d)
+    logits = q @ k.transpose(-2, -1)  # (b,h,i,d),(b,h,d,j) -> (b,h,i,j)
+    logits += relative_logits(q, table_k, n_k, method=method)
+    logits *= scale
+    weights = masked_softmax(logits, combine_masks(mask, causal, (b, h, n_q, n_k)))
+    del logits
+    out = weights @ v + relative_values(weights, table_v, method=method)  # (b,h,i,d_v)
+    return (out, weights) if return_weights else out
+
+
+def _banded_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    table_k: torch.Tensor,
+    table_v: torch.Tensor,
+    allowed: torch.Tensor | None,
+    causal: bool,
+    return_weights: bool,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    b, h, n_q, d = q.shape
+    n_k, d_v = v.shape[-2:]
+    bh = b * h
+    kk = clip_distance_from_table(table_k)
+    q = (q * (1.0 / math.sqrt(d))).reshape(bh, n_q, d)  # scale once, on n·d values
+    keys_t = k.reshape(bh, n_k, d).transpose(1, 2)  # (bh,d,j)
+    values = v.reshape(bh, n_k, d_v)
+    per_bucket = q @ table_k.T  # (bh,i,d),(d,2k+1) -> (bh,i,2k+1), already scaled
+    out = q.new_empty(bh, n_q, d_v)
+    weights = q.new_zeros(b, h, n_q, n_k) if return_weights else None
+    rows = block_rows(n_q, n_k, bh)
+    logits_buf = q.new_empty(bh * rows * n_k)  # reused by every block
+    weights_buf = q.new_empty(bh * rows * n_k)
+    for i0 in range(0, n_q, rows):
+        i1 = min(n_q, i0 + rows)
+        cols = min(n_k, i1) if causal else n_k  # causal: keys beyond the block's last row are out
+        size = bh * (i1 - i0) * cols
+        s = logits_buf[:size].view(bh, i1 - i0, cols)
+        torch.bmm(q[:, i0:i1], keys_t[..., :cols], out=s)  # (bh,rows,d),(bh,d,j) -> (bh,rows,j)
+        c0, c1, index = strip(i0, i1, cols, kk)
+        p = per_bucket[:, i0:i1]  # (bh,rows,2k+1)
+        s[..., :c0] += p[..., :1]  # left of the band: q_i · w_{-k}
+        s[..., c1:] += p[..., 2 * kk :]  # right of the band: q_i · w_{+k}
+        s[..., c0:c1] += p.gather(-1, index.expand(bh, *index.shape))
+        blocked = _blocked(allowed, causal, i0, i1, cols, (b, h))
+        if blocked is not None:
+            s.view(b, h, i1 - i0, cols).masked_fill_(blocked, float("-inf"))
+        a = weights_buf[:size].view(bh, i1 - i0, cols)
+        _softmax_out(s, -1, False, out=a)
+        if allowed is not None:  # a row with nothing allowed is NaN: make it all zeros
+            a.nan_to_num_(nan=0.0)
+        rel = bucket_mass(a, i0, kk) @ table_v  # (bh,rows,2k+1),(2k+1,d_v) -> (bh,rows,d_v)
+        torch.baddbmm(rel, a, values[:, :cols], out=out[:, i0:i1])
+        if weights is not None:
+            weights[..., i0:i1, :cols] = a.view(b, h, i1 - i0, cols)
+    out = out.view(b, h, n_q, d_v)
+    return (out, weights) if weights is not None else out
+
+
+def _blocked(
+    allowed: torch.Tensor | None, causal: bool, i0: int, i1: int, cols: int, bh: tuple[int, int]
+) -> torch.Tensor | None:
+    """Bool (b|1, h|1, rows|1, cols): True where rows [i0, i1) may not attend; None if all may."""
+    blocked = None
+    if allowed is not None:
+        blocked = ~allowed[..., i0:i1, :cols]
+    if causal and cols > i0 + 1:
+        upper = torch.arange(cols)[None, :] > torch.arange(i0, i1)[:, None]  # j > i
+        blocked = upper if blocked is None else blocked | upper
+    return blocked
