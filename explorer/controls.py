@@ -110,7 +110,7 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
             step=1,
             key="pad",
             bind=BIND,
-            disabled=mask != "padding",
+            disabled="padding" not in mask,
         )
         params = ViewParams(
             n=int(n),
@@ -126,7 +126,7 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
             f"n = {params.length}{' (token count)' if has_text else ''} · "
             f"head dim d = {params.d_model} / {params.heads} = {params.head_dim} · "
             f"tables (2k+1, d) = ({2 * params.k + 1}, {params.head_dim})"
-            + (f" · {params.n_pad} padded key(s)" if params.mask == "padding" else "")
+            + (f" · {params.n_pad} padded key(s)" if "padding" in params.mask else "")
         )
         if has_text and len(text.split()) > N_MAX:
             st.caption(f"Only the first {N_MAX} tokens are used.")

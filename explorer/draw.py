@@ -55,8 +55,8 @@ def chart(
             parts.append(f"shape `{shape_text(shape)}`")
         st.markdown(" · ".join(p for p in parts if p))
     st.plotly_chart(fig, key=f"chart_{key}", width="stretch", config=png_config(key))
-    left, right, rest = st.columns([1, 1, 4])
-    left.download_button(
+    row = st.container(horizontal=True, vertical_alignment="center")
+    row.download_button(
         "CSV",
         functools.partial(csv_bytes, matrix),
         file_name=f"{key}.csv",
@@ -64,7 +64,7 @@ def chart(
         key=f"csv_{key}",
         icon=":material/download:",
     )
-    right.download_button(
+    row.download_button(
         ".npy",
         functools.partial(npy_bytes, matrix),
         file_name=f"{key}.npy",
@@ -73,7 +73,7 @@ def chart(
         icon=":material/download:",
     )
     if note:
-        rest.caption(md_escape(note))
+        row.caption(md_escape(note))
 
 
 def agreement_badge(label: str, max_diff: float, tolerance: float = 1e-4) -> None:

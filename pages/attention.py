@@ -37,6 +37,7 @@ mask_text = {
     "none": "no mask: every query sees every key",
     "causal": "causal mask: query i sees keys j <= i",
     "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
+    "causal-padding": f"causal mask and the last {params.n_pad} key(s) as padding",
 }[params.mask]
 st.caption(f"{mask_text}. Masked cells are blank. Scale 1/sqrt(d) with d = {d}.")
 
@@ -81,16 +82,14 @@ with c3:
             y_labels=rows,
             scale="sequential",
             customdata=hover,
-            zrange=(0.0, 1.0),
         ),
         "attention_weights",
         view.weights,
         formula="α_ij = softmax_j(e_ij)",
         shape=view.weights.shape,
     )
-if params.mask != "none":
-    if params.mask == "padding" and params.n_pad == n:
-        st.warning("Every key is padding: all weights and outputs are zero (no key to attend to).")
+if params.n_pad == n:
+    st.warning("Every key is padding: all weights and outputs are zero (no key to attend to).")
 with st.expander("the two logit terms and the mask", expanded=False):
     c1, c2, c3 = st.columns(3)
     with c1:

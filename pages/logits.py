@@ -101,17 +101,20 @@ st.markdown(
     "reorders rows and a reshape changes nothing. The matmul is batched over queries: each "
     "query i multiplies its b·h rows by its own a^K_i, of shape (n_k, d)."
 )
-for panel in compute.matmul_panels(params):
-    chart(
-        heatmap(
-            panel.z,
-            title=f"{panel.name}  {panel.shape}",
-            x_title=panel.cols_title,
-            y_title=panel.rows_title,
-        ),
-        f"t2t_{panel.name}",
-        panel.z,
-        formula=panel.formula,
-        shape=panel.shape,
-        note=panel.note,
-    )
+panels = compute.matmul_panels(params)
+for first in range(0, len(panels), 4):
+    for column, panel in zip(st.columns(4), panels[first : first + 4], strict=False):
+        with column:
+            chart(
+                heatmap(
+                    panel.z,
+                    title=f"{panel.name}  {panel.shape}",
+                    x_title=panel.cols_title,
+                    y_title=panel.rows_title,
+                ),
+                f"t2t_{panel.name}",
+                panel.z,
+                formula=panel.formula,
+                shape=panel.shape,
+                note=panel.note,
+            )

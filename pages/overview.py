@@ -4,7 +4,11 @@ from pathlib import Path
 
 import streamlit as st
 
+from explorer import compute
 from explorer.controls import current_params
+from explorer.draw import chart
+from relpos_core.example import axis_labels
+from relpos_core.plots import heatmap, pair_customdata
 
 PAGES = Path(__file__).resolve().parent  # page_link by absolute path: any entry script works
 params = current_params()
@@ -41,6 +45,25 @@ with right:
         "then moves each row into place with a pad, a reshape and a slice: memory O(n d)."
     )
     st.latex(r"S^{rel}_{ij} = (Q E_r^\top)_{i,\; j - i + n - 1}")
+    view = compute.lookup_view(params)
+    rows, cols = axis_labels(params)
+    chart(
+        heatmap(
+            view.index,
+            title=f"this view's index table (n = {params.length}, k = {params.k})",
+            x_labels=cols,
+            y_labels=rows,
+            scale="index",
+            customdata=pair_customdata(view.index),
+            cell_text=view.index.astype(int),
+            zrange=(0, max(2 * params.k, 1)),
+            height=320,
+        ),
+        "overview_index",
+        view.index,
+        formula="clip(j - i, k) + k",
+        shape=view.index.shape,
+    )
 
 st.subheader("The pages")
 st.page_link(

@@ -51,8 +51,9 @@ m2.metric(
 )
 m3.metric("logits (every path)", bytes_text(view.bytes_logits), help=f"({heads}, {n}, {n})")
 
-for step, panel in enumerate(view.panels):
-    distance, pad = view.distances[step], view.pads[step]
+
+def draw_step(step: int) -> None:
+    panel, distance, pad = view.panels[step], view.distances[step], view.pads[step]
     text = np.where(pad, "pad", distance.astype(str)) if show_distance else None
     is_result = panel.name == "result"
     custom = np.stack([distance, np.where(pad, np.nan, 0)], axis=-1).astype(np.float32)
@@ -84,6 +85,12 @@ for step, panel in enumerate(view.panels):
             "Shaded: cells above the diagonal hold the pad zero (j = i + 1) or a value of the "
             "next query row, not q_i · w_clip(j-i,k). The causal mask removes exactly these."
         )
+
+
+for first in range(0, len(view.panels), 2):
+    for column, step in zip(st.columns(2), range(first, first + 2), strict=True):
+        with column:
+            draw_step(step)
 
 c1, c2 = st.columns(2)
 with c1:

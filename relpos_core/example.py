@@ -78,7 +78,7 @@ def example_inputs(params: ViewParams) -> ExampleInputs:
         return (x @ w).reshape(n, heads, d).transpose(0, 1)[None]  # (n,h*d) -> (1,h,n,d)
 
     table_seed = derived_seed(params.seed, "tables") % (2**31)
-    mask = trailing_padding_mask(n, params.n_pad) if params.mask == "padding" else None
+    mask = trailing_padding_mask(n, params.n_pad) if "padding" in params.mask else None
     return ExampleInputs(
         x=x,
         q=projection("w_q"),

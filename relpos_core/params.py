@@ -20,7 +20,7 @@ HEADS_CHOICES = (1, 2, 4, 8)  # every choice divides every d_model choice
 HEADS_DEFAULT = 2
 SEED_MAX = 1_000_000
 SEED_DEFAULT = 0
-MASK_KINDS = ("none", "causal", "padding")
+MASK_KINDS = ("none", "causal", "padding", "causal-padding")
 MASK_DEFAULT = "none"
 PAD_DEFAULT = 2
 TEXT_MAX_CHARS = 4000
@@ -43,7 +43,7 @@ class ViewParams:
     """Everything that defines one view of the explorer. Hashable: the cache key of every page.
 
     ``n`` is the slider's sequence length; with a non-empty ``text`` the token count wins (see
-    :attr:`length`). ``pad`` trailing keys are padding when ``mask == "padding"``.
+    :attr:`length`). ``pad`` trailing keys are padding when the mask includes padding.
     """
 
     n: int = N_DEFAULT
@@ -82,12 +82,12 @@ class ViewParams:
 
     @property
     def causal(self) -> bool:
-        return self.mask == "causal"
+        return "causal" in self.mask
 
     @property
     def n_pad(self) -> int:
         """Trailing padded keys: ``pad`` clipped to the length, 0 unless the mask is padding."""
-        return min(self.pad, self.length) if self.mask == "padding" else 0
+        return min(self.pad, self.length) if "padding" in self.mask else 0
 
 
 @dataclass(frozen=True)
@@ -144,15 +144,12 @@ def parse_query(raw: Mapping[str, str | Sequence[str]]) -> ParsedQuery:
         text = value if isinstance(value, str) else (value[-1] if len(value) else "")
         if key in _INT_LIMITS:
             name, low, high, default = _INT_LIMITS[key]
-            try:
-                number = int(text.strip())
-            except ValueError:
-                number = None
+            number = _to_int(text)
             if number is None:
                 got, use = default, default
             else:
                 got, use = number, min(high, max(low, number))
-            if got != use or number is None:
+            if got != use or number is None or text.strip() != str(number):
                 warnings.append(
                     f"URL parameter {key}: {name} must be an integer in [{low}, {high}], "
                     f"got {_shown(text)}; using {use}"
@@ -189,6 +186,18 @@ def parse_query(raw: Mapping[str, str | Sequence[str]]) -> ParsedQuery:
                 )
             values[key] = text
     return ParsedQuery(ViewParams(**values), tuple(warnings), corrections)  # type: ignore[arg-type]
+
+
+def _to_int(text: str) -> int | None:
+    """An integer, or a finite decimal truncated toward zero as Streamlit does; else None."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        pass
+    try:
+        return int(float(text))
+    except (ValueError, OverflowError):
+        return None
 
 
 def _check_range(name: str, value: object, low: int, high: int) -> None:

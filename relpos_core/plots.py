@@ -115,14 +115,28 @@ def heatmap(
         trace["texttemplate"] = "%{text}"
         trace["textfont"] = {"size": 10}
     fig = go.Figure(go.Heatmap(**trace))
-    fig.update_xaxes(title_text=x_title, side="top", **_axis(x_labels, cols))
-    fig.update_yaxes(title_text=y_title, autorange="reversed", **_axis(y_labels, rows, row_offset))
+    fig.update_xaxes(
+        title_text=x_title, side="top", range=[-0.5, cols - 0.5], **_axis(x_labels, cols)
+    )
+    fig.update_yaxes(  # reversed: the first query at the top
+        title_text=y_title,
+        range=[row_offset + rows - 0.5, row_offset - 0.5],
+        **_axis(y_labels, rows, row_offset),
+    )
     if cols <= TICK_LABELS_MAX and x_labels is not None:
         fig.update_xaxes(tickangle=-45 if max(map(len, x_labels), default=0) > 3 else 0)
     fig.update_layout(
-        title={"text": html.escape(title, quote=False), "x": 0, "font": {"size": 14}},
-        height=height or int(np.clip(120 + 22 * rows, 260, 560)),
-        margin={"l": 10, "r": 10, "t": 90 if title else 60, "b": 10},
+        title={
+            "text": html.escape(title, quote=False),
+            "x": 0,
+            "xref": "container",
+            "y": 0.99,
+            "yref": "container",
+            "yanchor": "top",
+            "font": {"size": 14},
+        },
+        height=height or int(np.clip(130 + 22 * rows, 280, 560)),
+        margin={"l": 10, "r": 10, "t": 100 if title else 70, "b": 10},
         plot_bgcolor=MASKED_BACKGROUND,
     )
     return fig

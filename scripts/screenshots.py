@@ -1,0 +1,54 @@
+"""Screenshot every page of a running explorer in headless Chromium.
+
+    python scripts/screenshots.py http://127.0.0.1:8501 /tmp/shots [query string]
+
+Saves <out>/<page>.png (full page) after the script run has finished.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+PAGES = ("", "lookup", "logits", "skew", "attention", "absolute")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DONE = (
+    '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
+    '[data-test-script-state="notRunning"]'
+)
+
+
+def main(base_url: str, out: Path, query: str = "") -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        for name in PAGES:
+            page.goto(f"{base_url}/{name}{'?' + query if query else ''}")
+            page.wait_for_selector(DONE, timeout=60_000)
+            page.wait_for_timeout(1500)  # let plotly finish drawing
+            # The main area scrolls inside the window: grow the window to show all of it.
+            height = page.evaluate(
+                "document.querySelector('[data-testid=\"stMain\"]').scrollHeight"
+            )
+            page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 12000)})
+            page.wait_for_timeout(800)
+            page.screenshot(path=str(out / f"{name or 'overview'}.png"), full_page=True)
+            page.set_viewport_size({"width": 1400, "height": 900})
+            print("saved", out / f"{name or 'overview'}.png")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], Path(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "")

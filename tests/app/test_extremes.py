@@ -1,0 +1,43 @@
+"""A sweep of control extremes over the heavier pages: no exception, no error box, sane charts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.app.conftest import assert_clean, chart_keys, chart_z, open_page
+
+EXTREMES = {
+    "n=1": {"n": "1"},
+    "k=0": {"k": "0"},
+    "k>n": {"n": "4", "k": "10"},
+    "one head": {"heads": "1", "d_model": "8"},
+    "causal with padding": {"mask": "causal-padding", "pad": "3"},
+    "pad = n": {"n": "5", "mask": "padding", "pad": "5"},
+    "text of one token": {"text": "solo"},
+}
+PAGES = ("lookup", "logits", "skew", "attention", "absolute")
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("name", EXTREMES)
+def test_extreme_views_render(page: str, name: str) -> None:
+    at = open_page(page, **EXTREMES[name])
+    assert_clean(at)
+    assert not at.warning or name == "pad = n"
+    assert chart_keys(at)
+    if page == "attention":
+        weights = chart_z(at, "attention_weights")
+        allowed = np.isfinite(weights)
+        sums = np.nansum(weights, axis=1)
+        rows_with_keys = allowed.any(axis=1)
+        np.testing.assert_allclose(sums[rows_with_keys], 1.0, atol=1e-5)
+        if name == "pad = n":
+            assert not allowed.any()  # every key is padding: every cell blank
+            np.testing.assert_array_equal(chart_z(at, "attention_output"), 0.0)
+
+
+def test_largest_n_renders() -> None:
+    at = open_page("attention", n="512", d_model="128", heads="8")
+    assert_clean(at)
+    assert chart_z(at, "attention_weights").shape == (512, 512)
