@@ -114,19 +114,17 @@ def heatmap(
         trace["text"] = np.vectorize(lambda s: html.escape(str(s), quote=False))(cell_text)
         trace["texttemplate"] = "%{text}"
         trace["textfont"] = {"size": 10}
-    fig = go.Figure(go.Heatmap(**trace))
-    fig.update_xaxes(
-        title_text=x_title, side="top", range=[-0.5, cols - 0.5], **_axis(x_labels, cols)
-    )
-    fig.update_yaxes(  # reversed: the first query at the top
-        title_text=y_title,
-        range=[row_offset + rows - 0.5, row_offset - 0.5],
-        **_axis(y_labels, rows, row_offset),
-    )
+    x_axis = {"title": {"text": x_title}, "side": "top", "range": [-0.5, cols - 0.5]}
+    x_axis.update(_axis(x_labels, cols))
     if cols <= TICK_LABELS_MAX and x_labels is not None:
-        fig.update_xaxes(tickangle=-45 if max(map(len, x_labels), default=0) > 3 else 0)
-    fig.update_layout(
-        title={
+        x_axis["tickangle"] = -45 if max(map(len, x_labels), default=0) > 3 else 0
+    y_axis = {  # reversed range: the first query at the top
+        "title": {"text": y_title},
+        "range": [row_offset + rows - 0.5, row_offset - 0.5],
+        **_axis(y_labels, rows, row_offset),
+    }
+    layout = {
+        "title": {
             "text": html.escape(title, quote=False),
             "x": 0,
             "xref": "container",
@@ -135,10 +133,14 @@ def heatmap(
             "yanchor": "top",
             "font": {"size": 14},
         },
-        height=height or int(np.clip(130 + 22 * rows, 280, 560)),
-        margin={"l": 10, "r": 10, "t": 100 if title else 70, "b": 10},
-        plot_bgcolor=MASKED_BACKGROUND,
-    )
+        "xaxis": x_axis,
+        "yaxis": y_axis,
+        "height": height or int(np.clip(130 + 22 * rows, 280, 560)),
+        "margin": {"l": 10, "r": 10, "t": 100 if title else 70, "b": 10},
+        "plot_bgcolor": MASKED_BACKGROUND,
+    }
+    # One constructor call: plotly's update_* path machinery costs ~15 ms a figure.
+    fig = go.Figure({"data": [{"type": "heatmap", **trace}], "layout": layout})
     return fig
 
 
