@@ -18,7 +18,7 @@ import torch
 from relpos_core.attention import AttentionTrace
 from relpos_core.checks import check_choice, check_int, check_tensor
 from relpos_core.models import Encoder, EncoderConfig, build_encoder
-from relpos_core.tasks import TaskConfig, task_targets
+from relpos_core.tasks import TaskConfig, sample_batch, task_targets
 from relpos_core.train import CHECKPOINT_DIR, GENERALIZATION_FILE
 
 KINDS = ("relative", "absolute", "random")
@@ -124,6 +124,14 @@ def predict_with_traces(
         probabilities=torch.softmax(logits[0], dim=-1),
         traces=traces,
     )
+
+
+def example_tokens(length: int, seed: int, task: TaskConfig | None = None) -> torch.Tensor:
+    """A random input for ``task`` (default: the shipped task): (length,) long ids drawn from
+    ``torch.Generator().manual_seed(seed)``, so the same (length, seed) gives the same input."""
+    task = shipped_task() if task is None else task
+    generator = torch.Generator().manual_seed(check_int("seed", seed, 0))
+    return sample_batch(task, 1, length, generator)[0][0]
 
 
 def parse_tokens(text: str, vocab: int) -> torch.Tensor:

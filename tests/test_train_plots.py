@@ -1,0 +1,41 @@
+"""Figures of the trained models: the data they are given, drawn as documented."""
+
+import numpy as np
+
+from relpos_core.train_plots import generalization_figure, loss_figure, prediction_figure
+
+
+def test_generalization_figure_draws_one_line_per_model_and_metric():
+    lengths = np.array([8, 16, 32])
+    curves = {
+        "relative": {"token_acc": np.ones(3), "seq_acc": np.ones(3)},
+        "absolute": {"token_acc": np.array([1.0, 1.0, 0.5])},
+    }
+    fig = generalization_figure(lengths, curves, train_max_len=16, train_min_len=4)
+    names = [trace.name for trace in fig.data]
+    assert names == [
+        "relative, token accuracy",
+        "relative, sequence accuracy",
+        "absolute, token accuracy",
+    ]
+    np.testing.assert_array_equal(fig.data[2].y, [1.0, 1.0, 0.5])
+    assert fig.data[1].line.dash == "dot"
+    assert (fig.layout.shapes[0].x0, fig.layout.shapes[0].x1) == (4, 16)  # training lengths
+
+
+def test_loss_figure_is_on_a_log_scale():
+    fig = loss_figure({"relative": (np.array([1, 2]), np.array([2.0, 0.5]))})
+    assert fig.layout.yaxis.type == "log"
+    np.testing.assert_array_equal(fig.data[0].y, [2.0, 0.5])
+
+
+def test_prediction_figure_marks_right_and_wrong_positions():
+    fig = prediction_figure(np.array([5, 6, 7]), np.array([0, 5, 6]), np.array([0, 5, 9]))
+    z = np.asarray(fig.data[0].z)
+    np.testing.assert_array_equal(z[2], [1.0, 1.0, 0.0])
+    assert np.isnan(z[:2]).all()  # input and target rows carry text only
+    assert [list(row) for row in fig.data[0].text] == [
+        ["5", "6", "7"],
+        ["·", "5", "6"],
+        ["·", "5", "9"],
+    ]
