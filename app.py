@@ -32,6 +32,7 @@ def main() -> None:
         st.Page(PAGES_DIR / "skew.py", title="Skew", icon=":material/swap_horiz:"),
         st.Page(PAGES_DIR / "attention.py", title="Attention", icon=":material/visibility:"),
         st.Page(PAGES_DIR / "absolute.py", title="Absolute vs relative", icon=":material/compare:"),
+        st.Page(PAGES_DIR / "trained.py", title="Trained model", icon=":material/school:"),
     ]
     st.navigation(pages).run()
 

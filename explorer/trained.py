@@ -1,0 +1,119 @@
+"""Cached calls into relpos_core.trained for the "Trained model" page: scalars and tuples of
+ints in, numpy out. The models themselves are shared resources (loaded once, never mutated)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+import torch
+
+from relpos_core.models import Encoder
+from relpos_core.trained import (
+    distance_cosine,
+    generalization_table,
+    load_trained,
+    predict_with_traces,
+    relative_tables,
+)
+
+CACHE_ENTRIES = 8
+KIND_LABELS = {
+    "relative": "relative (trained)",
+    "absolute": "absolute (trained)",
+    "random": "relative (random initialization)",
+}
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().cpu().numpy().astype(np.float32)
+
+
+@st.cache_resource(max_entries=len(KIND_LABELS), show_spinner=False)
+def model(kind: str) -> Encoder:
+    return load_trained(kind)
+
+
+@dataclass(frozen=True)
+class GeneralizationView:
+    lengths: np.ndarray  # (L,) evaluation lengths
+    curves: dict[str, dict[str, np.ndarray]]  # model -> token_acc / seq_acc -> (L,)
+    loss_curves: dict[str, tuple[np.ndarray, np.ndarray]]  # model -> (steps, losses)
+    train_max_len: int
+    min_len: int
+    task: dict
+    config: dict  # the relative model's config
+    table: np.ndarray  # (L, 2 * models) the accuracies as one matrix, for download
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def generalization_view() -> GeneralizationView:
+    summary = generalization_table()
+    models = summary["models"]
+    lengths = [int(n) for n in models["relative"]["eval"]]
+    curves = {
+        name: {
+            metric: np.array([m["eval"][str(n)][metric] for n in lengths], dtype=np.float32)
+            for metric in ("token_acc", "seq_acc")
+        }
+        for name, m in models.items()
+    }
+    loss_curves = {
+        name: (np.array(m["loss_curve"]["step"]), np.array(m["loss_curve"]["loss"]))
+        for name, m in models.items()
+    }
+    table = np.stack([c[metric] for c in curves.values() for metric in ("token_acc", "seq_acc")])
+    return GeneralizationView(
+        lengths=np.array(lengths),
+        curves=curves,
+        loss_curves=loss_curves,
+        train_max_len=summary["train"]["train_max_len"],
+        min_len=summary["train"]["min_len"],
+        task=summary["task"],
+        config=models["relative"]["config"],
+        table=table.T.astype(np.float32),
+    )
+
+
+@dataclass(frozen=True)
+class TablesView:
+    distances: tuple[str, ...]  # row labels: "-k" .. "k"
+    w_k: np.ndarray  # (2k+1, head_dim)
+    w_v: np.ndarray  # (2k+1, head_dim)
+    cos_k: np.ndarray  # (2k+1, 2k+1) cosine similarity between distances of w^K
+    cos_v: np.ndarray  # (2k+1, 2k+1) of w^V
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+def tables_view(kind: str, layer: int) -> TablesView:
+    w_k, w_v = relative_tables(model(kind))[layer]
+    k = (w_k.shape[0] - 1) // 2
+    return TablesView(
+        distances=tuple(str(r) for r in range(-k, k + 1)),
+        w_k=_np(w_k),
+        w_v=_np(w_v),
+        cos_k=_np(distance_cosine(w_k)),
+        cos_v=_np(distance_cosine(w_v)),
+    )
+
+
+@dataclass(frozen=True)
+class PredictionView:
+    tokens: np.ndarray  # (n,) int64
+    target: np.ndarray  # (n,) int64
+    prediction: np.ndarray  # (n,) int64
+    weights: np.ndarray  # (layers, heads, n, n) attention weights
+    accuracy: float
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+def prediction_view(kind: str, tokens: tuple[int, ...]) -> PredictionView:
+    result = predict_with_traces(model(kind), list(tokens))
+    return PredictionView(
+        tokens=result.tokens.numpy(),
+        target=result.target.numpy(),
+        prediction=result.prediction.numpy(),
+        weights=np.stack([_np(trace.weights[0]) for trace in result.traces]),
+        accuracy=result.accuracy,
+    )

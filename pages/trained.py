@@ -1,0 +1,183 @@
+"""Trained model: length generalization, the learned distance tables, attention on an input."""
+
+import numpy as np
+import streamlit as st
+
+from explorer import trained
+from explorer.controls import md_escape
+from explorer.draw import chart
+from relpos_core.plots import heatmap
+from relpos_core.tasks import BLANK
+from relpos_core.train_plots import generalization_figure, loss_figure, prediction_figure
+from relpos_core.trained import example_tokens, parse_tokens
+
+LENGTH_MAX = 128
+
+gen = trained.generalization_view()
+task, config = gen.task, gen.config
+vocab, shift = task["vocab"], task["shift"]
+
+st.title("Trained model")
+st.markdown(
+    f"A 2-layer encoder trained by `python -m relpos_core.train` to output, at every position, "
+    f"the token {shift} places to the left (or a blank · where there is none), on sequences of "
+    f"{gen.min_len} to {gen.train_max_len} tokens. The *relative* model uses "
+    f"RelativeMultiHeadAttention with k = {config['k']}; the *absolute* model is the same "
+    "network with sinusoidal encodings added to the embeddings and no relative terms. The "
+    "sidebar controls do not apply here: the trained models have their own fixed sizes "
+    f"(d_model = {config['d_model']}, {config['heads']} heads)."
+)
+
+st.subheader("Length generalization")
+chart(
+    generalization_figure(gen.lengths, gen.curves, gen.train_max_len, gen.min_len),
+    "trained_generalization",
+    gen.table,
+    formula="accuracy on a fixed evaluation set, 512 sequences per length",
+    shape=gen.table.shape,
+    note="columns: " + ", ".join(f"{m} token, {m} sequence" for m in gen.curves),
+)
+st.caption(
+    "Relative position is all the task needs, and the relative model keeps it right at lengths "
+    "it never saw; the absolute model is right only at the positions it was trained on."
+)
+with st.expander("Training loss"):
+    steps, _ = next(iter(gen.loss_curves.values()))
+    losses = np.stack([loss for _, loss in gen.loss_curves.values()]).T
+    chart(loss_figure(gen.loss_curves), "trained_loss", losses, shape=losses.shape)
+
+st.subheader("Learned distance tables w^K and w^V")
+tables_kind = (
+    st.segmented_control(
+        "tables",
+        ["relative", "random"],
+        default="relative",
+        format_func=trained.KIND_LABELS.get,
+        key="trained_tables_kind",
+    )
+    or "relative"
+)
+layer = (
+    st.segmented_control(
+        "layer", list(range(config["layers"])), default=0, key="trained_tables_layer"
+    )
+    or 0
+)
+tables = trained.tables_view(tables_kind, layer)
+k = config["k"]
+c1, c2 = st.columns(2)
+for column, name, table, cos in (
+    (c1, "w^K", tables.w_k, tables.cos_k),
+    (c2, "w^V", tables.w_v, tables.cos_v),
+):
+    key = name[-1].lower()
+    with column:
+        chart(
+            heatmap(
+                table,
+                title=f"{name}, layer {layer}",
+                x_title="channel",
+                y_title="distance j - i",
+                y_labels=tables.distances,
+            ),
+            f"trained_w_{key}",
+            table,
+            formula=f"{name}: row r is w_(r - {k})",
+            shape=table.shape,
+        )
+        chart(
+            heatmap(
+                cos,
+                title=f"cosine similarity between distances of {name}",
+                x_title="distance",
+                y_title="distance",
+                x_labels=tables.distances,
+                y_labels=tables.distances,
+                zrange=(-1.0, 1.0),
+            ),
+            f"trained_cos_{key}",
+            cos,
+            formula="cos(w_r, w_s)",
+            shape=cos.shape,
+        )
+st.caption(
+    "Row r of a table is the vector for distance r - k; distances beyond "
+    f"±{k} share the edge rows. At initialization the rows are unrelated. In the shipped "
+    f"model training moves them only a little, and mostly sets distance -{shift}, the one the "
+    "task reads, apart from all the others (its cosine with every other distance of w^K is "
+    "negative). Nearby distances do not grow alike: finding one exact offset is all this task "
+    "rewards."
+)
+
+st.subheader("Attention on an input")
+kind = (
+    st.segmented_control(
+        "model",
+        list(trained.KIND_LABELS),
+        default="relative",
+        format_func=trained.KIND_LABELS.get,
+        key="trained_model",
+    )
+    or "relative"
+)
+source = st.radio(
+    "input", ["random", "typed"], horizontal=True, key="trained_source", format_func=str.title
+)
+if source == "random":
+    left, right = st.columns(2)
+    length = left.slider(
+        "length",
+        1,
+        LENGTH_MAX,
+        2 * gen.train_max_len,
+        key="trained_length",
+        help=f"Training used lengths {gen.min_len}..{gen.train_max_len}.",
+    )
+    seed = right.number_input("seed", 0, 2**31 - 1, 0, step=1, key="trained_seed")
+    tokens = example_tokens(int(length), int(seed))
+else:
+    text = st.text_input(
+        f"token ids 1..{vocab - 1}, separated by spaces",
+        "3 1 4 1 5 9 2 6 5 3 5 8 9 7 9 3 2 3 8 4",
+        max_chars=4 * LENGTH_MAX,
+        key="trained_tokens",
+    )
+    try:
+        tokens = parse_tokens(text, vocab)[:LENGTH_MAX]
+    except ValueError as error:
+        st.error(md_escape(str(error)), icon=":material/error:")
+        st.stop()
+
+view = trained.prediction_view(kind, tuple(int(t) for t in tokens))
+n = len(view.tokens)
+seen = "within" if n <= gen.train_max_len else "beyond"
+st.markdown(
+    f"{trained.KIND_LABELS[kind]}: **{view.accuracy:.0%}** of {n} positions right "
+    f"(length {n}, {seen} the training lengths)."
+)
+strip = np.stack([view.tokens, view.target, view.prediction])
+chart(
+    prediction_figure(view.tokens, view.target, view.prediction, blank=BLANK),
+    "trained_prediction",
+    strip,
+    formula=f"target[i] = input[i - {shift}], or · where i < {shift}",
+    shape=strip.shape,
+)
+for layer_index in range(view.weights.shape[0]):
+    st.markdown(f"**Layer {layer_index}**: attention weights α per head")
+    columns = st.columns(view.weights.shape[1])
+    for head, column in enumerate(columns):
+        with column:
+            weights = view.weights[layer_index, head]
+            chart(
+                heatmap(
+                    weights,
+                    title=f"head {head}",
+                    scale="sequential",
+                    zrange=(0.0, 1.0),
+                    height=320,
+                ),
+                f"trained_attention_{layer_index}_{head}",
+                weights,
+                shape=weights.shape,
+            )

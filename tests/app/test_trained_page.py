@@ -1,0 +1,90 @@
+"""The "Trained model" page through AppTest: its charts show relpos_core.trained's numbers."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+
+from relpos_core.trained import (
+    distance_cosine,
+    example_tokens,
+    generalization_table,
+    load_trained,
+    predict_with_traces,
+    relative_tables,
+)
+from tests.app.conftest import assert_clean, chart_keys, chart_spec, chart_z, open_page
+
+CLOSE = {"rtol": 1e-5, "atol": 1e-6}
+CHARTS = {
+    "trained_generalization",
+    "trained_loss",
+    "trained_w_k",
+    "trained_w_v",
+    "trained_cos_k",
+    "trained_cos_v",
+    "trained_prediction",
+    *(f"trained_attention_{layer}_{head}" for layer in range(2) for head in range(4)),
+}
+
+
+def typed(values: dict) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"]))
+
+
+def test_page_renders_every_chart() -> None:
+    at = open_page("trained")
+    assert_clean(at)
+    assert CHARTS <= chart_keys(at)
+
+
+def test_generalization_curves_are_the_shipped_table() -> None:
+    at = open_page("trained")
+    models = generalization_table()["models"]
+    lines = {
+        line["name"]: typed(line["y"]) for line in chart_spec(at, "trained_generalization")["data"]
+    }
+    for model, result in models.items():
+        token = [r["token_acc"] for r in result["eval"].values()]
+        np.testing.assert_allclose(lines[f"{model}, token accuracy"], token, **CLOSE)
+
+
+def test_tables_and_cosines_switch_between_trained_and_random() -> None:
+    at = open_page("trained")
+    for kind in ("relative", "random"):
+        at.button_group(key="trained_tables_kind").set_value(kind).run()
+        at.button_group(key="trained_tables_layer").set_value(1).run()
+        assert_clean(at)
+        w_k, w_v = relative_tables(load_trained(kind))[1]
+        np.testing.assert_allclose(chart_z(at, "trained_w_k"), w_k.numpy(), **CLOSE)
+        np.testing.assert_allclose(chart_z(at, "trained_w_v"), w_v.numpy(), **CLOSE)
+        np.testing.assert_allclose(chart_z(at, "trained_cos_k"), distance_cosine(w_k), **CLOSE)
+
+
+def test_attention_maps_on_a_generated_input() -> None:
+    at = open_page("trained")
+    at.slider(key="trained_length").set_value(40).run()
+    at.number_input(key="trained_seed").set_value(3).run()
+    at.button_group(key="trained_model").set_value("absolute").run()
+    assert_clean(at)
+    result = predict_with_traces(load_trained("absolute"), example_tokens(40, 3))
+    weights = result.traces[1].weights[0, 2]
+    np.testing.assert_allclose(chart_z(at, "trained_attention_1_2"), weights.numpy(), **CLOSE)
+    correct = (result.prediction == result.target).float().numpy()
+    np.testing.assert_array_equal(chart_z(at, "trained_prediction")[2], correct)
+    assert any(f"**{result.accuracy:.0%}** of 40 positions" in m.value for m in at.markdown)
+
+
+def test_typed_input_and_its_errors() -> None:
+    at = open_page("trained")
+    at.radio(key="trained_source").set_value("typed").run()
+    at.text_input(key="trained_tokens").set_value("5, 6 7 8").run()
+    assert_clean(at)
+    assert any("**100%** of 4 positions" in m.value for m in at.markdown)
+    text = typed(chart_spec(at, "trained_prediction")["data"][0]["z"])
+    assert text.shape == (12,)
+    at.text_input(key="trained_tokens").set_value("5 99").run()
+    assert not at.exception
+    assert "token ids must be in" in at.error[0].value
+    assert "trained_w_k" in chart_keys(at)  # the rest of the page is still drawn
