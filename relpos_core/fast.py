@@ -4,14 +4,16 @@
 none. With ``method="banded"`` (what "auto" picks) it runs the whole attention one block of query
 rows at a time (see ``banded``):
 
-    S     = (Q_blk / sqrt(d)) K^T                       (b·h, rows, n_k), into a reused buffer
-    S    += Q_blk w^K / sqrt(d) by bands               left/right constants, gather on the strip
-    A     = softmax(S)  (masked; causal blocks stop at column i1)
-    Z_blk = A V + (bucket mass of A) w^V               one baddbmm
+    S     = (Q_blk / sqrt(d)) K^T                         (b·h, rows, n_k), into a reused buffer
+    S    += Q_blk (w^K - w^K_{-k}) / sqrt(d) by bands    right constant, gather on the strip
+    A     = softmax(S), in place (masked; causal blocks stop at column i1)
+    Z_blk = A V + (bucket mass of A) w^V                 one baddbmm
 
+Softmax is blind to a constant per row, so the left constant q_i · w_{-k} is subtracted from every
+cell instead of added to the left part, and the right edge bucket is 1 minus the others.
 Each block's slab stays in cache and is reused, so peak memory is O(b h n k + n d) plus one block
-(2 x 4 MiB by default), not O(b h n^2); nothing of size (n, n, d) is ever built. The other
-methods run the unblocked ops of ``relative_attention`` without keeping its intermediates.
+(4-8 MiB at the benchmark shapes), not O(b h n^2); nothing of size (n, n, d) is ever built. The
+other methods run the unblocked ops of ``relative_attention`` without keeping its intermediates.
 """
 
 from __future__ import annotations
@@ -119,12 +121,12 @@ def _banded_attention(
     q = (q * (1.0 / math.sqrt(d))).reshape(bh, n_q, d)  # scale once, on n·d values
     keys_t = k.reshape(bh, n_k, d).transpose(1, 2)  # (bh,d,j)
     values = v.reshape(bh, n_k, d_v)
-    per_bucket = q @ table_k.T  # (bh,i,d),(d,2k+1) -> (bh,i,2k+1), already scaled
+    shifted = q @ (table_k - table_k[:1]).T  # (bh,i,d),(d,2k+1) -> (bh,i,2k+1), scaled
     out = q.new_empty(bh, n_q, d_v)
     weights = q.new_zeros(b, h, n_q, n_k) if return_weights else None
     rows = block_rows(n_q, n_k, bh)
     logits_buf = q.new_empty(bh * rows * n_k)  # reused by every block
-    weights_buf = q.new_empty(bh * rows * n_k)
+    ones = q.new_ones(bh, rows)  # row sums of softmax weights
     for i0 in range(0, n_q, rows):
         i1 = min(n_q, i0 + rows)
         cols = min(n_k, i1) if causal else n_k  # causal: keys beyond the block's last row are out
@@ -132,19 +134,22 @@ def _banded_attention(
         s = logits_buf[:size].view(bh, i1 - i0, cols)
         torch.bmm(q[:, i0:i1], keys_t[..., :cols], out=s)  # (bh,rows,d),(bh,d,j) -> (bh,rows,j)
         c0, c1, index = strip(i0, i1, cols, kk)
-        p = per_bucket[:, i0:i1]  # (bh,rows,2k+1)
-        s[..., :c0] += p[..., :1]  # left of the band: q_i · w_{-k}
-        s[..., c1:] += p[..., 2 * kk :]  # right of the band: q_i · w_{+k}
+        # Softmax ignores a constant per row, so q_i · w_{-k} (left of the band) is left out and
+        # the band and the right part get their difference to it.
+        p = shifted[:, i0:i1]  # (bh,rows,2k+1)
+        s[..., c1:] += p[..., 2 * kk :]  # right of the band: q_i · (w_{+k} - w_{-k})
         s[..., c0:c1] += p.gather(-1, index.expand(bh, *index.shape))
         blocked = _blocked(allowed, causal, i0, i1, cols, (b, h))
         if blocked is not None:
             s.view(b, h, i1 - i0, cols).masked_fill_(blocked, float("-inf"))
-        a = weights_buf[:size].view(bh, i1 - i0, cols)
-        _softmax_out(s, -1, False, out=a)
-        if allowed is not None:  # a row with nothing allowed is NaN: make it all zeros
+        a = _softmax_out(s, -1, False, out=s)  # in place: each row is read before written
+        row_sums = ones[:, : i1 - i0]  # softmax rows sum to 1 ...
+        if allowed is not None:  # ... unless nothing is allowed: NaN, made all zeros
             a.nan_to_num_(nan=0.0)
-        rel = bucket_mass(a, i0, kk) @ table_v  # (bh,rows,2k+1),(2k+1,d_v) -> (bh,rows,d_v)
-        torch.baddbmm(rel, a, values[:, :cols], out=out[:, i0:i1])
+            row_sums = None
+        mass = bucket_mass(a, i0, kk, row_sums)
+        rel = mass @ table_v  # (bh,rows,2k+1),(2k+1,d_v) -> (bh,rows,d_v)
+        out[:, i0:i1] = torch.baddbmm(rel, a, values[:, :cols])  # + (bh,rows,j),(bh,j,d_v)
         if weights is not None:
             weights[..., i0:i1, :cols] = a.view(b, h, i1 - i0, cols)
     out = out.view(b, h, n_q, d_v)

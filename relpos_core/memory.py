@@ -28,7 +28,7 @@ def memory_bytes(
     einsum / matmul: a^K, (n, n, d), shared by heads and batch.
     skew: Er, (2n-1, d) for two-sided attention, (n, d) when ``causal`` (Huang's masked skew).
     bucket: Q w^T, (b, h, n, 2k+1); needs ``k``.
-    banded: Q w^T plus the two reused (b, h, rows, n) block buffers of ``relative_attention_output``
+    banded: Q w^T plus the reused (b, h, rows, n) block buffer of ``relative_attention_output``
     (rows = ``banded.block_rows``), which never builds the full logits; needs ``k``.
     loop: one (d,) vector at a time.
 
@@ -53,7 +53,7 @@ def memory_bytes(
         k = check_int("k (clip distance)", k, 0)
         values = batch * heads * n * (2 * k + 1)
         if method == "banded":
-            values += 2 * batch * heads * block_rows(n, n, batch * heads) * n
+            values += batch * heads * block_rows(n, n, batch * heads) * n
     else:
         values = d
     return values * bytes_per_value
