@@ -1,0 +1,268 @@
+"""Benchmark: forward relative attention (key and value terms) against plain SDPA.
+
+    python -m relpos_core.bench --n 512 1024 2048 4096 --d 64 --heads 8 --k 16 --repeats 5
+
+Prints a markdown table (method x n: median ms, peak MB, ratio to SDPA) and writes JSON.
+
+Rows: "sdpa" is ``torch.nn.functional.scaled_dot_product_attention`` with no relative terms, the
+yardstick; "plain" is the same attention as three separate ops (QK^T, softmax, AV), still without
+relative terms; every other row is ``relative_attention_output(..., method=row)``, exact with both
+terms, "banded" being what "auto" picks.
+
+Time: all rows run in this process on the same q, k, v, threads left at torch's default. After
+one warm-up call each, every repeat times SDPA and then the method back to back; the table gives
+the median of each and, as the ratio, the median of the per-repeat ratios (robust to other load
+on the machine, which moves both timings of a pair together).
+
+Peak memory: torch's CPU allocations are invisible to tracemalloc, so each (method, n) runs once
+more in a fresh child process that builds the inputs, runs a tiny warm-up call, reads the
+high-water mark of its resident set (``getrusage(RUSAGE_SELF).ru_maxrss``), runs the method once
+and reads it again. "peak MB" is the growth: everything the call allocated at its worst moment,
+output included. A method whose materialized intermediate (``memory_bytes``) plus two
+(b, h, n, n) tensors would exceed ``--budget-mb`` is skipped and marked so in the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from relpos_core.fast import relative_attention_output
+from relpos_core.lookup import relative_table
+from relpos_core.memory import logits_bytes, memory_bytes
+
+RELATIVE_METHODS = ("banded", "bucket", "skew", "matmul", "einsum")
+BASELINES = ("sdpa", "plain")
+METHODS = (*BASELINES, *RELATIVE_METHODS)
+DEFAULT_METHODS = ("sdpa", "plain", "banded", "bucket", "skew", "matmul", "einsum")
+DEFAULT_JSON = Path("bench-results/bench.json")
+
+
+def make_inputs(
+    n: int, d: int, heads: int, k: int, batch: int = 1, seed: int = 0
+) -> tuple[torch.Tensor, ...]:
+    """q, k, v (batch, heads, n, d) float32 from their own generator, and tables (2k+1, d)."""
+    gen = torch.Generator().manual_seed(seed)
+    q, keys, v = (torch.randn(batch, heads, n, d, generator=gen) for _ in range(3))
+    return q, keys, v, relative_table(k, d, seed=seed + 1), relative_table(k, d, seed=seed + 2)
+
+
+def _plain(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    return weights @ v
+
+
+def runner(method: str, inputs: tuple[torch.Tensor, ...]) -> Callable[[], torch.Tensor]:
+    """A no-argument call running one forward pass of ``method`` on ``inputs``."""
+    q, k, v, table_k, table_v = inputs
+    if method == "sdpa":
+        return lambda: F.scaled_dot_product_attention(q, k, v)
+    if method == "plain":
+        return lambda: _plain(q, k, v)
+    if method not in RELATIVE_METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    return lambda: relative_attention_output(q, k, v, table_k, table_v, method=method)  # type: ignore[return-value]
+
+
+def estimated_bytes(method: str, n: int, d: int, heads: int, k: int, batch: int = 1) -> int:
+    """What ``method`` is expected to hold at its peak: its intermediate + two (b,h,n,n) tensors."""
+    if method in BASELINES:
+        return 2 * logits_bytes(n, heads, batch)
+    extra = memory_bytes(method, n, d, heads, batch, k=k)
+    return extra + 2 * logits_bytes(n, heads, batch)
+
+
+def time_against_sdpa(
+    call: Callable[[], object], sdpa: Callable[[], object], repeats: int
+) -> tuple[float, float, float]:
+    """Median ms of ``call``, median ms of ``sdpa``, median per-repeat ratio; pairs interleaved."""
+    call()
+    sdpa()
+    ours, base, ratios = [], [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        sdpa()
+        mid = time.perf_counter()
+        call()
+        end = time.perf_counter()
+        base.append(mid - start)
+        ours.append(end - mid)
+        ratios.append((end - mid) / (mid - start))
+    return 1e3 * statistics.median(ours), 1e3 * statistics.median(base), statistics.median(ratios)
+
+
+def _max_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+
+
+def peak_growth_in_child(method: str, n: int, d: int, heads: int, k: int, batch: int) -> int:
+    """Resident-set high-water growth of one call of ``method``, in a fresh process (bytes)."""
+    args = [sys.executable, "-m", "relpos_core.bench", "--child", method]
+    args += ["--n", str(n), "--d", str(d), "--heads", str(heads), "--k", str(k)]
+    args += ["--batch", str(batch)]
+    root = str(Path(__file__).resolve().parent.parent)  # so the child imports this relpos_core
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+    }
+    done = subprocess.run(args, capture_output=True, text=True, check=True, env=env)
+    return int(done.stdout.strip().splitlines()[-1])
+
+
+def _child(method: str, n: int, d: int, heads: int, k: int, batch: int) -> None:
+    runner(method, make_inputs(8, d, heads, k, batch))()  # load kernels, warm the allocator
+    call = runner(method, make_inputs(n, d, heads, k, batch))
+    before = _max_rss_bytes()
+    call()
+    print(_max_rss_bytes() - before)
+
+
+def machine() -> dict[str, object]:
+    """CPU model, core count, torch version and threads: who produced the numbers."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": model,
+        "cores": _cores(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def run(
+    ns: list[int],
+    d: int,
+    heads: int,
+    k: int,
+    batch: int,
+    repeats: int,
+    methods: list[str],
+    budget_mb: float,
+    measure_memory: bool = True,
+) -> dict[str, object]:
+    """Time (and, in child processes, measure) every method at every n. Returns the JSON dict."""
+    results = []
+    for n in ns:
+        inputs = make_inputs(n, d, heads, k, batch)
+        sdpa = runner("sdpa", inputs)
+        logits_mb = logits_bytes(n, heads, batch) / 2**20
+        for method in methods:
+            row: dict[str, object] = {"method": method, "n": n, "logits_mb": logits_mb}
+            need_mb = estimated_bytes(method, n, d, heads, k, batch) / 2**20
+            if need_mb > budget_mb:
+                row["skipped"] = f"needs ~{need_mb:,.0f} MB > budget {budget_mb:,.0f} MB"
+                results.append(row)
+                continue
+            ms, sdpa_ms, ratio = time_against_sdpa(runner(method, inputs), sdpa, repeats)
+            row.update(median_ms=ms, sdpa_ms=sdpa_ms, ratio_to_sdpa=ratio, skipped=None)
+            if measure_memory:
+                peak = peak_growth_in_child(method, n, d, heads, k, batch) / 2**20
+                row.update(peak_mb=peak, peak_over_logits=peak / logits_mb)
+            results.append(row)
+            print(_progress(row), file=sys.stderr, flush=True)
+    config = dict(n=ns, d=d, heads=heads, k=k, batch=batch, repeats=repeats, budget_mb=budget_mb)
+    return {"machine": machine(), "config": config, "results": results}
+
+
+def _progress(row: dict[str, object]) -> str:
+    return f"n={row['n']} {row['method']}: {row['median_ms']:.1f} ms, x{row['ratio_to_sdpa']:.2f}"
+
+
+def _cell(row: dict[str, object] | None) -> str:
+    if row is None:
+        return ""
+    if row.get("skipped"):
+        return f"skipped ({row['skipped']})"
+    cell = f"{row['median_ms']:.1f} ms"
+    if "peak_mb" in row:
+        cell += f" · {row['peak_mb']:.1f} MB"
+    return cell + f" · {row['ratio_to_sdpa']:.1f}x"
+
+
+def markdown_table(report: dict[str, object]) -> str:
+    """method x n: 'median ms · peak MB · ratio to SDPA' per cell."""
+    results: list[dict[str, object]] = report["results"]  # type: ignore[assignment]
+    ns = list(dict.fromkeys(int(r["n"]) for r in results))  # type: ignore[call-overload]
+    methods = list(dict.fromkeys(str(r["method"]) for r in results))
+    by_key = {(r["method"], r["n"]): r for r in results}
+    lines = [
+        "| method | " + " | ".join(f"n = {n}" for n in ns) + " |",
+        "|---|" + "---|" * len(ns),
+    ]
+    for method in methods:
+        cells = [_cell(by_key.get((method, n))) for n in ns]
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m relpos_core.bench", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--n", type=int, nargs="+", default=[512, 1024, 2048, 4096], help="lengths")
+    p.add_argument("--d", type=int, default=64, help="head dim")
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--k", type=int, default=16, help="clip distance")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--methods", nargs="+", choices=METHODS, default=list(DEFAULT_METHODS))
+    p.add_argument("--budget-mb", type=float, default=4096.0, help="skip methods needing more")
+    p.add_argument("--no-memory", action="store_true", help="skip the child-process peak memory")
+    p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results")
+    p.add_argument("--child", choices=METHODS, help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict[str, object] | None:
+    args = _parser().parse_args(argv)
+    for name in ("d", "heads", "k", "batch", "repeats"):
+        if getattr(args, name) < (0 if name == "k" else 1):
+            raise SystemExit(
+                f"--{name} must be >= {0 if name == 'k' else 1}, got {getattr(args, name)}"
+            )
+    if min(args.n) < 1:
+        raise SystemExit(f"--n values must be >= 1, got {args.n}")
+    if args.child:
+        _child(args.child, args.n[0], args.d, args.heads, args.k, args.batch)
+        return None
+    report = run(
+        args.n, args.d, args.heads, args.k, args.batch, args.repeats, args.methods,
+        args.budget_mb, measure_memory=not args.no_memory,
+    )  # fmt: skip
+    m = report["machine"]
+    print(f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}; {report['config']}")  # type: ignore[index]
+    print(markdown_table(report))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.json}")
+    return report
+
+
+if __name__ == "__main__":
+    main()

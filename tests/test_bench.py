@@ -1,0 +1,65 @@
+"""The benchmark runs at tiny sizes and writes the JSON it promises. No timing is asserted."""
+
+import json
+
+import pytest
+
+from relpos_core import bench
+
+ROW_KEYS = {"method", "n", "median_ms", "sdpa_ms", "ratio_to_sdpa", "peak_mb", "skipped"}
+
+
+def test_bench_writes_json_with_the_expected_keys(tmp_path, capsys):
+    out = tmp_path / "sub" / "bench.json"
+    argv = ["--n", "8", "12", "--d", "4", "--heads", "2", "--k", "2", "--repeats", "2"]
+    argv += ["--methods", "sdpa", "banded", "bucket", "--json", str(out)]
+    bench.main(argv)
+    report = json.loads(out.read_text())
+    assert set(report) == {"machine", "config", "results"}
+    assert {"cpu", "cores", "torch"} <= set(report["machine"])
+    assert report["config"]["n"] == [8, 12] and report["config"]["k"] == 2
+    assert len(report["results"]) == 6
+    for row in report["results"]:
+        assert ROW_KEYS <= set(row)
+        assert row["skipped"] is None
+        assert row["median_ms"] > 0 and row["ratio_to_sdpa"] > 0
+        assert row["peak_mb"] >= 0
+    printed = capsys.readouterr().out
+    assert "| method | n = 8 | n = 12 |" in printed
+    assert "| banded |" in printed
+
+
+def test_methods_over_the_memory_budget_are_skipped_not_run(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    argv = ["--n", "64", "--d", "8", "--heads", "1", "--k", "1", "--repeats", "1", "--no-memory"]
+    argv += ["--methods", "banded", "einsum", "--budget-mb", "0.1", "--json", str(out)]
+    bench.main(argv)
+    rows = {row["method"]: row for row in json.loads(out.read_text())["results"]}
+    assert rows["einsum"]["skipped"].startswith("needs ~")
+    assert "median_ms" not in rows["einsum"]
+    assert "skipped (needs ~" in capsys.readouterr().out
+
+
+def test_every_method_runs_and_matches_plain_shapes():
+    inputs = bench.make_inputs(6, 4, 2, 2)
+    for method in bench.METHODS:
+        assert bench.runner(method, inputs)().shape == (1, 2, 6, 4)
+    with pytest.raises(ValueError, match="method must be one of"):
+        bench.runner("loop", inputs)
+
+
+def test_markdown_table_marks_skips():
+    report = {
+        "results": [
+            {"method": "sdpa", "n": 8, "median_ms": 1.0, "ratio_to_sdpa": 1.0, "peak_mb": 2.0},
+            {"method": "einsum", "n": 8, "skipped": "needs ~9 MB > budget 1 MB"},
+        ]
+    }
+    table = bench.markdown_table(report)
+    assert "| sdpa | 1.0 ms · 2.0 MB · 1.0x |" in table
+    assert "| einsum | skipped (needs ~9 MB > budget 1 MB) |" in table
+
+
+def test_bad_arguments_exit_with_a_message():
+    with pytest.raises(SystemExit, match="--heads must be >= 1"):
+        bench.main(["--heads", "0"])
