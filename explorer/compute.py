@@ -2,6 +2,14 @@
 
 Nothing here holds a tensor after it returns, and every cache has a bounded number of entries.
 Tensors that grow as (n, n, d) are only built for as many query rows as a fixed budget allows.
+Every function first asks ``relpos_core.budget.plan_compute`` for its largest computation, so
+whatever the controls or the URL say, an over-budget view is refused before anything is built.
+
+Above DISPLAY_MAX positions every (n, n) view is the window ``params.window`` on both axes. The
+relative terms depend on j - i only, so the diagonal block [s, s+W) x [s, s+W) of the relative
+logits is exactly the relative logits of the W queries q[s:s+W] over a length-W sequence: the
+logits and skew pages run their methods on that block. Attention needs every key of a row: it
+runs ``relative_attention_rows`` on the window's query rows, one head, all n keys.
 """
 
 from __future__ import annotations
@@ -13,8 +21,15 @@ import streamlit as st
 import torch
 
 import relpos_core as rc
-from relpos_core.example import decode_provenance, example_inputs, skew_provenance
+from relpos_core.budget import plan_compute
+from relpos_core.example import (
+    ExampleInputs,
+    decode_provenance,
+    example_inputs,
+    skew_provenance,
+)
 from relpos_core.params import ViewParams
+from relpos_core.rows import block_index, relative_attention_rows
 
 CACHE_ENTRIES = 8
 A_K_BUDGET = 2**22  # values of a materialized (rows, n, d) a^K block (16 MB of float32)
@@ -54,22 +69,24 @@ class Panel:
 
 @dataclass(frozen=True)
 class LookupView:
-    distance: np.ndarray  # (n, n) j - i
-    clipped: np.ndarray  # (n, n) clip(j - i, -k, k)
-    index: np.ndarray  # (n, n) clip(j - i, -k, k) + k
+    distance: np.ndarray  # (W, W) j - i on the window (the whole (n, n) when n <= DISPLAY_MAX)
+    clipped: np.ndarray  # (W, W) clip(j - i, -k, k)
+    index: np.ndarray  # (W, W) clip(j - i, -k, k) + k
     table_k: np.ndarray  # (2k+1, d) w^K
     table_v: np.ndarray  # (2k+1, d) w^V
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def lookup_view(params: ViewParams) -> LookupView:
-    n, k = params.length, params.k
+    start, stop = params.window
+    size, k = stop - start, params.k
+    plan_compute("lookup table", "bucket", size, params.head_dim, k=k, traces=3)
     inputs = example_inputs(params)
-    distance = rc.relative_distances(n, n)
+    distance = rc.relative_distances(size, size)  # a diagonal window: j - i as at its origin
     return LookupView(
         distance=_np(distance),
         clipped=_np(distance.clamp(-k, k)),
-        index=_np(rc.relative_index(n, n, k)),
+        index=_np(rc.relative_index(size, size, k)),
         table_k=_np(inputs.table_k),
         table_v=_np(inputs.table_v),
     )
@@ -77,16 +94,18 @@ def lookup_view(params: ViewParams) -> LookupView:
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def gathered_channel(params: ViewParams, channel: int) -> np.ndarray:
-    """a^K[:, :, channel] (n, n), without building a^K: w^K[index, channel]."""
+    """a^K[:, :, channel] on the window (W, W), without building a^K: w^K[index, channel]."""
     view = lookup_view(params)
     return view.table_k[:, channel][view.index.astype(np.int64)]
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def gathered_row(params: ViewParams, query: int) -> np.ndarray:
-    """a^K[query] (n_k, d): the vectors query ``query`` meets at every key."""
+    """a^K[query, window] (W, d): the vectors query ``query`` meets at the window's keys."""
     view = lookup_view(params)
-    return view.table_k[view.index[query].astype(np.int64)]
+    start, stop = params.window
+    index = block_index(query, 1, stop, params.k)[0, start:]  # (W,)
+    return view.table_k[index.numpy()]
 
 
 # ---- relative logits ------------------------------------------------------------------------
@@ -94,20 +113,32 @@ def gathered_row(params: ViewParams, query: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LogitsView:
-    content: np.ndarray  # (n, n) q_i · k_j of the head
-    definition: np.ndarray  # (loop_rows, n) q_i · w_clip(j-i,k), one pair at a time
-    einsum: np.ndarray  # (materialized_rows, n)
-    matmul: np.ndarray  # (materialized_rows, n)
-    bucket: np.ndarray  # (n, n) the full relative term
+    content: np.ndarray  # (W, W) q_i · k_j of the head on the window
+    definition: np.ndarray  # (loop_rows, W) q_i · w_clip(j-i,k), one pair at a time
+    einsum: np.ndarray  # (materialized_rows, W)
+    matmul: np.ndarray  # (materialized_rows, W)
+    bucket: np.ndarray  # (W, W) the relative term on the window
     max_diff: dict[str, float]  # method -> max |method - definition| over all heads
+
+
+def window_inputs(params: ViewParams) -> tuple[ExampleInputs, torch.Tensor]:
+    """The view's inputs and the window's queries q[:, :, s:s+W] (1, h, W, d)."""
+    inputs = example_inputs(params)
+    start, stop = params.window
+    return inputs, inputs.q[:, :, start:stop]
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def logits_view(params: ViewParams, head: int) -> LogitsView:
-    inputs = example_inputs(params)
-    q, table, n = inputs.q, inputs.table_k, params.length
+    inputs, q = window_inputs(params)  # relative logits on the window = those of q over W
+    table, n, d, h, k = inputs.table_k, q.shape[-2], params.head_dim, params.heads, params.k
+    start, stop = params.window
     m_loop = loop_rows(n)
-    m_mat = materialized_rows(n, params.head_dim)
+    m_mat = materialized_rows(n, d)
+    for method, rows in (("loop", m_loop), ("einsum", m_mat), ("matmul", m_mat)):
+        plan_compute("relative logits", method, n, d, h, k=k, rows=rows, traces=2)
+    plan_compute("relative logits", "skew", n, d, h, k=k, traces=2)
+    plan_compute("relative logits", "bucket", n, d, h, k=k, traces=2)
     definition = rc.relative_logits(q[:, :, :m_loop], table, n, method="loop")
     by_method = {
         "einsum": rc.relative_logits(q[:, :, :m_mat], table, n, method="einsum"),
@@ -119,8 +150,9 @@ def logits_view(params: ViewParams, head: int) -> LogitsView:
         name: float((rel[:, :, :m_loop] - definition).abs().max())
         for name, rel in by_method.items()
     }
+    keys = inputs.k[0, head, start:stop]  # (W, d)
     return LogitsView(
-        content=_np((q @ inputs.k.transpose(-2, -1))[0, head]),
+        content=_np(q[0, head] @ keys.T),  # (W,d),(d,W) -> (W,W)
         definition=_np(definition[0, head]),
         einsum=_np(by_method["einsum"][0, head]),
         matmul=_np(by_method["matmul"][0, head]),
@@ -150,12 +182,16 @@ def matmul_panels(params: ViewParams) -> tuple[Panel, ...]:
     """tensor2tensor's six steps (seed 000) on the first ``materialized_rows`` queries.
 
     Each tensor is drawn with its leading axes merged into rows, so a transpose shows up as a
-    reordering of rows and a reshape as no change at all.
+    reordering of rows and a reshape as no change at all. Above DISPLAY_MAX positions: the
+    window's queries over the window's keys.
     """
-    inputs = example_inputs(params)
-    n = params.length
+    inputs, q = window_inputs(params)
+    n = q.shape[-2]
     m = materialized_rows(n, params.head_dim)
-    trace = rc.trace_matmul_logits(inputs.q[:, :, :m], inputs.table_k, n)
+    plan_compute(
+        "tensor2tensor steps", "matmul", n, params.head_dim, params.heads, k=params.k, rows=m
+    )
+    trace = rc.trace_matmul_logits(q[:, :, :m], inputs.table_k, n)
     panels = []
     for step in trace.steps():
         axes = MATMUL_AXES[step.name]
@@ -186,9 +222,9 @@ class SkewView:
     panels: tuple[Panel, ...]  # input, padded, reshaped, result
     distances: tuple[np.ndarray, ...]  # per panel: relative distance each cell holds
     pads: tuple[np.ndarray, ...]  # per panel: bool, the cell holds a pad zero
-    invalid: np.ndarray  # (n, n) bool: result cells that are not q_i · w_clip(j-i,k)
-    definition: np.ndarray  # (n, n) q_i · w_clip(j-i,k) of the head
-    masked_result: np.ndarray  # (n, n) result with the causal mask applied (NaN for j > i)
+    invalid: np.ndarray  # (W, W) bool: result cells that are not q_i · w_clip(j-i,k)
+    definition: np.ndarray  # (W, W) q_i · w_clip(j-i,k) of the head
+    masked_result: np.ndarray  # (W, W) result with the causal mask applied (NaN for j > i)
     max_diff: float  # max |result - definition| over valid cells, all heads
     bytes_skew: int  # Er the skew needs
     bytes_materialized: int  # a^K the einsum / matmul paths need
@@ -197,12 +233,14 @@ class SkewView:
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def skew_view(params: ViewParams, head: int, masked: bool) -> SkewView:
-    inputs = example_inputs(params)
-    n, d = params.length, params.head_dim
+    """The skew of the window's queries over a length-W sequence (W = n up to DISPLAY_MAX)."""
+    inputs, q = window_inputs(params)
+    n, d, full = q.shape[-2], params.head_dim, params.length
+    plan_compute("skew", "skew", n, d, params.heads, k=params.k, causal=masked, traces=2)
     e_r = rc.skew_embeddings(inputs.table_k, n)  # (2n-1, d): distances -(n-1)..n-1
     if masked:
         e_r = e_r[:n]  # distances -(n-1)..0 (Huang et al.: the causal half only)
-    x = inputs.q @ e_r.T  # (1,h,n,d),(d,W) -> (1,h,n,W)
+    x = q @ e_r.T  # (1,h,n,d),(d,W) -> (1,h,n,W)
     trace = rc.trace_skew_masked(x) if masked else rc.trace_skew_unmasked(x)
     origin = skew_provenance(n, masked)
     formulas = dict(trace.FORMULAS)
@@ -232,7 +270,7 @@ def skew_view(params: ViewParams, head: int, masked: bool) -> SkewView:
     i = torch.arange(n)[:, None]
     j = torch.arange(n)[None, :]
     invalid = is_pad | (row != i) | (distance != j - i)
-    definition = rc.relative_logits(inputs.q, inputs.table_k, method="bucket")
+    definition = rc.relative_logits(q, inputs.table_k, method="bucket")
     valid = ~invalid
     max_diff = float((trace.result - definition).abs()[..., valid].max())
     result = _np(trace.result[0, head])
@@ -245,9 +283,9 @@ def skew_view(params: ViewParams, head: int, masked: bool) -> SkewView:
         definition=_np(definition[0, head]),
         masked_result=np.where(causal, result, np.nan).astype(np.float32),
         max_diff=max_diff,
-        bytes_skew=rc.memory_bytes("skew", n, d, causal=masked),
-        bytes_materialized=rc.memory_bytes("einsum", n, d),
-        bytes_logits=rc.logits_bytes(n, params.heads),
+        bytes_skew=rc.memory_bytes("skew", full, d, causal=masked),
+        bytes_materialized=rc.memory_bytes("einsum", full, d),
+        bytes_logits=rc.logits_bytes(full, params.heads),
     )
 
 
@@ -256,45 +294,58 @@ def skew_view(params: ViewParams, head: int, masked: bool) -> SkewView:
 
 @dataclass(frozen=True)
 class AttentionView:
-    content_logits: np.ndarray  # (n, n)
-    relative_logits: np.ndarray  # (n, n)
-    scaled_logits: np.ndarray  # (n, n) (content + relative) / sqrt(d)
-    masked_logits: np.ndarray  # (n, n), NaN where the mask forbids
-    allowed: np.ndarray  # (n, n) 1.0 / 0.0
-    weights: np.ndarray  # (n, n), NaN where the mask forbids
-    content_output: np.ndarray  # (n, d) sum_j a_ij v_j
-    relative_output: np.ndarray  # (n, d) sum_j a_ij a^V_ij
-    output: np.ndarray  # (n, d) z_i
+    content_logits: np.ndarray  # (W, W) on the window
+    relative_logits: np.ndarray  # (W, W)
+    scaled_logits: np.ndarray  # (W, W) (content + relative) / sqrt(d)
+    masked_logits: np.ndarray  # (W, W), NaN where the mask forbids
+    allowed: np.ndarray  # (W, W) 1.0 / 0.0
+    weights: np.ndarray  # (W, W), NaN where the mask forbids
+    content_output: np.ndarray  # (W, d) sum_j a_ij v_j over all n keys
+    relative_output: np.ndarray  # (W, d) sum_j a_ij a^V_ij
+    output: np.ndarray  # (W, d) z_i
+    weight_outside: float  # largest weight mass of a row on keys outside the window
     scale: float
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def attention_view(params: ViewParams, head: int) -> AttentionView:
+    """One head, the window's query rows against all n keys (rows are independent: exact)."""
+    start, stop = params.window
+    n, d = params.length, params.head_dim
+    plan_compute("attention", "bucket", n, d, 1, k=params.k, rows=stop - start, traces=6)
     inputs = example_inputs(params)
-    trace = rc.relative_attention(
-        inputs.q,
-        inputs.k,
-        inputs.v,
+    one = slice(head, head + 1)
+    trace = relative_attention_rows(
+        inputs.q[:, one, start:stop],
+        inputs.k[:, one],
+        inputs.v[:, one],
         inputs.table_k,
         inputs.table_v,
+        first=start,
         mask=inputs.mask,
         causal=inputs.causal,
     )
-    allowed = trace.allowed[0, head]
+    allowed = trace.allowed[0, 0, :, start:stop]
+    inside = trace.weights[0, 0, :, start:stop]
+
+    def block(t: torch.Tensor) -> np.ndarray:
+        return _np(t[0, 0, :, start:stop])
 
     def blank(t: torch.Tensor) -> np.ndarray:
-        return np.where(allowed.numpy(), _np(t[0, head]), np.nan).astype(np.float32)
+        return np.where(allowed.numpy(), block(t), np.nan).astype(np.float32)
 
+    mass = trace.weights[0, 0].sum(-1) - inside.sum(-1)  # (W,) weight on keys outside
     return AttentionView(
-        content_logits=_np(trace.content_logits[0, head]),
-        relative_logits=_np(trace.relative_logits[0, head]),
-        scaled_logits=_np(trace.scaled_logits[0, head]),
+        content_logits=block(trace.content_logits),
+        relative_logits=block(trace.relative_logits),
+        scaled_logits=block(trace.scaled_logits),
         masked_logits=blank(trace.scaled_logits),
         allowed=_np(allowed.float()),
         weights=blank(trace.weights),
-        content_output=_np(trace.content_output[0, head]),
-        relative_output=_np(trace.relative_output[0, head]),
-        output=_np(trace.output[0, head]),
+        content_output=_np(trace.content_output[0, 0]),
+        relative_output=_np(trace.relative_output[0, 0]),
+        output=_np(trace.output[0, 0]),
+        weight_outside=float(mass.abs().max()),
         scale=trace.scale,
     )
 
@@ -304,16 +355,18 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
 
 @dataclass(frozen=True)
 class EncodingView:
-    encoding: np.ndarray  # (n, d_model) sinusoidal PE
-    similarity: np.ndarray  # (n, n) PE_i · PE_j
-    index: np.ndarray  # (n, n) clip(j - i, -k, k) + k
+    encoding: np.ndarray  # (W, d_model) sinusoidal PE of the window's positions
+    similarity: np.ndarray  # (W, W) PE_i · PE_j on the window
+    index: np.ndarray  # (W, W) clip(j - i, -k, k) + k
     diagonal_spread: float  # max over offsets of (max - min) of the similarity along a diagonal
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def encoding_view(params: ViewParams) -> EncodingView:
-    n = params.length
-    pe = rc.sinusoidal_encoding(n, params.d_model, dtype=torch.float64)
+    start, stop = params.window
+    n = stop - start
+    plan_compute("encoding", "loop", n, params.d_model, k=params.k, traces=4)
+    pe = rc.sinusoidal_encoding(stop, params.d_model, dtype=torch.float64)[start:]
     sim = rc.encoding_similarity(pe).numpy()
     spread = max(float(np.ptp(np.diagonal(sim, offset))) for offset in range(-(n - 1), n))
     return EncodingView(

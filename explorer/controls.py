@@ -9,6 +9,7 @@ corrected value is written into the widget's session state before the widget is 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import streamlit as st
@@ -16,6 +17,7 @@ import streamlit as st
 from relpos_core.params import (
     D_MODEL_CHOICES,
     D_MODEL_DEFAULT,
+    DISPLAY_MAX,
     HEADS_CHOICES,
     HEADS_DEFAULT,
     K_DEFAULT,
@@ -122,6 +124,7 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
             pad=int(pad),
             text=text,
         )
+        params = dataclasses.replace(params, win=window_start(params, parsed.params.win))
         st.caption(
             f"n = {params.length}{' (token count)' if has_text else ''} · "
             f"head dim d = {params.d_model} / {params.heads} = {params.head_dim} · "
@@ -131,6 +134,28 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
         if has_text and len(text.split()) > N_MAX:
             st.caption(f"Only the first {N_MAX} tokens are used.")
     return params, parsed.warnings
+
+
+def window_start(params: ViewParams, url_start: int) -> int:
+    """The window slider (only above DISPLAY_MAX positions); returns the window's first position.
+
+    A kept or URL (``url_start``) value beyond the last possible start is moved to that start.
+    """
+    last = params.length - DISPLAY_MAX
+    if last <= 0:
+        return 0
+    if int(st.session_state.get("win", url_start)) > last:
+        st.session_state["win"] = last  # before the widget exists: the only way to move it
+    start = st.slider(
+        f"window start (heatmaps show {DISPLAY_MAX} positions)",
+        0,
+        last,
+        key="win",
+        bind=BIND,
+        help=f"n is above {DISPLAY_MAX}: every n x n heatmap shows the queries and keys "
+        f"[start, start + {DISPLAY_MAX}).",
+    )
+    return int(start)
 
 
 def show_warnings(warnings: tuple[str, ...]) -> None:

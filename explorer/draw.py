@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.controls import md_escape
+from relpos_core.params import DISPLAY_MAX, ViewParams
 
 
 def png_config(key: str) -> dict:
@@ -91,3 +92,24 @@ def bytes_text(count: int) -> str:
         if count >= size:
             return f"{count / size:.1f} {unit}"
     return f"{count} B"
+
+
+def window_note(params: ViewParams) -> str:
+    """'' for a whole view; else which positions a windowed heatmap shows, for its caption."""
+    if not params.windowed:
+        return ""
+    start, stop = params.window
+    return f"window: positions {start}-{stop - 1} of {params.length} on both axes"
+
+
+def window_caption(params: ViewParams, what: str = "every n x n heatmap") -> None:
+    """Say, under the title, that the heatmaps show a window and how large the full matrix is."""
+    if params.windowed:
+        start, stop = params.window
+        n = params.length
+        st.caption(
+            f":material/crop_free: n = {n} is above {DISPLAY_MAX}: {what} shows the window of "
+            f"queries and keys {start}-{stop - 1} ({stop - start} x {stop - start} of the full "
+            f"({n}, {n})), not a downsample; every value is exact. Move it with *window start* "
+            "in the sidebar."
+        )

@@ -4,7 +4,7 @@ import streamlit as st
 
 from explorer import compute
 from explorer.controls import current_params
-from explorer.draw import agreement_badge, chart
+from explorer.draw import agreement_badge, chart, window_caption, window_note
 from relpos_core.example import axis_labels
 from relpos_core.plots import heatmap, pair_customdata
 
@@ -12,7 +12,10 @@ params = current_params()
 n, d_model = params.length, params.d_model
 rows, cols = axis_labels(params)
 view = compute.encoding_view(params)
-hover = pair_customdata(view.index)
+start = params.window[0]
+hover = pair_customdata(view.index, start, start)
+at = {"row_offset": start, "col_offset": start}
+note = window_note(params)
 
 st.title("Absolute vs relative")
 st.markdown(
@@ -22,6 +25,7 @@ st.markdown(
     "along every diagonal, like the relative index table. Relative representations learn that "
     "function of j - i directly, and clip it at ±k."
 )
+window_caption(params, "every heatmap (the encoding: its rows)")
 chart(
     heatmap(
         view.encoding,
@@ -30,11 +34,13 @@ chart(
         y_title="position",
         y_labels=rows,
         height=360,
+        row_offset=start,
     ),
     "sinusoidal_encoding",
     view.encoding,
     formula="PE (n, d_model)",
-    shape=view.encoding.shape,
+    shape=(n, d_model),
+    note="" if not params.windowed else f"positions {start}-{params.window[1] - 1} of {n}",
 )
 c1, c2 = st.columns(2)
 with c1:
@@ -45,11 +51,13 @@ with c1:
             x_labels=cols,
             y_labels=rows,
             customdata=hover,
+            **at,
         ),
         "encoding_similarity",
         view.similarity,
         formula="PE_i · PE_j = Σ_m cos(ω_m (j - i))",
-        shape=view.similarity.shape,
+        shape=(n, n),
+        note=note,
     )
 with c2:
     chart(
@@ -62,10 +70,12 @@ with c2:
             customdata=hover,
             cell_text=view.index.astype(int),
             zrange=(0, max(2 * params.k, 1)),
+            **at,
         ),
         "relative_index",
         view.index,
         formula="clip(j - i, k) + k",
-        shape=view.index.shape,
+        shape=(n, n),
+        note=note,
     )
 agreement_badge("PE · PE along each diagonal (depends only on j - i)", view.diagonal_spread)

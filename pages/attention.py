@@ -4,15 +4,19 @@ import streamlit as st
 
 from explorer import compute
 from explorer.controls import current_params, md_escape
-from explorer.draw import agreement_badge, chart
+from explorer.draw import agreement_badge, chart, window_caption, window_note
 from relpos_core.example import axis_labels
-from relpos_core.lookup import relative_index
 from relpos_core.plots import heatmap, pair_customdata
+from relpos_core.rows import block_index
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads
 rows, cols = axis_labels(params)
-hover = pair_customdata(relative_index(n, n, params.k).numpy())
+start, stop = params.window
+index = block_index(start, stop - start, stop, params.k)[:, start:].numpy()  # the window's pairs
+hover = pair_customdata(index, start, start)
+at = {"row_offset": start, "col_offset": start}
+note = window_note(params)
 
 st.title("Attention")
 st.markdown(
@@ -40,6 +44,12 @@ mask_text = {
     "causal-padding": f"causal mask and the last {params.n_pad} key(s) as padding",
 }[params.mask]
 st.caption(f"{mask_text}. Masked cells are blank. Scale 1/sqrt(d) with d = {d}.")
+window_caption(params)
+if params.windowed:
+    st.caption(
+        f"Each of the window's query rows is computed against all {n} keys (softmax needs "
+        "them all), for the selected head only: rows are independent, so the window is exact."
+    )
 
 head = st.segmented_control("head", list(range(heads)), default=0, key="attention_head") or 0
 view = compute.attention_view(params, head)
@@ -53,11 +63,13 @@ with c1:
             x_labels=cols,
             y_labels=rows,
             customdata=hover,
+            **at,
         ),
         "attention_logits",
         view.scaled_logits,
         formula="(q_i · k_j + q_i · a^K_ij) / sqrt(d)",
-        shape=view.scaled_logits.shape,
+        shape=(n, n),
+        note=note,
     )
 with c2:
     chart(
@@ -67,11 +79,13 @@ with c2:
             x_labels=cols,
             y_labels=rows,
             customdata=hover,
+            **at,
         ),
         "attention_masked_logits",
         view.masked_logits,
         formula="e_ij, blank where masked",
-        shape=view.masked_logits.shape,
+        shape=(n, n),
+        note=note,
     )
 with c3:
     chart(
@@ -82,11 +96,13 @@ with c3:
             y_labels=rows,
             scale="sequential",
             customdata=hover,
+            **at,
         ),
         "attention_weights",
         view.weights,
         formula="α_ij = softmax_j(e_ij)",
-        shape=view.weights.shape,
+        shape=(n, n),
+        note=note,
     )
 if params.n_pad == n:
     st.warning("Every key is padding: all weights and outputs are zero (no key to attend to).")
@@ -100,11 +116,13 @@ with st.expander("the two logit terms and the mask", expanded=False):
                 x_labels=cols,
                 y_labels=rows,
                 customdata=hover,
+                **at,
             ),
             "attention_content_logits",
             view.content_logits,
             formula="q_i · k_j",
-            shape=view.content_logits.shape,
+            shape=(n, n),
+            note=note,
         )
     with c2:
         chart(
@@ -114,11 +132,13 @@ with st.expander("the two logit terms and the mask", expanded=False):
                 x_labels=cols,
                 y_labels=rows,
                 customdata=hover,
+                **at,
             ),
             "attention_relative_logits",
             view.relative_logits,
             formula="q_i · a^K_ij",
-            shape=view.relative_logits.shape,
+            shape=(n, n),
+            note=note,
         )
     with c3:
         chart(
@@ -129,11 +149,13 @@ with st.expander("the two logit terms and the mask", expanded=False):
                 y_labels=rows,
                 scale="sequential",
                 zrange=(0.0, 1.0),
+                **at,
             ),
             "attention_mask",
             view.allowed,
             formula="allowed_ij",
-            shape=view.allowed.shape,
+            shape=(n, n),
+            note=note,
         )
 
 st.subheader("The output, split")
@@ -149,13 +171,19 @@ for column, (name, title, formula, z) in zip(
 ):
     with column:
         chart(
-            heatmap(z, title=title, x_title="channel", y_labels=rows),
+            heatmap(z, title=title, x_title="channel", y_labels=rows, row_offset=start),
             f"attention_{name}",
             z,
             formula=formula,
-            shape=z.shape,
+            shape=(n, d),
+            note="" if not params.windowed else f"query rows {start}-{stop - 1} of {n}",
         )
 agreement_badge(
     "z = content part + relative part",
     float(abs(view.output - view.content_output - view.relative_output).max()),
 )
+if params.windowed:
+    st.caption(
+        f"The weights drawn are the window's keys only; the largest weight mass a row puts on "
+        f"keys outside the window is {view.weight_outside:.3g}."
+    )

@@ -5,7 +5,7 @@ import streamlit as st
 
 from explorer import compute
 from explorer.controls import current_params
-from explorer.draw import chart
+from explorer.draw import chart, window_caption, window_note
 from relpos_core.example import axis_labels
 from relpos_core.plots import heatmap, pair_customdata
 
@@ -13,7 +13,10 @@ params = current_params()
 n, k, d = params.length, params.k, params.head_dim
 rows, cols = axis_labels(params)
 view = compute.lookup_view(params)
-hover = pair_customdata(view.index)
+start, stop = params.window
+hover = pair_customdata(view.index, start, start)
+at = {"row_offset": start, "col_offset": start}  # where the window sits in the (n, n) matrix
+note = window_note(params)
 
 st.title("Lookup table")
 st.markdown(
@@ -21,6 +24,7 @@ st.markdown(
     "a^K_ij = w^K[clip(j - i, k) + k] (Shaw et al. 2018, eqs. 3-4). "
     f"Here n = {n}, k = {k}: {2 * k + 1} table rows of size d = {d}."
 )
+window_caption(params)
 
 c1, c2, c3 = st.columns(3)
 with c1:
@@ -33,11 +37,13 @@ with c1:
             scale="diverging",
             customdata=hover,
             cell_text=view.distance.astype(int),
+            **at,
         ),
         "distance",
         view.distance,
         formula="j - i",
-        shape=view.distance.shape,
+        shape=(n, n),
+        note=note,
     )
 with c2:
     chart(
@@ -49,11 +55,13 @@ with c2:
             scale="diverging",
             customdata=hover,
             cell_text=view.clipped.astype(int),
+            **at,
         ),
         "clipped",
         view.clipped,
         formula="clip(j - i, k) = max(-k, min(k, j - i))",
-        shape=view.clipped.shape,
+        shape=(n, n),
+        note=note,
     )
 with c3:
     chart(
@@ -66,11 +74,13 @@ with c3:
             customdata=hover,
             cell_text=view.index.astype(int),
             zrange=(0, max(2 * k, 1)),
+            **at,
         ),
         "index",
         view.index,
         formula="clip(j - i, k) + k  in [0, 2k]",
-        shape=view.index.shape,
+        shape=(n, n),
+        note=note,
     )
 
 st.subheader("The learned tables")
@@ -116,12 +126,18 @@ if how == "by channel":
     block = compute.gathered_channel(params, channel)
     chart(
         heatmap(
-            block, title=f"a^K[:, :, {channel}]", x_labels=cols, y_labels=rows, customdata=hover
+            block,
+            title=f"a^K[:, :, {channel}]",
+            x_labels=cols,
+            y_labels=rows,
+            customdata=hover,
+            **at,
         ),
         "a_k_channel",
         block,
         formula=f"a^K_ij[{channel}] = w^K[clip(j - i, k) + k, {channel}]",
-        shape=block.shape,
+        shape=(n, n),
+        note=note,
     )
 else:
     query = st.slider("query row i", 0, n - 1, 0, key="ak_row") if n > 1 else 0
@@ -135,16 +151,20 @@ else:
             y_labels=cols,
             customdata=np.stack(
                 [
-                    np.broadcast_to((np.arange(n) - query)[:, None], block.shape),
-                    np.broadcast_to(view.index[query][:, None], block.shape),
+                    np.broadcast_to((np.arange(start, stop) - query)[:, None], block.shape),
+                    np.broadcast_to(
+                        (np.clip(np.arange(start, stop) - query, -k, k) + k)[:, None], block.shape
+                    ),
                 ],
                 axis=-1,
             ),
+            row_offset=start,
             hovertemplate="i=" + str(query) + "  j=%{y}  channel=%{x}<br>j - i=%{customdata[0]}"
             "<br>index=%{customdata[1]}<br>value=%{z:.4g}<extra></extra>",
         ),
         "a_k_row",
         block,
         formula=f"a^K_{query}j = w^K[clip(j - {query}, k) + k]",
-        shape=block.shape,
+        shape=(n, d),
+        note="" if not params.windowed else f"keys {start}-{stop - 1} of {n}",
     )

@@ -6,7 +6,7 @@ import streamlit as st
 
 from explorer import compute
 from explorer.controls import current_params
-from explorer.draw import chart
+from explorer.draw import chart, window_caption, window_note
 from relpos_core.example import axis_labels
 from relpos_core.plots import heatmap, pair_customdata
 
@@ -47,6 +47,7 @@ with right:
     st.latex(r"S^{rel}_{ij} = (Q E_r^\top)_{i,\; j - i + n - 1}")
     view = compute.lookup_view(params)
     rows, cols = axis_labels(params)
+    start = params.window[0]
     chart(
         heatmap(
             view.index,
@@ -54,7 +55,9 @@ with right:
             x_labels=cols,
             y_labels=rows,
             scale="index",
-            customdata=pair_customdata(view.index),
+            customdata=pair_customdata(view.index, start, start),
+            row_offset=start,
+            col_offset=start,
             cell_text=view.index.astype(int),
             zrange=(0, max(2 * params.k, 1)),
             height=320,
@@ -62,8 +65,10 @@ with right:
         "overview_index",
         view.index,
         formula="clip(j - i, k) + k",
-        shape=view.index.shape,
+        shape=(params.length, params.length),
+        note=window_note(params),
     )
+    window_caption(params, "the index table")
 
 st.subheader("The pages")
 st.page_link(

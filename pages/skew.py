@@ -5,7 +5,7 @@ import streamlit as st
 
 from explorer import compute
 from explorer.controls import current_params
-from explorer.draw import agreement_badge, bytes_text, chart
+from explorer.draw import agreement_badge, bytes_text, chart, window_caption, window_note
 from relpos_core.example import axis_labels
 from relpos_core.lookup import relative_index
 from relpos_core.plots import heatmap, pair_customdata, shade_cells
@@ -13,7 +13,10 @@ from relpos_core.plots import heatmap, pair_customdata, shade_cells
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads
 rows, cols = axis_labels(params)
-index = relative_index(n, n, params.k).numpy()
+start, stop = params.window
+size = stop - start
+index = relative_index(size, size, params.k).numpy()  # the window is diagonal: same j - i
+note = window_note(params)
 
 st.title("Skew")
 st.markdown(
@@ -22,6 +25,13 @@ st.markdown(
     "j - i + n - 1 at key j: the skew shifts every row by its own offset using only a pad, a "
     "reshape and a slice (Huang et al. 2018, Sec. 3.4.1)."
 )
+window_caption(params, "every step")
+if params.windowed:
+    st.caption(
+        f"The steps are the skew of the window's {size} queries over a sequence of {size} "
+        "(relative logits depend on j - i only, so its result is exactly the window of the "
+        f"full result); the memory figures are for the full n = {n}."
+    )
 controls = st.container(horizontal=True)
 with controls:
     kind = (
@@ -64,21 +74,24 @@ def draw_step(step: int) -> None:
         y_title=panel.rows_title,
         x_labels=cols if is_result else None,
         y_labels=rows if panel.name in ("input", "padded", "result") else None,
+        row_offset=start if panel.name in ("input", "padded", "result") else 0,
+        col_offset=start if is_result else 0,
         customdata=custom,
         hovertemplate="row=%{y}  col=%{x}<br>holds distance r=%{customdata[0]}"
         "<br>value=%{z:.4g}<extra></extra>",
         cell_text=text,
     )
     if is_result and masked:
-        shade_cells(fig, view.invalid, "invalid: not a relative logit")
+        shade_cells(fig, view.invalid, "invalid: not a relative logit", start, start)
     elif not is_result:
-        shade_cells(fig, pad, "pad")
+        shade_cells(fig, pad, "pad", start if panel.name != "reshaped" else 0)
     chart(
         fig,
         f"skew_{'masked' if masked else 'unmasked'}_{panel.name}",
         panel.z,
         formula=panel.formula,
         shape=panel.shape,
+        note=note if is_result else "",
     )
     if is_result and masked:
         st.caption(
@@ -101,12 +114,15 @@ with c1:
                 title="skew result with the causal mask applied",
                 x_labels=cols,
                 y_labels=rows,
-                customdata=pair_customdata(index),
+                customdata=pair_customdata(index, start, start),
+                row_offset=start,
+                col_offset=start,
             ),
             "skew_causal_result",
             view.masked_result,
             formula="S_rel[i, j] for j <= i, blank above",
-            shape=view.masked_result.shape,
+            shape=(n, n),
+            note=note,
         )
     else:
         st.markdown("The unmasked skew is valid everywhere: nothing needs masking.")
@@ -118,11 +134,14 @@ with c2:
             title="definition q_i · w^K[clip(j - i, k) + k]",
             x_labels=cols,
             y_labels=rows,
-            customdata=pair_customdata(index),
+            customdata=pair_customdata(index, start, start),
+            row_offset=start,
+            col_offset=start,
         ),
         "skew_definition",
         definition,
         formula="q_i · a^K_ij",
-        shape=definition.shape,
+        shape=(n, n),
+        note=note,
     )
 agreement_badge("skew vs definition on the valid cells, every head", view.max_diff)

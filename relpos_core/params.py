@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-N_MAX = 512  # longest sequence the explorer shows (one named limit; raise it here)
+N_MAX = 4096  # longest sequence the explorer computes (one named limit; raise it here)
 N_DEFAULT = 8
+DISPLAY_MAX = 512  # longest side of a matrix drawn whole; longer ones show a window this wide
+WIN_MAX = N_MAX - DISPLAY_MAX  # last first position of a window
 K_MAX = 64  # clip distance limit; k > n is allowed and clips nothing
 K_DEFAULT = 2
 D_MODEL_CHOICES = (8, 16, 32, 64, 128)
@@ -54,6 +56,7 @@ class ViewParams:
     mask: str = MASK_DEFAULT
     pad: int = PAD_DEFAULT
     text: str = TEXT_DEFAULT
+    win: int = 0
 
     def __post_init__(self) -> None:
         _check_range("n (sequence length)", self.n, 1, N_MAX)
@@ -65,6 +68,7 @@ class ViewParams:
         _check_range("pad (padded positions)", self.pad, 0, N_MAX)
         if not isinstance(self.text, str) or len(self.text) > TEXT_MAX_CHARS:
             raise ValueError(f"text must be a string of at most {TEXT_MAX_CHARS} characters")
+        _check_range("win (window start)", self.win, 0, WIN_MAX)
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -75,6 +79,27 @@ class ViewParams:
     def length(self) -> int:
         """Sequence length actually shown: the token count if text was typed, else ``n``."""
         return len(self.tokens) or self.n
+
+    @property
+    def window(self) -> tuple[int, int]:
+        """Positions [start, stop) drawn on both axes of an (n, n) heatmap.
+
+        The whole sequence up to DISPLAY_MAX; beyond, DISPLAY_MAX positions from ``win``
+        (clamped so the window ends at the last position).
+
+        >>> ViewParams(n=8).window, ViewParams(n=4096, win=100).window
+        ((0, 8), (100, 612))
+        >>> ViewParams(n=1000, win=3000).window
+        (488, 1000)
+        """
+        size = min(self.length, DISPLAY_MAX)
+        start = min(self.win, self.length - size)
+        return start, start + size
+
+    @property
+    def windowed(self) -> bool:
+        """True when the heatmaps show a window, not the whole sequence."""
+        return self.length > DISPLAY_MAX
 
     @property
     def head_dim(self) -> int:
@@ -108,6 +133,7 @@ _INT_LIMITS = {
     "k": ("k (clip distance)", 0, K_MAX, K_DEFAULT),
     "seed": ("seed", 0, SEED_MAX, SEED_DEFAULT),
     "pad": ("pad (padded positions)", 0, N_MAX, PAD_DEFAULT),
+    "win": ("win (window start)", 0, WIN_MAX, 0),
 }
 _CHOICES: dict[str, tuple[tuple[object, ...], object]] = {
     "d_model": (D_MODEL_CHOICES, D_MODEL_DEFAULT),
@@ -131,9 +157,9 @@ def parse_query(raw: Mapping[str, str | Sequence[str]]) -> ParsedQuery:
 
     >>> parsed = parse_query({"n": "100000", "k": "abc"})
     >>> parsed.params.n, parsed.params.k
-    (512, 2)
+    (4096, 2)
     >>> parsed.warnings[0]
-    "URL parameter n: n (sequence length) must be an integer in [1, 512], got '100000'; using 512"
+    "URL parameter n: n (sequence length) must be an integer in [1, 4096], got '100000'; using 4096"
     """
     values: dict[str, object] = {}
     warnings: list[str] = []

@@ -40,14 +40,14 @@ def escape_label(label: str) -> str:
     return html.escape(short, quote=False)
 
 
-def pair_customdata(index: np.ndarray, row_offset: int = 0) -> np.ndarray:
+def pair_customdata(index: np.ndarray, row_offset: int = 0, col_offset: int = 0) -> np.ndarray:
     """(rows, cols, 2) float32 of [j - i, table index] for a block of (query, key) pairs.
 
-    ``row_offset`` is the query position of the block's first row.
+    ``row_offset`` / ``col_offset`` are the query / key positions of the block's first cell.
     """
     rows, cols = index.shape
     i = np.arange(row_offset, row_offset + rows)[:, None]
-    j = np.arange(cols)[None, :]
+    j = np.arange(col_offset, col_offset + cols)[None, :]
     distance = np.broadcast_to(j - i, index.shape)
     return np.stack([distance, index], axis=-1).astype(np.float32)
 
@@ -73,6 +73,7 @@ def heatmap(
     hovertemplate: str | None = None,
     cell_text: np.ndarray | None = None,
     row_offset: int = 0,
+    col_offset: int = 0,
     zrange: tuple[float, float] | None = None,
     height: int | None = None,
 ) -> go.Figure:
@@ -80,7 +81,8 @@ def heatmap(
 
     ``customdata`` with :data:`PAIR_HOVER` (the default when given) shows i, j, j - i, index.
     ``cell_text`` (strings, same shape) is written into the cells when the matrix is small.
-    ``row_offset`` labels the first row as query ``row_offset`` (for a block of rows).
+    ``row_offset`` / ``col_offset`` label the first row / column as position ``row_offset`` /
+    ``col_offset`` (for a window of a larger matrix).
     """
     z = np.asarray(z, dtype=np.float32)
     if z.ndim != 2:
@@ -90,7 +92,7 @@ def heatmap(
     rows, cols = z.shape
     trace: dict = {
         "z": z,
-        "x": np.arange(cols),
+        "x": np.arange(col_offset, col_offset + cols),
         "y": np.arange(row_offset, row_offset + rows),
         "colorscale": SCALES[scale],
         "hoverongaps": False,
@@ -114,8 +116,12 @@ def heatmap(
         trace["text"] = np.vectorize(lambda s: html.escape(str(s), quote=False))(cell_text)
         trace["texttemplate"] = "%{text}"
         trace["textfont"] = {"size": 10}
-    x_axis = {"title": {"text": x_title}, "side": "top", "range": [-0.5, cols - 0.5]}
-    x_axis.update(_axis(x_labels, cols))
+    x_axis = {
+        "title": {"text": x_title},
+        "side": "top",
+        "range": [col_offset - 0.5, col_offset + cols - 0.5],
+        **_axis(x_labels, cols, col_offset),
+    }
     if cols <= TICK_LABELS_MAX and x_labels is not None:
         x_axis["tickangle"] = -45 if max(map(len, x_labels), default=0) > 3 else 0
     y_axis = {  # reversed range: the first query at the top
@@ -144,7 +150,9 @@ def heatmap(
     return fig
 
 
-def shade_cells(fig: go.Figure, region: np.ndarray, name: str, row_offset: int = 0) -> go.Figure:
+def shade_cells(
+    fig: go.Figure, region: np.ndarray, name: str, row_offset: int = 0, col_offset: int = 0
+) -> go.Figure:
     """Lay a translucent dark layer over the cells where ``region`` is True (e.g. invalid).
 
     Returns the same figure, with one extra trace named ``name`` that hover ignores.
@@ -155,7 +163,7 @@ def shade_cells(fig: go.Figure, region: np.ndarray, name: str, row_offset: int =
     fig.add_trace(
         go.Heatmap(
             z=layer,
-            x=np.arange(cols),
+            x=np.arange(col_offset, col_offset + cols),
             y=np.arange(row_offset, row_offset + rows),
             colorscale=[[0, "rgba(20,20,20,0.55)"], [1, "rgba(20,20,20,0.55)"]],
             showscale=False,

@@ -8,10 +8,12 @@ from hypothesis import strategies as st
 
 from relpos_core.params import (
     D_MODEL_CHOICES,
+    DISPLAY_MAX,
     HEADS_CHOICES,
     N_MAX,
     QUERY_KEYS,
     TEXT_MAX_CHARS,
+    WIN_MAX,
     ViewParams,
     parse_query,
     tokenize,
@@ -48,8 +50,9 @@ def test_mask_kinds(mask: str, pad: int, n: int, causal: bool, n_pad: int) -> No
 @pytest.mark.parametrize(
     ("field", "value", "words"),
     [
-        ("n", 0, ("n (sequence length)", "[1, 512]", "0")),
-        ("n", N_MAX + 1, ("n (sequence length)", "513")),
+        ("n", 0, ("n (sequence length)", "[1, 4096]", "0")),
+        ("n", N_MAX + 1, ("n (sequence length)", "4097")),
+        ("win", N_MAX, ("win (window start)", "[0, 3584]", "4096")),
         ("k", -1, ("k (clip distance)", "[0, 64]", "-1")),
         ("d_model", 12, ("d_model", "8, 16", "12")),
         ("heads", 3, ("heads", "3")),
@@ -76,8 +79,8 @@ def test_good_query_round_trips() -> None:
 @pytest.mark.parametrize(
     ("query", "key", "used", "words"),
     [
-        ({"n": "abc"}, "n", 8, ("n", "[1, 512]", "'abc'", "using 8")),
-        ({"n": "100000"}, "n", 512, ("'100000'", "using 512")),
+        ({"n": "abc"}, "n", 8, ("n", "[1, 4096]", "'abc'", "using 8")),
+        ({"n": "100000"}, "n", 4096, ("'100000'", "using 4096")),
         ({"k": "-5"}, "k", 0, ("k (clip distance)", "[0, 64]", "'-5'", "using 0")),
         ({"n": "3.5"}, "n", 3, ("'3.5'", "using 3")),
         ({"n": "nan"}, "n", 8, ("'nan'",)),
@@ -111,3 +114,28 @@ def test_parse_query_never_raises(raw: dict[str, str]) -> None:
     parsed = parse_query(raw)
     assert isinstance(parsed.params, ViewParams)
     assert set(parsed.corrections) <= set(raw)
+
+
+@pytest.mark.parametrize(
+    ("n", "win", "window"),
+    [
+        (8, 0, (0, 8)),
+        (512, 100, (0, 512)),  # no window below DISPLAY_MAX: the whole sequence
+        (513, 0, (0, 512)),
+        (4096, 1000, (1000, 1512)),
+        (4096, WIN_MAX, (3584, 4096)),
+        (1024, 3000, (512, 1024)),  # a start past the end is moved back
+    ],
+)
+def test_window(n: int, win: int, window: tuple[int, int]) -> None:
+    params = ViewParams(n=n, win=win)
+    assert params.window == window
+    assert params.windowed is (n > DISPLAY_MAX)
+    assert window[1] - window[0] == min(n, DISPLAY_MAX)
+
+
+def test_window_start_from_the_url_is_clamped_with_a_warning() -> None:
+    parsed = parse_query({"n": "4096", "win": "99999"})
+    assert parsed.params.win == WIN_MAX and parsed.corrections == {"win": WIN_MAX}
+    assert "win (window start) must be an integer in [0, 3584]" in parsed.warnings[0]
+    assert N_MAX == 4096 and WIN_MAX == N_MAX - DISPLAY_MAX

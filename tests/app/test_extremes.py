@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from explorer.compute import DISPLAY_ROWS
+from relpos_core.params import DISPLAY_MAX, N_MAX
 from tests.app.conftest import assert_clean, chart_keys, chart_z, open_page
 
 EXTREMES = {
@@ -37,7 +39,11 @@ def test_extreme_views_render(page: str, name: str) -> None:
             np.testing.assert_array_equal(chart_z(at, "attention_output"), 0.0)
 
 
-def test_largest_n_renders() -> None:
-    at = open_page("attention", n="512", d_model="128", heads="8")
+@pytest.mark.parametrize("page", ("overview", *PAGES))
+def test_largest_n_renders_a_window(page: str) -> None:
+    at = open_page(page, n=str(N_MAX), d_model="128", heads="8", mask="causal")
     assert_clean(at)
-    assert chart_z(at, "attention_weights").shape == (512, 512)
+    for key in chart_keys(at):  # the skew's steps are up to (W+1, W) or (W, 2W-1); t2t's taller
+        rows, cols = chart_z(at, key).shape
+        assert rows * cols <= DISPLAY_ROWS * DISPLAY_MAX and max(rows, cols) <= DISPLAY_ROWS, key
+    assert any(f"n = {N_MAX} is above {DISPLAY_MAX}" in c.value for c in at.caption)

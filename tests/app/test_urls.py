@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import relpos_core as rc
-from relpos_core.params import N_MAX
+from relpos_core.params import DISPLAY_MAX, N_MAX
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
 
 
@@ -28,8 +28,8 @@ def test_good_parameters_set_the_view_and_the_page() -> None:
 @pytest.mark.parametrize(
     ("query", "slider", "expected", "words"),
     [
-        ({"n": "abc"}, "n", 8, ["n (sequence length)", "[1, 512]", "'abc'"]),
-        ({"n": "100000"}, "n", N_MAX, ["n (sequence length)", "[1, 512]", "'100000'", "512"]),
+        ({"n": "abc"}, "n", 8, ["n (sequence length)", "[1, 4096]", "'abc'"]),
+        ({"n": "100000"}, "n", N_MAX, ["n (sequence length)", "[1, 4096]", "'100000'", "4096"]),
         ({"k": "-5"}, "k", 0, ["k (clip distance)", "[0, 64]", "'-5'"]),
         ({"n": "3.5"}, "n", 3, ["n (sequence length)", "'3.5'", "using 3"]),
     ],
@@ -41,7 +41,7 @@ def test_bad_numbers_are_clamped_or_ignored_with_a_warning(query, slider, expect
     shown = " ".join(warnings_of(at))
     for word in words:
         assert word in shown, (word, shown)
-    size = at.slider(key="n").value
+    size = min(at.slider(key="n").value, DISPLAY_MAX)
     assert chart_z(at, "index").shape == (size, size)
 
 
