@@ -177,3 +177,77 @@ def shade_cells(
 def figure_matrix(fig: go.Figure) -> np.ndarray:
     """The first trace's z as float32 (what a download of the figure's matrix holds)."""
     return np.asarray(fig.data[0].z, dtype=np.float32)
+
+
+def loglog_figure(
+    curves: dict[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    title: str,
+    y_title: str,
+    x_title: str = "n (sequence length)",
+    dashed: Sequence[str] = (),
+    hovertemplate: str = "%{fullData.name}<br>n=%{x}<br>%{y:.4s}<extra></extra>",
+    height: int = 480,
+) -> go.Figure:
+    """Lines on log-log axes: ``curves`` maps a legend name to (x, y) arrays (y > 0).
+
+    Arrays travel as typed arrays; names listed in ``dashed`` are drawn dashed.
+    """
+    data = []
+    for name, (x, y) in curves.items():
+        x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        if x.shape != y.shape or x.ndim != 1:
+            raise ValueError(f"curve {name!r} needs two 1-D arrays of one length, got "
+                             f"{x.shape} and {y.shape}")  # fmt: skip
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": html.escape(name, quote=False),
+                "x": x,
+                "y": y,
+                "line": {"dash": "dash" if name in dashed else "solid"},
+                "marker": {"size": 5},
+                "hovertemplate": hovertemplate,
+            }
+        )
+    layout = {
+        "title": {"text": html.escape(title, quote=False), "x": 0, "font": {"size": 14}},
+        "xaxis": {"type": "log", "title": {"text": x_title}, "dtick": np.log10(2) * 2},
+        "yaxis": {"type": "log", "title": {"text": y_title}},
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "legend": {"orientation": "v", "x": 1.02, "y": 1},
+        "hovermode": "closest",
+    }
+    return go.Figure({"data": data, "layout": layout})
+
+
+def mark_points(
+    fig: go.Figure, points: Sequence[tuple[str, float, float]], name: str = "marked"
+) -> go.Figure:
+    """Add labelled markers: each point is (label, x, y). Returns the same figure."""
+    fig.add_trace(
+        go.Scatter(
+            x=np.array([p[1] for p in points], dtype=np.float64),
+            y=np.array([p[2] for p in points], dtype=np.float64),
+            mode="markers+text",
+            text=[html.escape(p[0], quote=False) for p in points],
+            textposition="middle right",
+            marker={"size": 12, "symbol": "star", "color": "black"},
+            name=html.escape(name, quote=False),
+            hovertemplate="%{text}<extra></extra>",
+        )
+    )
+    return fig
+
+
+def horizontal_line(fig: go.Figure, y: float, label: str) -> go.Figure:
+    """A dotted horizontal line at ``y`` across the plot, labelled at its right end."""
+    fig.add_hline(
+        y=y,
+        line={"dash": "dot", "color": "firebrick", "width": 1.5},
+        annotation={"text": html.escape(label, quote=False), "font": {"color": "firebrick"}},
+        annotation_position="bottom right",
+    )
+    return fig

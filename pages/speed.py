@@ -1,0 +1,111 @@
+"""Speed & memory: what each method materializes as n grows, and a benchmark run on this server."""
+
+import numpy as np
+import streamlit as st
+
+from explorer import speed
+from explorer.controls import current_params
+from explorer.draw import png_config
+from relpos_core.bench import METHODS
+from relpos_core.budget import REQUEST_BUDGET_BYTES, format_bytes
+from relpos_core.plots import horizontal_line, loglog_figure, mark_points
+
+RESULTS_KEY = "speed_results"  # this session's measurements, never shared with other sessions
+params = current_params()
+d, heads, k = params.head_dim, params.heads, params.k
+
+st.title("Speed & memory")
+st.markdown(
+    "Every exact method computes the same logits; they differ in what they build on the way. "
+    "The materialized a^K (einsum, matmul) grows as n² d, the skew's Er as n d, the bucket "
+    "gather's Q w^T as h n (2k+1); every method but *banded* also keeps the (b, h, n, n) logits."
+)
+
+st.subheader("Memory of the position-dependent intermediate")
+curves = speed.memory_curves(d, heads, k)
+fig = loglog_figure(
+    curves,
+    title=f"bytes vs n at d = {d}, heads = {heads}, k = {k}, batch 1, float32",
+    y_title="bytes",
+    dashed=("matmul", "fp32 logits (b, h, n, n)"),
+)
+mark_points(fig, speed.music_transformer_points(), name="Music Transformer, L = 2048, D = 512")
+horizontal_line(
+    fig, REQUEST_BUDGET_BYTES, f"per-request budget {format_bytes(REQUEST_BUDGET_BYTES)}"
+)
+st.plotly_chart(fig, key="chart_speed_memory", width="stretch", config=png_config("memory"))
+st.caption(
+    "Lines: `relpos_core.memory.memory_bytes` at this view's d, heads and k (einsum and matmul "
+    "coincide). Stars: Huang et al.'s example at D = 512, L = 2048, causal: the materialized "
+    "a^K takes 8.6 GB per layer, the skew's Er 4.2 MB. Dotted: the memory budget one request "
+    "of this server may use."
+)
+
+st.subheader("Measure now")
+st.markdown(
+    f"Times one forward pass of relative attention (key and value terms) per method on this "
+    f"server, at d = {d}, heads = {heads}, k = {k} (the sidebar), b = 1: the median of a few "
+    "calls after a warm-up, with the inputs of `relpos_core.bench`. *sdpa* and *plain* are "
+    "attention without relative terms, the yardsticks. A click runs for at most "
+    f"{speed.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
+)
+left, middle, right = st.columns(3)
+methods = left.multiselect("methods", METHODS, default=list(METHODS), key="speed_methods")
+largest = middle.select_slider(
+    "largest n", speed.BENCH_NS, value=512, key="speed_max_n", help="sizes: powers of 2 up to it"
+)
+repeats = right.slider("repeats", 1, speed.BENCH_REPEATS_MAX, 3, key="speed_repeats")
+ns = tuple(n for n in speed.BENCH_NS if n <= largest)[-6:]  # the six largest sizes up to it
+allowed, refused = speed.plan_benchmark(tuple(methods), ns, d, heads, k)
+if refused:
+    st.warning(
+        "Over the memory budget, refused before anything is allocated:\n"
+        + speed.refusal_text(refused),
+        icon=":material/block:",
+    )
+if st.button("Measure now", key="speed_measure", type="primary", disabled=not allowed):
+    bar = st.progress(0.0, text="starting")
+    st.session_state[RESULTS_KEY] = speed.run_benchmark(
+        tuple(methods), ns, d, heads, k, repeats, lambda share, text: bar.progress(share, text)
+    )
+    bar.empty()
+
+result = st.session_state.get(RESULTS_KEY)
+if isinstance(result, speed.BenchResult) and result.rows:
+    timings: dict[str, tuple[list[int], list[float]]] = {}
+    for row in result.rows:
+        xs, ys = timings.setdefault(str(row["method"]), ([], []))
+        xs.append(int(row["n"]))  # type: ignore[call-overload]
+        ys.append(float(row["median_ms"]))  # type: ignore[arg-type]
+    arrays = {m: (np.array(x, dtype=np.float64), np.array(y)) for m, (x, y) in timings.items()}
+    st.plotly_chart(
+        loglog_figure(
+            arrays,
+            title=f"median ms vs n at d = {result.d}, heads = {result.heads}, k = {result.k}, "
+            f"{result.repeats} repeat(s)",
+            y_title="median time per forward pass (ms)",
+            dashed=("sdpa", "plain"),
+            hovertemplate="%{fullData.name}<br>n=%{x}<br>%{y:.3g} ms<extra></extra>",
+        ),
+        key="chart_speed_timing",
+        width="stretch",
+        config=png_config("timing"),
+    )
+    ns_run = sorted({int(row["n"]) for row in result.rows})  # type: ignore[call-overload]
+    table = {
+        method: {f"n = {n}": ms for n, ms in zip(*timings[method], strict=True)}
+        for method in timings
+    }
+    st.dataframe(
+        {"method": list(table)}
+        | {f"n = {n}": [table[m].get(f"n = {n}") for m in table] for n in ns_run},
+        key="speed_table",
+        hide_index=True,
+    )
+    note = f"Measured in {result.seconds:.1f} s on this server just now (ms, median)."
+    if result.skipped:
+        skipped = ", ".join(f"{m} at n = {n}" for m, n in result.skipped)
+        note += f" Skipped to stay within {speed.BENCH_SECONDS:.0f} s: {skipped}."
+    st.caption(note)
+elif isinstance(result, speed.BenchResult):
+    st.info("Nothing was measured: every requested size was refused or skipped.")

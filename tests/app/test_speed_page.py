@@ -1,0 +1,70 @@
+"""The Speed & memory page: the memory chart is memory_bytes, a click measures, budgets refuse."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+
+from relpos_core.memory import logits_bytes, memory_bytes
+from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
+
+
+def decode(value: dict | list) -> np.ndarray:
+    if isinstance(value, list):
+        return np.asarray(value, dtype=np.float64)
+    return np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+
+
+def traces_by_name(at, key: str) -> dict[str, dict]:
+    return {trace["name"]: trace for trace in chart_spec(at, key)["data"]}
+
+
+def test_memory_chart_is_memory_bytes_with_the_music_transformer_point() -> None:
+    at = open_page("speed", d_model="64", heads="4", k="3")  # head dim 16
+    assert_clean(at)
+    traces = traces_by_name(at, "speed_memory")
+    ns = decode(traces["einsum"]["x"]).astype(int)
+    assert ns[0] == 16 and ns[-1] == 65536
+    for method in ("einsum", "matmul", "skew", "bucket", "banded", "loop"):
+        expected = [memory_bytes(method, int(n), 16, 4, k=3) for n in ns]
+        np.testing.assert_array_equal(decode(traces[method]["y"]), expected)
+    causal = [memory_bytes("skew", int(n), 16, 4, causal=True) for n in ns]
+    np.testing.assert_array_equal(decode(traces["skew (causal)"]["y"]), causal)
+    floor = [logits_bytes(int(n), 4) for n in ns]
+    np.testing.assert_array_equal(decode(traces["fp32 logits (b, h, n, n)"]["y"]), floor)
+    marked = traces["Music Transformer, L = 2048, D = 512"]
+    np.testing.assert_array_equal(decode(marked["x"]), [2048, 2048])
+    np.testing.assert_array_equal(decode(marked["y"]), [2048 * 2048 * 512 * 4, 2048 * 512 * 4])
+    assert "8.6 GB" in marked["text"][0] and "4.2 MB" in marked["text"][1]
+    assert "speed_timing" not in chart_keys(at)  # nothing measured before the click
+
+
+def test_measure_now_draws_the_timing_chart_and_table() -> None:
+    at = open_page("speed")
+    at.multiselect(key="speed_methods").set_value(["sdpa", "banded", "bucket"]).run()
+    at.select_slider(key="speed_max_n").set_value(32).run()
+    at.slider(key="speed_repeats").set_value(1).run()
+    at.button(key="speed_measure").click().run()
+    assert_clean(at)
+    traces = traces_by_name(at, "speed_timing")
+    assert set(traces) == {"sdpa", "banded", "bucket"}
+    for trace in traces.values():
+        np.testing.assert_array_equal(decode(trace["x"]), [16, 32])
+        assert (decode(trace["y"]) > 0).all()
+    table = at.dataframe[0].value
+    assert list(table["method"]) == ["sdpa", "banded", "bucket"]
+    assert {"n = 16", "n = 32"} <= set(table.columns)
+    at.slider(key="k").set_value(3).run()  # the results stay for this session
+    assert "speed_timing" in chart_keys(at)
+
+
+def test_over_budget_sizes_are_refused_with_a_message() -> None:
+    at = open_page("speed", d_model="128", heads="1")  # head dim 128
+    at.multiselect(key="speed_methods").set_value(["einsum", "banded"]).run()
+    at.select_slider(key="speed_max_n").set_value(2048).run()
+    assert_clean(at)
+    shown = " ".join(w.value.replace("\\", "") for w in at.warning)
+    assert "refused" in shown and "einsum" in shown and "256.0 MiB" in shown
+    assert "n (sequence length) = 1024" in shown  # a^K (1024, 1024, 128) alone is 512 MiB
+    assert "banded** refused" not in shown
