@@ -15,10 +15,12 @@ the median of each and, as the ratio, the median of the per-repeat ratios (robus
 on the machine, which moves both timings of a pair together).
 
 Peak memory: torch's CPU allocations are invisible to tracemalloc, so each (method, n) runs once
-more in a fresh child process that builds the inputs, runs a tiny warm-up call, reads the
-high-water mark of its resident set (``getrusage(RUSAGE_SELF).ru_maxrss``), runs the method once
-and reads it again. "peak MB" is the growth: everything the call allocated at its worst moment,
-output included. A method whose materialized intermediate (``memory_bytes``) plus two
+more in a fresh child process that builds the inputs, runs a tiny warm-up call, resets the kernel's
+resident-set high-water mark to the current RSS (``/proc/self/clear_refs``), runs the method once
+and reads the mark again (``VmHWM``). "peak MB" is the growth: everything the call held at its
+worst moment, output included. (``getrusage``'s ru_maxrss is no use here: Linux carries the
+parent's high-water mark into a child across fork and exec.) Without /proc, ru_maxrss is the
+fallback. A method whose materialized intermediate (``memory_bytes``) plus two
 (b, h, n, n) tensors would exceed ``--budget-mb`` is skipped and marked so in the table.
 """
 
@@ -104,7 +106,33 @@ def time_against_sdpa(
     return 1e3 * statistics.median(ours), 1e3 * statistics.median(base), statistics.median(ratios)
 
 
-def _max_rss_bytes() -> int:
+def _status_bytes(field: str) -> int | None:
+    """VmRSS / VmHWM of this process from /proc/self/status, None where there is no /proc."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024  # reported in kB
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak_rss() -> int:
+    """Set the high-water mark to the current RSS where Linux allows it; return the baseline."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # 5: reset the peak RSS (Linux >= 4.0)
+        current = _status_bytes("VmRSS")
+        if current is not None:
+            return current
+    except OSError:
+        pass
+    return _peak_rss()
+
+
+def _peak_rss() -> int:
+    hwm = _status_bytes("VmHWM")
+    if hwm is not None:
+        return hwm
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
 
@@ -125,9 +153,9 @@ def peak_growth_in_child(method: str, n: int, d: int, heads: int, k: int, batch:
 def _child(method: str, n: int, d: int, heads: int, k: int, batch: int) -> None:
     runner(method, make_inputs(8, d, heads, k, batch))()  # load kernels, warm the allocator
     call = runner(method, make_inputs(n, d, heads, k, batch))
-    before = _max_rss_bytes()
+    before = _reset_peak_rss()
     call()
-    print(_max_rss_bytes() - before)
+    print(max(0, _peak_rss() - before))
 
 
 def machine() -> dict[str, object]:
