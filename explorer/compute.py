@@ -303,7 +303,7 @@ class AttentionView:
     content_output: np.ndarray  # (W, d) sum_j a_ij v_j over all n keys
     relative_output: np.ndarray  # (W, d) sum_j a_ij a^V_ij
     output: np.ndarray  # (W, d) z_i
-    weight_outside: float  # largest weight mass of a row on keys outside the window
+    weight_inside: tuple[float, float]  # least and most weight a row puts on the window's keys
     scale: float
 
 
@@ -334,7 +334,7 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
     def blank(t: torch.Tensor) -> np.ndarray:
         return np.where(allowed.numpy(), block(t), np.nan).astype(np.float32)
 
-    mass = trace.weights[0, 0].sum(-1) - inside.sum(-1)  # (W,) weight on keys outside
+    mass = inside.sum(-1)  # (W,) weight each row puts on the window's keys
     return AttentionView(
         content_logits=block(trace.content_logits),
         relative_logits=block(trace.relative_logits),
@@ -345,7 +345,7 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
         content_output=_np(trace.content_output[0, 0]),
         relative_output=_np(trace.relative_output[0, 0]),
         output=_np(trace.output[0, 0]),
-        weight_outside=float(mass.abs().max()),
+        weight_inside=(float(mass.min()), float(mass.max())),
         scale=trace.scale,
     )
 

@@ -108,7 +108,7 @@ def window_caption(params: ViewParams, what: str = "every n x n heatmap") -> Non
         start, stop = params.window
         n = params.length
         st.caption(
-            f":material/crop_free: n = {n} is above {DISPLAY_MAX}: {what} shows the window of "
+            f"n = {n} is above {DISPLAY_MAX}: {what} shows the window of "
             f"queries and keys {start}-{stop - 1} ({stop - start} x {stop - start} of the full "
             f"({n}, {n})), not a downsample; every value is exact. Move it with *window start* "
             "in the sidebar."

@@ -184,6 +184,7 @@ agreement_badge(
 )
 if params.windowed:
     st.caption(
-        f"The weights drawn are the window's keys only; the largest weight mass a row puts on "
-        f"keys outside the window is {view.weight_outside:.3g}."
+        f"The weights drawn are the window's keys only: each row puts between "
+        f"{view.weight_inside[0]:.1%} and {view.weight_inside[1]:.1%} of its weight on them "
+        "(100% over all keys)."
     )

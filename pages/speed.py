@@ -28,6 +28,7 @@ fig = loglog_figure(
     title=f"bytes vs n at d = {d}, heads = {heads}, k = {k}, batch 1, float32",
     y_title="bytes",
     dashed=("matmul", "fp32 logits (b, h, n, n)"),
+    byte_ticks=True,
 )
 mark_points(fig, speed.music_transformer_points(), name="Music Transformer, L = 2048, D = 512")
 horizontal_line(

@@ -6,8 +6,8 @@ computation first asks :func:`plan_compute` for a :class:`Plan`; over the budget
 is allocated.
 
 Why 256 MiB: a Streamlit Community Cloud app gets at most about 2.7 GB of memory; the server
-process with torch and streamlit loaded holds about 0.5 GB before any request. Eight sessions
-computing at once at 256 MiB each add 2 GiB: 2.7 GB in all, at the limit, never beyond it.
+process with torch, plotly and streamlit loaded holds about 0.35 GB once it has drawn a page.
+Eight sessions computing at once at 256 MiB each add 2 GiB: about 2.5 GB in all, under the limit.
 
 The estimate (float32, ``bytes_per_value`` = 4), for ``rows`` query rows of a length-n sequence:
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-PAGES = ("", "lookup", "logits", "skew", "attention", "absolute")
+PAGES = ("", "lookup", "logits", "skew", "attention", "absolute", "speed")
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
