@@ -157,3 +157,21 @@ def refusal_text(refused: list[Refusal]) -> str:
         sizes = ", ".join(str(item.n) for item in items)
         lines.append(f"- **{method}** refused at n = {sizes}: {md_escape(items[0].message)}")
     return "\n".join(lines)
+
+
+def result_table(result: BenchResult) -> dict[str, list[str]]:
+    """Columns for st.dataframe: method, then one column per n with the median ms as text, or
+    why that size was not measured ("over budget", "time cap")."""
+    cells: dict[tuple[str, int], str] = {}
+    for row in result.rows:
+        cells[(str(row["method"]), int(row["n"]))] = f"{float(row['median_ms']):.3g}"  # type: ignore[call-overload, arg-type]
+    for item in result.refused:
+        cells[(item.method, item.n)] = "over budget"
+    for method, n in result.skipped:
+        cells[(method, n)] = "time cap"
+    methods = list(dict.fromkeys(m for m, _ in cells))
+    ns = sorted({n for _, n in cells})
+    table = {"method": methods}
+    for n in ns:
+        table[f"n = {n}"] = [cells.get((m, n), "") for m in methods]
+    return table

@@ -92,18 +92,11 @@ if isinstance(result, speed.BenchResult) and result.rows:
         width="stretch",
         config=png_config("timing"),
     )
-    ns_run = sorted({int(row["n"]) for row in result.rows})  # type: ignore[call-overload]
-    table = {
-        method: {f"n = {n}": ms for n, ms in zip(*timings[method], strict=True)}
-        for method in timings
-    }
-    st.dataframe(
-        {"method": list(table)}
-        | {f"n = {n}": [table[m].get(f"n = {n}") for m in table] for n in ns_run},
-        key="speed_table",
-        hide_index=True,
+    st.dataframe(speed.result_table(result), key="speed_table", hide_index=True)
+    note = (
+        f"Measured in {result.seconds:.1f} s on this server just now (ms, median). Other work "
+        "on the same machine (other sessions too) slows these down: compare within one click."
     )
-    note = f"Measured in {result.seconds:.1f} s on this server just now (ms, median)."
     if result.skipped:
         skipped = ", ".join(f"{m} at n = {n}" for m, n in result.skipped)
         note += f" Skipped to stay within {speed.BENCH_SECONDS:.0f} s: {skipped}."

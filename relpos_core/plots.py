@@ -216,7 +216,7 @@ def loglog_figure(
         )
     xs = np.concatenate([np.asarray(x, dtype=np.float64) for x, _ in curves.values()] or [[1]])
     x_ticks = [4**e for e in range(0, 12) if xs.min() / 4 < 4**e <= xs.max() * 4]
-    y_axis: dict = {"type": "log", "title": {"text": y_title}}
+    y_axis: dict = {"type": "log", "title": {"text": y_title}, "dtick": 1}  # decades only
     if byte_ticks:
         y_axis.update(tickvals=[10.0**e for e in range(0, 16, 2)], ticktext=BYTE_TICKS)
     layout = {

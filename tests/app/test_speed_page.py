@@ -54,7 +54,13 @@ def test_measure_now_draws_the_timing_chart_and_table() -> None:
         assert (decode(trace["y"]) > 0).all()
     table = at.dataframe[0].value
     assert list(table["method"]) == ["sdpa", "banded", "bucket"]
-    assert {"n = 16", "n = 32"} <= set(table.columns)
+    assert list(table.columns) == ["method", "n = 16", "n = 32"]
+    shown = {
+        (m, n): float(table[f"n = {n}"][i]) for i, m in enumerate(table["method"]) for n in (16, 32)
+    }
+    for name, trace in traces.items():  # the table holds the charted medians, to 3 digits
+        for n, ms in zip(decode(trace["x"]), decode(trace["y"]), strict=True):
+            assert shown[(name, int(n))] == float(f"{ms:.3g}")
     at.slider(key="k").set_value(3).run()  # the results stay for this session
     assert "speed_timing" in chart_keys(at)
 
