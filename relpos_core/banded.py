@@ -23,9 +23,9 @@ import torch
 
 from relpos_core.lookup import clip_distance_from_table
 
-#: Elements of one (b·h, rows, n_k) block: 2^20 float32 values = 4 MiB, about the 2 MiB L2
-#: of each of the two cores this was tuned on.
-BLOCK_ELEMENTS = 1 << 20
+#: Elements of one (b·h, rows, n_k) block at most: 2^23 float32 values = 32 MiB, the L3 of the
+#: 2-core CPU this was tuned on.
+BLOCK_ELEMENTS = 1 << 23
 
 
 def choose_method(n_q: int, n_k: int) -> str:
@@ -41,13 +41,14 @@ def choose_method(n_q: int, n_k: int) -> str:
 
 
 def block_rows(n_q: int, n_k: int, batch_heads: int = 1) -> int:
-    """Query rows per block: 2^20 / (b·h·n_k), between 64 and 256, never more than n_q.
+    """Query rows per block: 2^23 / (b·h·n_k), between 64 and 256, never more than n_q.
 
-    Fewer, larger blocks cost less per-op overhead; smaller ones stay in cache. At least 64 rows
-    measured best at n = 4096 (each op also pays a thread barrier on a busy machine).
+    Every op of a block is one parallel region with a thread barrier; on a machine shared with
+    other work a barrier can wait a whole scheduler slice, so few large blocks (still in L3)
+    measured far steadier than many small ones (see ``bench``), at the same speed when quiet.
 
     >>> block_rows(1024, 1024, 8), block_rows(4096, 4096, 8), block_rows(10, 10)
-    (128, 64, 10)
+    (256, 256, 10)
     """
     rows = BLOCK_ELEMENTS // max(1, batch_heads * n_k)
     return max(1, min(n_q, 256, max(64, rows)))

@@ -12,7 +12,7 @@ rows at a time (see ``banded``):
 Softmax is blind to a constant per row, so the left constant q_i · w_{-k} is subtracted from every
 cell instead of added to the left part, and the right edge bucket is 1 minus the others.
 Each block's slab stays in cache and is reused, so peak memory is O(b h n k + n d) plus one block
-(4-8 MiB at the benchmark shapes), not O(b h n^2); nothing of size (n, n, d) is ever built. The
+(up to 32 MiB at the benchmark shapes), not O(b h n^2); nothing of size (n, n, d) is ever built. The
 other methods run the unblocked ops of ``relative_attention`` without keeping its intermediates.
 """
 
