@@ -54,6 +54,12 @@ def block_rows(n_q: int, n_k: int, batch_heads: int = 1) -> int:
     return max(1, min(n_q, 256, max(64, rows)))
 
 
+def strip_columns(i0: int, i1: int, n_k: int, k: int) -> tuple[int, int]:
+    """Columns [c0, c1) the band crosses for query rows [i0, i1), clamped to [0, n_k]."""
+    c0 = min(max(i0 - k + 1, 0), n_k)
+    return c0, max(min(i1 + k - 1, n_k), c0)
+
+
 def strip(i0: int, i1: int, n_k: int, k: int) -> tuple[int, int, torch.Tensor]:
     """Columns [c0, c1) the band crosses for query rows [i0, i1), and their bucket index.
 
@@ -64,8 +70,7 @@ def strip(i0: int, i1: int, n_k: int, k: int) -> tuple[int, int, torch.Tensor]:
     (0, 2, tensor([[1, 2],
             [0, 1]]))
     """
-    c0 = min(max(i0 - k + 1, 0), n_k)
-    c1 = max(min(i1 + k - 1, n_k), c0)
+    c0, c1 = strip_columns(i0, i1, n_k, k)
     distance = torch.arange(c0, c1)[None, :] - torch.arange(i0, i1)[:, None]  # (i,j)
     return c0, c1, distance.clamp(-k, k) + k
 

@@ -174,6 +174,7 @@ def machine() -> dict[str, object]:
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "python": platform.python_version(),
+        "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 
 
@@ -196,6 +197,7 @@ def run(
 ) -> dict[str, object]:
     """Time (and, in child processes, measure) every method at every n. Returns the JSON dict."""
     results = []
+    start = machine()  # the load average says how busy the machine was while timing
     for n in ns:
         inputs = make_inputs(n, d, heads, k, batch)
         sdpa = runner("sdpa", inputs)
@@ -215,7 +217,9 @@ def run(
             results.append(row)
             print(_progress(row), file=sys.stderr, flush=True)
     config = dict(n=ns, d=d, heads=heads, k=k, batch=batch, repeats=repeats, budget_mb=budget_mb)
-    return {"machine": machine(), "config": config, "results": results}
+    report = {"machine": start, "config": config, "results": results}
+    report["load_average_1min_at_end"] = machine()["load_average_1min"]
+    return report
 
 
 def _progress(row: dict[str, object]) -> str:
@@ -284,7 +288,9 @@ def main(argv: list[str] | None = None) -> dict[str, object] | None:
         args.budget_mb, measure_memory=not args.no_memory,
     )  # fmt: skip
     m = report["machine"]
-    print(f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}; {report['config']}")  # type: ignore[index]
+    print(f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}; {report['config']}")
+    print(f"load average (1 min): {m['load_average_1min']} at start, "
+          f"{report['load_average_1min_at_end']} at end")  # fmt: skip  # type: ignore[index]
     print(markdown_table(report))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")

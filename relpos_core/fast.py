@@ -7,7 +7,7 @@ rows at a time (see ``banded``):
     S     = (Q_blk / sqrt(d)) K^T                         (b·h, rows, n_k), into a reused buffer
     S    += Q_blk (w^K - w^K_{-k}) / sqrt(d) by bands    right constant, gather on the strip
     A     = softmax(S), in place (masked; causal blocks stop at column i1)
-    Z_blk = A V + (bucket mass of A) w^V                 one baddbmm
+    Z_blk = A V,  M_blk = bucket mass of A               Z = cat(Z_blk) + cat(M_blk) w^V
 
 Softmax is blind to a constant per row, so the left constant q_i · w_{-k} is subtracted from every
 cell instead of added to the left part, and the right edge bucket is 1 minus the others.
@@ -23,7 +23,7 @@ import math
 import torch
 
 from relpos_core.attention import combine_masks, masked_softmax
-from relpos_core.banded import block_rows, bucket_mass, choose_method, strip
+from relpos_core.banded import block_rows, choose_method, strip, strip_columns
 from relpos_core.checks import check_choice, check_same_dtype, check_tensor
 from relpos_core.logits import LOGIT_METHODS, relative_logits
 from relpos_core.lookup import clip_distance_from_table
@@ -122,36 +122,47 @@ def _banded_attention(
     keys_t = k.reshape(bh, n_k, d).transpose(1, 2)  # (bh,d,j)
     values = v.reshape(bh, n_k, d_v)
     shifted = q @ (table_k - table_k[:1]).T  # (bh,i,d),(d,2k+1) -> (bh,i,2k+1), scaled
-    out = q.new_empty(bh, n_q, d_v)
+    content, masses = [], []  # per block; joined once at the end (fewer ops, each with a barrier)
     weights = q.new_zeros(b, h, n_q, n_k) if return_weights else None
     rows = block_rows(n_q, n_k, bh)
     logits_buf = q.new_empty(bh * rows * n_k)  # reused by every block
-    ones = q.new_ones(bh, rows)  # row sums of softmax weights
+    indices: dict[tuple[int, int, int], torch.Tensor] = {}  # strip index, same for inner blocks
     for i0 in range(0, n_q, rows):
         i1 = min(n_q, i0 + rows)
         cols = min(n_k, i1) if causal else n_k  # causal: keys beyond the block's last row are out
         size = bh * (i1 - i0) * cols
         s = logits_buf[:size].view(bh, i1 - i0, cols)
         torch.bmm(q[:, i0:i1], keys_t[..., :cols], out=s)  # (bh,rows,d),(bh,d,j) -> (bh,rows,j)
-        c0, c1, index = strip(i0, i1, cols, kk)
+        c0, c1 = strip_columns(i0, i1, cols, kk)
+        key = (c0 - i0, i1 - i0, c1 - c0)
+        if key not in indices:
+            indices[key] = strip(i0, i1, cols, kk)[2].expand(bh, i1 - i0, c1 - c0)
+        index = indices[key]  # (bh,rows,c1-c0): clip(j-i, k) + k
         # Softmax ignores a constant per row, so q_i · w_{-k} (left of the band) is left out and
         # the band and the right part get their difference to it.
         p = shifted[:, i0:i1]  # (bh,rows,2k+1)
         s[..., c1:] += p[..., 2 * kk :]  # right of the band: q_i · (w_{+k} - w_{-k})
-        s[..., c0:c1] += p.gather(-1, index.expand(bh, *index.shape))
+        s[..., c0:c1] += p.gather(-1, index)
         blocked = _blocked(allowed, causal, i0, i1, cols, (b, h))
         if blocked is not None:
             s.view(b, h, i1 - i0, cols).masked_fill_(blocked, float("-inf"))
         a = _softmax_out(s, -1, False, out=s)  # in place: each row is read before written
-        row_sums = ones[:, : i1 - i0]  # softmax rows sum to 1 ...
-        if allowed is not None:  # ... unless nothing is allowed: NaN, made all zeros
+        if allowed is not None:  # a row with nothing allowed is NaN: make it all zeros
             a.nan_to_num_(nan=0.0)
-            row_sums = None
-        mass = bucket_mass(a, i0, kk, row_sums)
-        rel = mass @ table_v  # (bh,rows,2k+1),(2k+1,d_v) -> (bh,rows,d_v)
-        out[:, i0:i1] = torch.baddbmm(rel, a, values[:, :cols])  # + (bh,rows,j),(bh,j,d_v)
+        mass = a.new_zeros(bh, i1 - i0, 2 * kk + 1)  # weight per distance bucket
+        mass.scatter_add_(-1, index, a[..., c0:c1])  # the strip, cell by cell
+        mass[..., 0] += a[..., :c0].sum(-1)  # left of the strip: distance <= -k
+        if allowed is not None:  # else the right edge is what the others leave of 1, below
+            mass[..., 2 * kk] += a[..., c1:].sum(-1)
+        masses.append(mass)
+        content.append(a @ values[:, :cols])  # (bh,rows,j),(bh,j,d_v) -> (bh,rows,d_v)
         if weights is not None:
             weights[..., i0:i1, :cols] = a.view(b, h, i1 - i0, cols)
+    out = torch.cat(content, 1).view(bh * n_q, d_v)
+    mass = torch.cat(masses, 1).view(bh * n_q, 2 * kk + 1)
+    if allowed is None:  # every softmax row sums to 1: right of the strip, distance >= k
+        mass[:, 2 * kk] += 1 - mass.sum(-1)
+    out.addmm_(mass, table_v)  # += (bucket mass) w^V, (bh·i,2k+1),(2k+1,d_v)
     out = out.view(b, h, n_q, d_v)
     return (out, weights) if weights is not None else out
 

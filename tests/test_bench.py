@@ -15,7 +15,7 @@ def test_bench_writes_json_with_the_expected_keys(tmp_path, capsys):
     argv += ["--methods", "sdpa", "banded", "bucket", "--json", str(out)]
     bench.main(argv)
     report = json.loads(out.read_text())
-    assert set(report) == {"machine", "config", "results"}
+    assert set(report) == {"machine", "config", "results", "load_average_1min_at_end"}
     assert {"cpu", "cores", "torch"} <= set(report["machine"])
     assert report["config"]["n"] == [8, 12] and report["config"]["k"] == 2
     assert len(report["results"]) == 6
