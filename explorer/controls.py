@@ -13,6 +13,7 @@ import dataclasses
 import re
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from relpos_core.params import (
     D_MODEL_CHOICES,
@@ -164,7 +165,24 @@ def show_warnings(warnings: tuple[str, ...]) -> None:
         st.warning(md_escape(message), icon=":material/warning:")
 
 
+def ensure_app_ran() -> None:
+    """Rerun through app.py if Streamlit ran this page file on its own.
+
+    Until some session on a fresh server has called ``st.navigation``, Streamlit treats the
+    ``pages/`` folder as its legacy multipage layout: a shared deep link such as ``/lookup?n=64``
+    runs ``pages/lookup.py`` alone, with no sidebar controls and the wrong navigation. The first
+    ``st.navigation`` call switches that layout off for the whole process; a page that finds
+    app.py's state missing switches it off itself and reruns, so the rerun goes through app.py
+    and lands on the same page with the URL intact. (Streamlit 1.67, pinned.)
+    """
+    if PARAMS_STATE_KEY in st.session_state:
+        return
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
+
 def current_params() -> ViewParams:
     """The view app.py built for this run (pages call this; they never read widgets)."""
+    ensure_app_ran()
     params = st.session_state.get(PARAMS_STATE_KEY)
     return params if isinstance(params, ViewParams) else ViewParams()

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import trained
-from explorer.controls import md_escape
+from explorer.controls import ensure_app_ran, md_escape
 from explorer.draw import chart
 from relpos_core.plots import heatmap
 from relpos_core.tasks import BLANK
@@ -12,6 +12,8 @@ from relpos_core.train_plots import generalization_figure, loss_figure, predicti
 from relpos_core.trained import example_tokens, parse_tokens
 
 LENGTH_MAX = 128
+
+ensure_app_ran()
 
 gen = trained.generalization_view()
 task, config = gen.task, gen.config

@@ -5,6 +5,7 @@ skipped on a developer machine but fail under CI (``CI`` set), so CI never skips
 Playwright's own browser download is never used (``playwright install`` cannot run here).
 """
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -78,9 +79,9 @@ def _health(base_url: str) -> str | None:
         return None
 
 
-@pytest.fixture(scope="session")
-def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Serve the repo's app.py on a free local port for the whole session; yield its base URL."""
+@contextlib.contextmanager
+def serve_app(log_dir: Path) -> Iterator[str]:
+    """Start a fresh Streamlit server for the repo's app.py on a free port; yield its base URL."""
     port = _free_port()
     base_url = f"http://127.0.0.1:{port}"
     command = [
@@ -91,7 +92,7 @@ def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
-    log_path = tmp_path_factory.mktemp("app_server") / "streamlit.log"
+    log_path = log_dir / "streamlit.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -112,6 +113,20 @@ def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Serve the repo's app.py on a free local port for the whole session; yield its base URL."""
+    with serve_app(tmp_path_factory.mktemp("app_server")) as base_url:
+        yield base_url
+
+
+@pytest.fixture
+def fresh_app_server(tmp_path: Path) -> Iterator[str]:
+    """A server no session has opened yet: the first request it sees is the test's."""
+    with serve_app(tmp_path) as base_url:
+        yield base_url
 
 
 @pytest.fixture
