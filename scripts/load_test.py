@@ -283,6 +283,12 @@ def main() -> None:
         "peak": round(max(rss) / mb, 1),
         "end": round(rss[-1] / mb, 1),
         "samples": len(rss),
+        # the highest RSS in each 30 s of the run: a plateau, not a slope, means bounded
+        "peak_per_30s": [
+            round(max(v for t, v in sampler.samples if lo <= t < lo + 30) / mb, 1)
+            for lo in range(0, int(sampler.samples[-1][0]) + 1, 30)
+            if any(lo <= t < lo + 30 for t, _ in sampler.samples)
+        ],
     }
     print(f"{'session':>7} {'actions':>8} {'exceptions':>11} {'error boxes':>12}")
     for stats in report["sessions"]:
@@ -300,6 +306,7 @@ def main() -> None:
         f"start {report['rss_mb']['start']}, peak {report['rss_mb']['peak']}, "
         f"end {report['rss_mb']['end']} ({report['rss_mb']['samples']} samples every 0.5 s)"
     )
+    print(f"server RSS peak per 30 s (MiB): {report['rss_mb']['peak_per_30s']}")
     kinds: dict[str, int] = {}
     for stats in report["sessions"]:
         for kind, count in stats["kinds"].items():
