@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Collection, Sequence
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
@@ -163,6 +164,82 @@ def show_warnings(warnings: tuple[str, ...]) -> None:
     """Each URL problem as a visible warning, its user-supplied parts escaped."""
     for message in warnings:
         st.warning(md_escape(message), icon=":material/warning:")
+
+
+def check_url_value(
+    key: str, accepted: Collection[str] | Callable[[str], bool], default: object, allowed: str
+) -> None:
+    """Call before creating a page's own URL-bound widget ``key``.
+
+    Streamlit silently drops a bound URL value the widget cannot take; this warns instead,
+    naming the parameter, what is allowed and the value, and sets the widget to ``default``.
+    ``accepted`` holds the URL forms of the valid values (Streamlit writes an option's label),
+    or tells whether a URL form is valid.
+    """
+    raw = st.query_params.get(key)
+    valid = accepted if callable(accepted) else accepted.__contains__
+    if raw is None or valid(raw):
+        return
+    st.warning(
+        md_escape(f"URL parameter {key}: must be {allowed}, got {raw!r}; using {default}"),
+        icon=":material/warning:",
+    )
+    st.session_state[key] = default
+
+
+def int_in(low: int, high: int) -> Callable[[str], bool]:
+    """Whether a URL value is an integer in [low, high], written as Streamlit writes it."""
+
+    def valid(raw: str) -> bool:
+        return raw.lstrip("-").isdigit() and raw == str(int(raw)) and low <= int(raw) <= high
+
+    return valid
+
+
+def int_slider(
+    label: str, low: int, high: int, key: str, value: int | None = None, **kwargs
+) -> int:
+    """A URL-bound integer slider (``value`` defaults to ``low``), checked as
+    :func:`check_url_value`."""
+    value = low if value is None else value
+    check_url_value(key, int_in(low, high), value, f"an integer in [{low}, {high}]")
+    return int(st.slider(label, low, high, value, key=key, bind=BIND, **kwargs))
+
+
+def choice(
+    label: str,
+    options: Sequence[object],
+    key: str,
+    *,
+    radio: bool = False,
+    format_func=str,
+    **kwargs,
+):
+    """A URL-bound segmented control (or radio) over ``options``, first option by default.
+
+    A deselected segmented control reads as the default, so the result is always an option.
+    """
+    default = options[0]
+    labels = [format_func(option) for option in options]
+    check_url_value(key, labels, default, "one of " + ", ".join(labels))
+    if radio:
+        widget = st.radio(label, options, key=key, bind=BIND, format_func=format_func, **kwargs)
+    else:
+        widget = st.segmented_control(
+            label, options, default=default, key=key, bind=BIND, format_func=format_func, **kwargs
+        )
+    return default if widget is None else widget
+
+
+def toggle(label: str, key: str, value: bool) -> bool:
+    """A URL-bound toggle, checked as :func:`check_url_value` (the URL says true / false)."""
+    check_url_value(key, ["true", "false", "True", "False"], value, "true or false")
+    return bool(st.toggle(label, value=value, key=key, bind=BIND))
+
+
+def head_picker(heads: int, key: str) -> int:
+    """The head a page draws: a URL-bound segmented control over 0..heads-1."""
+    return choice("head", list(range(heads)), key)
 
 
 def ensure_app_ran() -> None:

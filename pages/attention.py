@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer import compute
-from explorer.controls import current_params, md_escape
+from explorer.controls import current_params, head_picker, md_escape
 from explorer.draw import agreement_badge, chart, window_caption, window_note
 from relpos_core.example import axis_labels
 from relpos_core.plots import heatmap, pair_customdata
@@ -51,7 +51,7 @@ if params.windowed:
         "them all), for the selected head only: rows are independent, so the window is exact."
     )
 
-head = st.segmented_control("head", list(range(heads)), default=0, key="attention_head") or 0
+head = head_picker(heads, "attention_head")
 view = compute.attention_view(params, head)
 
 c1, c2, c3 = st.columns(3)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer import compute
-from explorer.controls import current_params
+from explorer.controls import current_params, head_picker
 from explorer.draw import agreement_badge, chart, window_caption, window_note
 from relpos_core.example import axis_labels
 from relpos_core.lookup import relative_index
@@ -31,7 +31,7 @@ if params.windowed:
         f"of the window's {size} queries over a sequence of {size}: every method below runs on "
         "that block."
     )
-head = st.segmented_control("head", list(range(heads)), default=0, key="logits_head") or 0
+head = head_picker(heads, "logits_head")
 view = compute.logits_view(params, head)
 m_loop, m_mat = view.definition.shape[0], view.einsum.shape[0]
 

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import compute
-from explorer.controls import current_params
+from explorer.controls import choice, current_params, int_slider
 from explorer.draw import chart, window_caption, window_note
 from relpos_core.example import axis_labels
 from relpos_core.plots import heatmap, pair_customdata
@@ -120,9 +120,9 @@ st.markdown(
     f"a^K has shape (n, n, d) = ({n}, {n}, {d}): the tensor the efficient methods never build. "
     "Here it is read one slice at a time straight from the table, so its size never matters."
 )
-how = st.radio("view a^K", ["by channel", "by query row"], horizontal=True, key="ak_view")
+how = choice("view a^K", ["by channel", "by query row"], "ak_view", radio=True, horizontal=True)
 if how == "by channel":
-    channel = st.slider("channel", 0, d - 1, 0, key="ak_channel") if d > 1 else 0
+    channel = int_slider("channel", 0, d - 1, "ak_channel") if d > 1 else 0
     block = compute.gathered_channel(params, channel)
     chart(
         heatmap(
@@ -140,7 +140,7 @@ if how == "by channel":
         note=note,
     )
 else:
-    query = st.slider("query row i", 0, n - 1, 0, key="ak_row") if n > 1 else 0
+    query = int_slider("query row i", 0, n - 1, "ak_row") if n > 1 else 0
     block = compute.gathered_row(params, query)
     chart(
         heatmap(

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import compute
-from explorer.controls import current_params
+from explorer.controls import choice, current_params, head_picker, toggle
 from explorer.draw import agreement_badge, bytes_text, chart, window_caption, window_note
 from relpos_core.example import axis_labels
 from relpos_core.lookup import relative_index
@@ -34,17 +34,9 @@ if params.windowed:
     )
 controls = st.container(horizontal=True)
 with controls:
-    kind = (
-        st.segmented_control(
-            "skew",
-            ["masked (causal)", "unmasked (two-sided)"],
-            default="masked (causal)",
-            key="skew_kind",
-        )
-        or "masked (causal)"
-    )
-    head = st.segmented_control("head", list(range(heads)), default=0, key="skew_head") or 0
-    show_distance = st.toggle("write each cell's distance r", value=True, key="skew_distance")
+    kind = choice("skew", ["masked (causal)", "unmasked (two-sided)"], "skew_kind")
+    head = head_picker(heads, "skew_head")
+    show_distance = toggle("write each cell's distance r", "skew_distance", value=True)
 masked = kind.startswith("masked")
 view = compute.skew_view(params, head, masked)
 

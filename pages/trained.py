@@ -4,7 +4,15 @@ import numpy as np
 import streamlit as st
 
 from explorer import trained
-from explorer.controls import ensure_app_ran, md_escape
+from explorer.controls import (
+    BIND,
+    check_url_value,
+    choice,
+    ensure_app_ran,
+    int_in,
+    int_slider,
+    md_escape,
+)
 from explorer.draw import chart
 from relpos_core.plots import heatmap
 from relpos_core.tasks import BLANK
@@ -12,6 +20,7 @@ from relpos_core.train_plots import generalization_figure, loss_figure, predicti
 from relpos_core.trained import example_tokens, parse_tokens
 
 LENGTH_MAX = 128
+SEED_LIMIT = 2**31 - 1
 
 ensure_app_ran()
 
@@ -49,22 +58,10 @@ with st.expander("Training loss"):
     chart(loss_figure(gen.loss_curves), "trained_loss", losses, shape=losses.shape)
 
 st.subheader("Learned distance tables w^K and w^V")
-tables_kind = (
-    st.segmented_control(
-        "tables",
-        ["relative", "random"],
-        default="relative",
-        format_func=trained.KIND_LABELS.get,
-        key="trained_tables_kind",
-    )
-    or "relative"
+tables_kind = choice(
+    "tables", ["relative", "random"], "trained_tables_kind", format_func=trained.KIND_LABELS.get
 )
-layer = (
-    st.segmented_control(
-        "layer", list(range(config["layers"])), default=0, key="trained_tables_layer"
-    )
-    or 0
-)
+layer = choice("layer", list(range(config["layers"])), "trained_tables_layer")
 tables = trained.tables_view(tables_kind, layer)
 k = config["k"]
 c1, c2 = st.columns(2)
@@ -112,30 +109,30 @@ st.caption(
 )
 
 st.subheader("Attention on an input")
-kind = (
-    st.segmented_control(
-        "model",
-        list(trained.KIND_LABELS),
-        default="relative",
-        format_func=trained.KIND_LABELS.get,
-        key="trained_model",
-    )
-    or "relative"
+kind = choice(
+    "model", list(trained.KIND_LABELS), "trained_model", format_func=trained.KIND_LABELS.get
 )
-source = st.radio(
-    "input", ["random", "typed"], horizontal=True, key="trained_source", format_func=str.title
+source = choice(
+    "input",
+    ["random", "typed"],
+    "trained_source",
+    radio=True,
+    format_func=str.title,
+    horizontal=True,
 )
 if source == "random":
     left, right = st.columns(2)
-    length = left.slider(
-        "length",
-        1,
-        LENGTH_MAX,
-        2 * gen.train_max_len,
-        key="trained_length",
-        help=f"Training used lengths {gen.min_len}..{gen.train_max_len}.",
-    )
-    seed = right.number_input("seed", 0, 2**31 - 1, 0, step=1, key="trained_seed")
+    with left:
+        length = int_slider(
+            "length",
+            1,
+            LENGTH_MAX,
+            "trained_length",
+            value=2 * gen.train_max_len,
+            help=f"Training used lengths {gen.min_len}..{gen.train_max_len}.",
+        )
+    check_url_value("trained_seed", int_in(0, SEED_LIMIT), 0, f"an integer in [0, {SEED_LIMIT}]")
+    seed = right.number_input("seed", 0, SEED_LIMIT, 0, step=1, key="trained_seed", bind=BIND)
     tokens = example_tokens(int(length), int(seed))
 else:
     text = st.text_input(
@@ -143,6 +140,7 @@ else:
         "3 1 4 1 5 9 2 6 5 3 5 8 9 7 9 3 2 3 8 4",
         max_chars=4 * LENGTH_MAX,
         key="trained_tokens",
+        bind=BIND,
     )
     try:
         tokens = parse_tokens(text, vocab)[:LENGTH_MAX]
