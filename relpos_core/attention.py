@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import torch
 
 from relpos_core.banded import choose_method
-from relpos_core.checks import check_choice, check_same_dtype, check_tensor
+from relpos_core.checks import check_bool, check_choice, check_same_dtype, check_tensor
 from relpos_core.logits import LOGIT_METHODS, relative_logits
+from relpos_core.lookup import clip_distance_from_table
 from relpos_core.masks import causal_mask
 from relpos_core.trace import Trace
 from relpos_core.values import relative_values
@@ -83,6 +84,7 @@ def combine_masks(
     mask: torch.Tensor | None, causal: bool, shape: tuple[int, int, int, int]
 ) -> torch.Tensor:
     """Broadcast a user mask (True = attend) and the causal mask to bool ``shape``."""
+    check_bool("causal", causal)
     allowed = torch.ones((), dtype=torch.bool)
     if mask is not None:
         if not isinstance(mask, torch.Tensor):
@@ -127,6 +129,8 @@ def relative_attention(
     table_k = check_tensor("table_k", table_k, 2)
     table_v = check_tensor("table_v", table_v, 2)
     check_same_dtype(q=q, k=k, v=v, table_k=table_k, table_v=table_v)
+    clip_distance_from_table(table_k, "table_k")
+    clip_distance_from_table(table_v, "table_v")
     b, h, n_q, d = q.shape
     n_k = k.shape[-2]
     if method == "auto":

@@ -28,6 +28,13 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> in
     return value
 
 
+def check_bool(name: str, value: object) -> bool:
+    """``value`` is a real bool (not 0/1, not a string)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+    return value
+
+
 def check_tensor(
     name: str,
     value: object,

@@ -24,7 +24,7 @@ import torch
 
 from relpos_core.attention import combine_masks, masked_softmax
 from relpos_core.banded import block_rows, choose_method, strip, strip_columns
-from relpos_core.checks import check_choice, check_same_dtype, check_tensor
+from relpos_core.checks import check_bool, check_choice, check_same_dtype, check_tensor
 from relpos_core.logits import LOGIT_METHODS, relative_logits
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.values import relative_values
@@ -48,7 +48,7 @@ def _check(q, k, v, table_k, table_v) -> None:
             f"v must have shape (b, h, n_k, d_v) = ({b}, {h}, {k.shape[2]}, d_v), "
             f"got {tuple(v.shape)}"
         )
-    clip_distance_from_table(table_k)
+    clip_distance_from_table(table_k, "table_k")
     if table_k.shape[1] != d:
         raise ValueError(
             f"table_k width must equal the head dim of q ({d}), got {tuple(table_k.shape)}"
@@ -85,6 +85,7 @@ def relative_attention_output(
     """
     method = check_choice("method", method, FAST_METHODS)
     _check(q, k, v, table_k, table_v)
+    check_bool("causal", causal)
     b, h, n_q, d = q.shape
     n_k = k.shape[-2]
     allowed = None

@@ -84,7 +84,11 @@ class RelativeMultiHeadAttention(nn.Module):
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, AttentionTrace]:
-        """Output (b, n_q, hid) and the attention trace of the relative terms, per head."""
+        """Output (b, n_q, hid) and the attention trace of the relative terms, per head.
+
+        In training mode with dropout the output uses the dropped-out weights (as seed 001) while
+        the trace keeps the weights before dropout, i.e. what the layer computes in eval mode.
+        """
         for name, x in (("query", query), ("key", key), ("value", value)):
             check_tensor(name, x, 3)
             if x.shape[-1] != self.hid_dim:

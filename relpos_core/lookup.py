@@ -86,9 +86,9 @@ def gather_relative(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return table[index]  # (i,j) -> (i,j,d)
 
 
-def clip_distance_from_table(table: torch.Tensor) -> int:
+def clip_distance_from_table(table: torch.Tensor, name: str = "table") -> int:
     """k for a (2k+1, d) table; the row count must be odd."""
     rows = table.shape[0]
     if rows % 2 == 0:
-        raise ValueError(f"a relative table has 2k+1 rows (odd), got {rows} rows")
+        raise ValueError(f"{name} must have 2k+1 rows (an odd count), got {rows} rows")
     return (rows - 1) // 2

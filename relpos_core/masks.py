@@ -32,6 +32,7 @@ def padding_mask(tokens: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     tensor([1, 1, 1, 0, 0], dtype=torch.int32)
     """
     tokens = check_tensor("tokens (batch, n)", tokens, 2, floating=False)
+    check_int("pad_id", pad_id, -(2**63))
     if tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
         raise TypeError(f"tokens must hold integer ids, got {tokens.dtype}")
     return (tokens != pad_id)[:, None, None, :]  # (b,1,1,j)

@@ -444,6 +444,30 @@ def replaced(index, value, **shape):
 
 ATTENTION_CASES = [
     (
+        "causal not a bool",
+        lambda: rc.relative_attention(*attention_args(), causal="yes"),
+        TypeError,
+        ("causal", "bool", "'yes'"),
+    ),
+    (
+        "lean causal not a bool",
+        lambda: rc.relative_attention_output(*attention_args(), causal=1),
+        TypeError,
+        ("causal", "bool", "1"),
+    ),
+    (
+        "table_v even rows",
+        lambda: rc.relative_attention(*replaced(4, torch.randn(4, 4))),
+        ValueError,
+        ("table_v", "2k+1", "4 rows"),
+    ),
+    (
+        "padding pad_id not an int",
+        lambda: rc.padding_mask(torch.tensor([[1, 0]]), pad_id="0"),
+        TypeError,
+        ("pad_id", "int", "'0'"),
+    ),
+    (
         "q 3-D",
         lambda: rc.relative_attention(*replaced(0, torch.randn(2, 3, 4))),
         ValueError,
