@@ -7,9 +7,11 @@ session's own state.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,6 +102,25 @@ class BenchResult:
     refused: list[Refusal] = field(default_factory=list)
     skipped: list[tuple[str, int]] = field(default_factory=list)  # over the time cap
     seconds: float = 0.0
+
+
+@st.cache_resource(show_spinner=False)
+def measurement_lock() -> threading.Lock:
+    """One measurement at a time per server: two at once would only time each other."""
+    return threading.Lock()
+
+
+@contextlib.contextmanager
+def exclusive_measurement() -> Iterator[bool]:
+    """Yield True while holding the server's measurement lock, False if another session has it."""
+    lock = measurement_lock()
+    if not lock.acquire(blocking=False):
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 def run_benchmark(

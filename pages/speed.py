@@ -65,11 +65,19 @@ if refused:
         icon=":material/block:",
     )
 if st.button("Measure now", key="speed_measure", type="primary", disabled=not allowed):
-    bar = st.progress(0.0, text="starting")
-    st.session_state[RESULTS_KEY] = speed.run_benchmark(
-        tuple(methods), ns, d, heads, k, repeats, lambda share, text: bar.progress(share, text)
-    )
-    bar.empty()
+    with speed.exclusive_measurement() as ours:
+        if not ours:
+            st.info(
+                "Another session is measuring on this server right now, and two measurements "
+                "at once would only time each other. Try again in a few seconds.",
+                icon=":material/hourglass_top:",
+            )
+        else:
+            bar = st.progress(0.0, text="starting")
+            st.session_state[RESULTS_KEY] = speed.run_benchmark(
+                tuple(methods), ns, d, heads, k, repeats, bar.progress
+            )
+            bar.empty()
 
 result = st.session_state.get(RESULTS_KEY)
 if isinstance(result, speed.BenchResult) and result.rows:

@@ -74,3 +74,23 @@ def test_over_budget_sizes_are_refused_with_a_message() -> None:
     assert "refused" in shown and "einsum" in shown and "256.0 MiB" in shown
     assert "n (sequence length) = 1024" in shown  # a^K (1024, 1024, 128) alone is 512 MiB
     assert "banded** refused" not in shown
+
+
+def test_a_second_measurement_waits_for_the_first() -> None:
+    """Two measurements at once would time each other: while one holds the server's lock,
+    another session's click explains and measures nothing."""
+    from explorer import speed
+
+    at = open_page("speed")
+    at.select_slider(key="speed_max_n").set_value(32).run()
+    lock = speed.measurement_lock()
+    assert lock.acquire(blocking=False)
+    try:
+        at.button(key="speed_measure").click().run()
+    finally:
+        lock.release()
+    assert_clean(at)
+    assert "speed_timing" not in chart_keys(at)
+    assert any("Another session is measuring" in info.value for info in at.info)
+    at.button(key="speed_measure").click().run()
+    assert "speed_timing" in chart_keys(at)
