@@ -218,7 +218,15 @@ async def session(
                 continue
             await wait_for_run(page)
         except Exception as error:  # a control not found in time: note it, carry on
-            stats["log"].append(f"action failed: {type(error).__name__}: {str(error)[:160]}")
+            state = await page.evaluate(
+                "(() => { const app = document.querySelector('[data-testid=stApp]');"
+                " return app ? [app.dataset.testConnectionState, app.dataset.testScriptState]"
+                " : null; })()"
+            )
+            stats["log"].append(
+                f"action failed on {page.url} (connection, script: {state}): "
+                f"{type(error).__name__}: {str(error)[:160]}"
+            )
             continue
         stats["actions"] += 1
         kind = done.split("=")[0]
