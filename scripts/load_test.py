@@ -16,29 +16,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
-import socket
-import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
+from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS, served_app
 from playwright.async_api import Page, async_playwright
 
-REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PAGES = {
     "Overview": "",
     "Lookup table": "lookup",
@@ -50,45 +37,9 @@ PAGES = {
     "Speed & memory": "speed",
 }
 N_VALUES = (1, 8, 64, 300, 512, 700, 1024, 2048, 3000, 4096)
-DONE = (
-    '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
-    '[data-test-script-state="notRunning"]'
-)
 EXCEPTION = '[data-testid="stException"]'
 ERROR_BOX = '[data-testid="stAlertContentError"]'
 RUN_TIMEOUT_MS = 120_000
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server(port: int, log_path: Path) -> subprocess.Popen:
-    command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless", "true",
-        "--server.port", str(port),
-        "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read().decode() == "ok":
-                    return process
-        except OSError:
-            pass
-        if process.poll() is not None:
-            break
-        time.sleep(0.25)
-    process.kill()
-    raise SystemExit(f"server did not become healthy; see {log_path}")
 
 
 def process_tree(pid: int) -> list[int]:
@@ -136,7 +87,7 @@ class RssSampler(threading.Thread):
 
 async def wait_for_run(page: Page) -> None:
     await page.wait_for_timeout(250)  # let the rerun start before waiting for its end
-    await page.wait_for_selector(DONE, timeout=RUN_TIMEOUT_MS)
+    await page.wait_for_selector(APP_IDLE, timeout=RUN_TIMEOUT_MS)
 
 
 async def set_slider(page: Page, label: str, value: int) -> bool:
@@ -191,7 +142,7 @@ async def act(page: Page, base_url: str, rng: random.Random) -> str:
     title = rng.choice(list(PAGES))
     await page.get_by_role("link", name=title, exact=True).first.click()
     if title == "Speed & memory" and rng.random() < 0.5:
-        await page.wait_for_selector(DONE, timeout=RUN_TIMEOUT_MS)
+        await page.wait_for_selector(APP_IDLE, timeout=RUN_TIMEOUT_MS)
         button = page.get_by_role("button", name="Measure now")
         if await button.is_enabled():  # disabled when every size is over the memory budget
             await button.click()
@@ -209,7 +160,7 @@ async def session(
     stats["kinds"], stats["urls_with_large_n"] = {}, 0
     report["sessions"].append(stats)
     await page.goto(f"{base_url}/{rng.choice(list(PAGES.values()))}")
-    await page.wait_for_selector(DONE, timeout=RUN_TIMEOUT_MS)
+    await page.wait_for_selector(APP_IDLE, timeout=RUN_TIMEOUT_MS)
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
@@ -245,12 +196,12 @@ async def session(
 async def drive(base_url: str, sessions: int, seconds: float, seed: int) -> dict:
     report: dict = {"sessions": []}
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         # Until one run of app.py has called st.navigation, Streamlit serves a deep link
         # (/lookup) from the pages/ folder without app.py: open the root once first.
         warm = await browser.new_page()
         await warm.goto(base_url)
-        await warm.wait_for_selector(DONE, timeout=RUN_TIMEOUT_MS)
+        await warm.wait_for_selector(APP_IDLE, timeout=RUN_TIMEOUT_MS)
         await warm.close()
         await asyncio.gather(
             *(session(i, browser, base_url, seconds, seed, report) for i in range(sessions))
@@ -266,26 +217,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    port = free_port()
-    log_path = Path(f"/tmp/load_test_server_{port}.log")
-    server = start_server(port, log_path)
-    sampler = RssSampler(server.pid)
-    sampler.start()
-    time.sleep(1.0)
-    try:
-        started = time.monotonic()
-        report = asyncio.run(
-            drive(f"http://127.0.0.1:{port}", args.sessions, args.seconds, args.seed)
-        )
-        report["wall_s"] = round(time.monotonic() - started, 1)
-    finally:
-        sampler.stop.set()
-        sampler.join()
-        server.terminate()
+    log_path = Path(f"/tmp/load_test_server_{os.getpid()}.log")
+    with served_app(log_path) as (base_url, server):
+        sampler = RssSampler(server.pid)
+        sampler.start()
+        time.sleep(1.0)
         try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+            started = time.monotonic()
+            report = asyncio.run(drive(base_url, args.sessions, args.seconds, args.seed))
+            report["wall_s"] = round(time.monotonic() - started, 1)
+        finally:
+            sampler.stop.set()
+            sampler.join()
     rss = [value for _, value in sampler.samples]
     mb = 2**20
     report["rss_mb"] = {

@@ -10,33 +10,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import sync_playwright
 
 PAGES = ("", "lookup", "logits", "skew", "attention", "absolute", "speed")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-DONE = (
-    '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
-    '[data-test-script-state="notRunning"]'
-)
 
 
 def main(base_url: str, out: Path, query: str = "") -> None:
     out.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         for name in PAGES:
             page.goto(f"{base_url}/{name}{'?' + query if query else ''}")
-            page.wait_for_selector(DONE, timeout=60_000)
+            page.wait_for_selector(APP_IDLE, timeout=60_000)
             page.wait_for_timeout(1500)  # let plotly finish drawing
             # The main area scrolls inside the window: grow the window to show all of it.
             height = page.evaluate(

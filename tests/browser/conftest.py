@@ -7,32 +7,16 @@ Playwright's own browser download is never used (``playwright install`` cannot r
 
 import contextlib
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page
 
+from scripts.local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS, served_app
+
 BROWSER_TESTS_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BROWSER_TESTS_DIR.parents[1]
 ARTIFACTS_DIR = BROWSER_TESTS_DIR / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SERVER_START_TIMEOUT_S = 60.0
 APP_RUN_TIMEOUT_MS = 30_000
 
@@ -65,54 +49,14 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
     return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _health(base_url: str) -> str | None:
-    try:
-        with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
-            return response.read().decode()
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return None
-
-
 @contextlib.contextmanager
 def serve_app(log_dir: Path) -> Iterator[str]:
-    """Start a fresh Streamlit server for the repo's app.py on a free port; yield its base URL."""
-    port = _free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless", "true",
-        "--server.port", str(port),
-        "--server.address", "127.0.0.1",
-        "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    log_path = log_dir / "streamlit.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+    """A fresh Streamlit server for the repo's app.py on a free port; yield its base URL."""
     try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while _health(base_url) != "ok":
-            if process.poll() is not None or time.monotonic() > deadline:
-                log_tail = log_path.read_text(errors="replace")[-3000:]
-                pytest.fail(
-                    f"streamlit server not healthy at {base_url} within "
-                    f"{SERVER_START_TIMEOUT_S:.0f} s (exit code {process.poll()}):\n{log_tail}"
-                )
-            time.sleep(0.25)
-        yield base_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        with served_app(log_dir / "streamlit.log", SERVER_START_TIMEOUT_S) as (base_url, _):
+            yield base_url
+    except RuntimeError as error:
+        pytest.fail(str(error))
 
 
 @pytest.fixture(scope="session")
@@ -138,11 +82,7 @@ def wait_for_app_run() -> Callable[[Page], None]:
     """
 
     def wait(page: Page, timeout_ms: float = APP_RUN_TIMEOUT_MS) -> None:
-        page.wait_for_selector(
-            '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
-            '[data-test-script-state="notRunning"]',
-            timeout=timeout_ms,
-        )
+        page.wait_for_selector(APP_IDLE, timeout=timeout_ms)
 
     return wait
 
