@@ -8,6 +8,7 @@ z_i      = sum_j alpha_ij v_j  +  sum_j alpha_ij a^V_ij
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -81,9 +82,15 @@ def _broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size | None:
 
 
 def combine_masks(
-    mask: torch.Tensor | None, causal: bool, shape: tuple[int, int, int, int]
+    mask: torch.Tensor | None,
+    causal: bool,
+    shape: tuple[int, int, int, int],
+    first_query: int = 0,
 ) -> torch.Tensor:
-    """Broadcast a user mask (True = attend) and the causal mask to bool ``shape``."""
+    """Broadcast a user mask (True = attend) and the causal mask to bool ``shape``.
+
+    The rows are the queries at positions ``first_query`` onwards (0: the whole sequence).
+    """
     check_bool("causal", causal)
     allowed = torch.ones((), dtype=torch.bool)
     if mask is not None:
@@ -95,7 +102,7 @@ def combine_masks(
             )
         allowed = mask if mask.dtype == torch.bool else mask != 0
     if causal:
-        allowed = allowed & causal_mask(shape[-2], shape[-1])
+        allowed = allowed & causal_mask(shape[-2], shape[-1], first=first_query)
     return allowed.expand(shape)
 
 
@@ -151,15 +158,32 @@ def relative_attention(
         raise ValueError(
             f"table_v width must equal the value dim ({v.shape[-1]}), got {tuple(table_v.shape)}"
         )
-    scale = 1.0 / math.sqrt(d)
+    return attend(
+        q,
+        k,
+        v,
+        relative_logits(q, table_k, n_k, method=method),  # (b,h,i,j)
+        combine_masks(mask, causal, (b, h, n_q, n_k)),
+        lambda weights: relative_values(weights, table_v, method=method),
+    )
 
+
+def attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    rel: torch.Tensor,
+    allowed: torch.Tensor,
+    relative_output: Callable[[torch.Tensor], torch.Tensor],
+) -> AttentionTrace:
+    """Eqs. 2-4 once the relative logits ``rel`` (b,h,i,j) and the bool mask are known;
+    ``relative_output(weights)`` gives sum_j alpha_ij a^V_ij, (b,h,i,d)."""
+    scale = 1.0 / math.sqrt(q.shape[-1])
     content = q @ k.transpose(-2, -1)  # (b,h,i,d),(b,h,d,j) -> (b,h,i,j)
-    rel = relative_logits(q, table_k, n_k, method=method)  # (b,h,i,j)
     scaled = (content + rel) * scale
-    allowed = combine_masks(mask, causal, (b, h, n_q, n_k))
     weights = masked_softmax(scaled, allowed)
     content_out = weights @ v  # (b,h,i,j),(b,h,j,d) -> (b,h,i,d)
-    rel_out = relative_values(weights, table_v, method=method)  # (b,h,i,d)
+    rel_out = relative_output(weights)  # (b,h,i,d)
     return AttentionTrace(
         content_logits=content,
         relative_logits=rel,

@@ -11,17 +11,22 @@ import torch
 from relpos_core.checks import check_int, check_tensor
 
 
-def causal_mask(n_q: int, n_k: int | None = None) -> torch.Tensor:
+def causal_mask(n_q: int, n_k: int | None = None, first: int = 0) -> torch.Tensor:
     """Key j is visible to query i iff j <= i. Returns bool (n_q, n_k).
+
+    Row r is the query at position ``first + r`` (a block of rows of a longer sequence).
 
     >>> causal_mask(3).int()
     tensor([[1, 0, 0],
             [1, 1, 0],
             [1, 1, 1]], dtype=torch.int32)
+    >>> causal_mask(1, 3, first=1).int()
+    tensor([[1, 1, 0]], dtype=torch.int32)
     """
     n_q = check_int("n_q (number of queries)", n_q, 1)
     n_k = n_q if n_k is None else check_int("n_k (number of keys)", n_k, 1)
-    return torch.arange(n_k)[None, :] <= torch.arange(n_q)[:, None]  # (i,j)
+    first = check_int("first (first query position)", first, 0)
+    return torch.arange(n_k)[None, :] <= torch.arange(first, first + n_q)[:, None]  # (i,j)
 
 
 def padding_mask(tokens: torch.Tensor, pad_id: int = 0) -> torch.Tensor:

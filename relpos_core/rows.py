@@ -13,11 +13,9 @@ methods in ``logits`` (queries always at 0..n_q-1) cannot express. Cost O(m n) i
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from relpos_core.attention import AttentionTrace, masked_softmax
+from relpos_core.attention import AttentionTrace, attend, combine_masks
 from relpos_core.checks import check_int, check_same_dtype, check_tensor
 from relpos_core.lookup import clip_distance_from_table
 
@@ -79,37 +77,17 @@ def relative_attention_rows(
             f"tables must have shapes ({2 * kk + 1}, {d}) and ({2 * kk + 1}, {v.shape[-1]}), "
             f"got {tuple(table_k.shape)} and {tuple(table_v.shape)}"
         )
-    index = block_index(first, m, n_k, kk)  # (i,j)
-    allowed = torch.ones(m, n_k, dtype=torch.bool)
-    if causal:
-        allowed = torch.arange(n_k)[None, :] <= torch.arange(first, first + m)[:, None]
-    if mask is not None:
-        mask = mask if mask.dtype == torch.bool else mask != 0
-        try:
-            allowed = torch.broadcast_to(allowed & mask, (b, h, m, n_k))
-        except RuntimeError as error:
-            raise ValueError(
-                f"mask of shape {tuple(mask.shape)} does not broadcast to ({b}, {h}, {m}, {n_k})"
-            ) from error
-    allowed = allowed.expand(b, h, m, n_k)
-    scale = 1.0 / math.sqrt(d)
-    content = q @ k.transpose(-2, -1)  # (b,h,i,d),(b,h,d,j) -> (b,h,i,j)
-    gather_index = index.expand(b, h, m, n_k)
-    rel = (q @ table_k.T).gather(-1, gather_index)  # (b,h,i,2k+1) -> (b,h,i,j)
-    scaled = (content + rel) * scale
-    weights = masked_softmax(scaled, allowed)
-    content_out = weights @ v  # (b,h,i,j),(b,h,j,d) -> (b,h,i,d)
-    buckets = weights.new_zeros(b, h, m, 2 * kk + 1).scatter_add_(-1, gather_index, weights)
-    rel_out = buckets @ table_v  # (b,h,i,2k+1),(2k+1,d) -> (b,h,i,d)
-    return AttentionTrace(
-        content_logits=content,
-        relative_logits=rel,
-        scaled_logits=scaled,
-        masked_logits=scaled.masked_fill(~allowed, float("-inf")),
-        allowed=allowed,
-        weights=weights,
-        content_output=content_out,
-        relative_output=rel_out,
-        output=content_out + rel_out,
-        scale=scale,
+    index = block_index(first, m, n_k, kk).expand(b, h, m, n_k)  # (b,h,i,j)
+
+    def relative_output(weights: torch.Tensor) -> torch.Tensor:
+        buckets = weights.new_zeros(b, h, m, 2 * kk + 1).scatter_add_(-1, index, weights)
+        return buckets @ table_v  # (b,h,i,2k+1),(2k+1,d) -> (b,h,i,d)
+
+    return attend(
+        q,
+        k,
+        v,
+        (q @ table_k.T).gather(-1, index),  # (b,h,i,2k+1) -> (b,h,i,j)
+        combine_masks(mask, causal, (b, h, m, n_k), first_query=first),
+        relative_output,
     )
