@@ -2,7 +2,7 @@
 
 Nothing here holds a tensor after it returns, and every cache has a bounded number of entries.
 Tensors that grow as (n, n, d) are only built for as many query rows as a fixed budget allows.
-Every function first asks ``relpos_core.budget.plan_compute`` for its largest computation, so
+Every function first asks ``explorer.budget.plan_compute`` for its largest computation, so
 whatever the controls or the URL say, an over-budget view is refused before anything is built.
 
 Above DISPLAY_MAX positions every (n, n) view is the window ``params.window`` on both axes. The
@@ -21,14 +21,14 @@ import streamlit as st
 import torch
 
 import relpos_core as rc
-from relpos_core.budget import plan_compute
-from relpos_core.example import (
+from explorer.budget import plan_compute
+from explorer.example import (
     ExampleInputs,
     decode_provenance,
     example_inputs,
     skew_provenance,
 )
-from relpos_core.params import ViewParams
+from explorer.params import ViewParams
 from relpos_core.rows import block_index, relative_attention_rows
 
 CACHE_ENTRIES = 8

@@ -3,7 +3,7 @@
 Every control is bound to the URL (``bind="query-params"``), so a copied link reproduces the
 view. Streamlit silently drops a bound value it cannot use (``?n=abc``, ``?n=100000``,
 ``?k=-5``) and falls back to the default; the issue asks for a visible warning and clamping, so
-the raw query string is validated first by :func:`relpos_core.params.parse_query`, and every
+the raw query string is validated first by :func:`explorer.params.parse_query`, and every
 corrected value is written into the widget's session state before the widget is created.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Sequence
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-from relpos_core.params import (
+from explorer.params import (
     D_MODEL_CHOICES,
     D_MODEL_DEFAULT,
     DISPLAY_MAX,

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.controls import md_escape
-from relpos_core.params import DISPLAY_MAX, ViewParams
+from explorer.params import DISPLAY_MAX, ViewParams
 
 
 def png_config(key: str) -> dict:

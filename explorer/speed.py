@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import streamlit as st
 
+from explorer.budget import plan_compute
 from explorer.controls import md_escape
-from relpos_core import bench
-from relpos_core.budget import plan_compute
 from relpos_core.memory import logits_bytes, memory_bytes
+from relpos_lab import bench
 
 MEMORY_NS = 2 ** np.arange(4, 17)  # n = 16 .. 65536
 BENCH_NS = (16, 32, 64, 128, 256, 512, 1024, 2048)  # sizes the button may run

@@ -1,4 +1,4 @@
-"""Cached calls into relpos_core.trained for the "Trained model" page: scalars and tuples of
+"""Cached calls into relpos_lab.trained for the "Trained model" page: scalars and tuples of
 ints in, numpy out. The models themselves are shared resources (loaded once, never mutated)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import streamlit as st
 import torch
 
-from relpos_core.models import Encoder
-from relpos_core.trained import (
+from relpos_lab.models import Encoder
+from relpos_lab.trained import (
     distance_cosine,
     generalization_table,
     load_trained,

@@ -5,8 +5,8 @@ import streamlit as st
 from explorer import compute
 from explorer.controls import current_params
 from explorer.draw import agreement_badge, chart, window_caption, window_note
-from relpos_core.example import axis_labels
-from relpos_core.plots import heatmap, pair_customdata
+from explorer.example import axis_labels
+from explorer.plots import heatmap, pair_customdata
 
 params = current_params()
 n, d_model = params.length, params.d_model

@@ -6,8 +6,8 @@ import streamlit as st
 from explorer import compute
 from explorer.controls import choice, current_params, int_slider
 from explorer.draw import chart, window_caption, window_note
-from relpos_core.example import axis_labels
-from relpos_core.plots import heatmap, pair_customdata
+from explorer.example import axis_labels
+from explorer.plots import heatmap, pair_customdata
 
 params = current_params()
 n, k, d = params.length, params.k, params.head_dim

@@ -7,8 +7,8 @@ import streamlit as st
 from explorer import compute
 from explorer.controls import current_params
 from explorer.draw import chart, window_caption, window_note
-from relpos_core.example import axis_labels
-from relpos_core.plots import heatmap, pair_customdata
+from explorer.example import axis_labels
+from explorer.plots import heatmap, pair_customdata
 
 PAGES = Path(__file__).resolve().parent  # page_link by absolute path: any entry script works
 params = current_params()

@@ -6,9 +6,9 @@ import streamlit as st
 from explorer import compute
 from explorer.controls import choice, current_params, head_picker, toggle
 from explorer.draw import agreement_badge, bytes_text, chart, window_caption, window_note
-from relpos_core.example import axis_labels
+from explorer.example import axis_labels
+from explorer.plots import heatmap, pair_customdata, shade_cells
 from relpos_core.lookup import relative_index
-from relpos_core.plots import heatmap, pair_customdata, shade_cells
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads

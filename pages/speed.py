@@ -4,11 +4,11 @@ import numpy as np
 import streamlit as st
 
 from explorer import speed
+from explorer.budget import REQUEST_BUDGET_BYTES, format_bytes
 from explorer.controls import current_params
 from explorer.draw import png_config
-from relpos_core.bench import METHODS
-from relpos_core.budget import REQUEST_BUDGET_BYTES, format_bytes
-from relpos_core.plots import horizontal_line, loglog_figure, mark_points
+from explorer.plots import horizontal_line, loglog_figure, mark_points
+from relpos_lab.bench import METHODS
 
 RESULTS_KEY = "speed_results"  # this session's measurements, never shared with other sessions
 params = current_params()
@@ -46,7 +46,7 @@ st.subheader("Measure now")
 st.markdown(
     f"Times one forward pass of relative attention (key and value terms) per method on this "
     f"server, at d = {d}, heads = {heads}, k = {k} (the sidebar), b = 1: the median of a few "
-    "calls after a warm-up, with the inputs of `relpos_core.bench`. *sdpa* and *plain* are "
+    "calls after a warm-up, with the inputs of `relpos_lab.bench`. *sdpa* and *plain* are "
     "attention without relative terms, the yardsticks. A click runs for at most "
     f"{speed.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
 )

@@ -14,10 +14,10 @@ from explorer.controls import (
     md_escape,
 )
 from explorer.draw import chart
-from relpos_core.plots import heatmap
-from relpos_core.tasks import BLANK
-from relpos_core.train_plots import generalization_figure, loss_figure, prediction_figure
-from relpos_core.trained import example_tokens, parse_tokens
+from explorer.plots import heatmap
+from explorer.train_plots import generalization_figure, loss_figure, prediction_figure
+from relpos_lab.tasks import BLANK
+from relpos_lab.trained import example_tokens, parse_tokens
 
 LENGTH_MAX = 128
 SEED_LIMIT = 2**31 - 1
@@ -30,7 +30,7 @@ vocab, shift = task["vocab"], task["shift"]
 
 st.title("Trained model")
 st.markdown(
-    f"A 2-layer encoder trained by `python -m relpos_core.train` to output, at every position, "
+    f"A 2-layer encoder trained by `python -m relpos_lab.train` to output, at every position, "
     f"the token {shift} places to the left (or a blank · where there is none), on sequences of "
     f"{gen.min_len} to {gen.train_max_len} tokens. The *relative* model uses "
     f"RelativeMultiHeadAttention with k = {config['k']}; the *absolute* model is the same "

@@ -31,7 +31,7 @@ BLOCK_ELEMENTS = 1 << 23
 def choose_method(n_q: int, n_k: int) -> str:
     """The exact method "auto" runs: "banded" for every shape.
 
-    Measured on a 2-core CPU (``python -m relpos_core.bench``), the lean banded attention is the
+    Measured on a 2-core CPU (``python -m relpos_lab.bench``), the lean banded attention is the
     fastest exact method at every n tried, 64 to 4096 (1.5-2.2x SDPA; bucket 7-14x, skew 18-37x),
     and the least memory-hungry; in the traced ``relative_attention`` it ties with bucket. It
     works for any n_q, n_k and k, where the skew needs n_q == n_k.

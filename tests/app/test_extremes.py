@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from explorer.compute import DISPLAY_ROWS
-from relpos_core.params import DISPLAY_MAX, N_MAX
+from explorer.params import DISPLAY_MAX, N_MAX
 from tests.app.conftest import assert_clean, chart_keys, chart_z, open_page
 
 EXTREMES = {

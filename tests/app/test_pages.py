@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import relpos_core as rc
-from relpos_core.example import example_inputs
-from relpos_core.params import ViewParams
+from explorer.example import example_inputs
+from explorer.params import ViewParams
 from tests.app.conftest import PAGES, assert_clean, chart_keys, chart_spec, chart_z, open_page
 
 EXPECTED_CHARTS = {

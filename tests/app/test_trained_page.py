@@ -1,4 +1,4 @@
-"""The "Trained model" page through AppTest: its charts show relpos_core.trained's numbers."""
+"""The "Trained model" page through AppTest: its charts show relpos_lab.trained's numbers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import base64
 
 import numpy as np
 
-from relpos_core.trained import (
+from relpos_lab.trained import (
     distance_cosine,
     example_tokens,
     generalization_table,

@@ -6,8 +6,8 @@ import numpy as np
 import torch
 
 import relpos_core as rc
-from relpos_core.example import example_inputs
-from relpos_core.params import DISPLAY_MAX, ViewParams
+from explorer.example import example_inputs
+from explorer.params import DISPLAY_MAX, ViewParams
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
 
 N, WIN = 1200, 600

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from relpos_core.models import build_encoder
-from relpos_core.tasks import evaluation_set, shift_targets
-from relpos_core.train import CHECKPOINT_DIR, EVAL_PER_LENGTH, EVAL_SEED, evaluate, format_table
-from relpos_core.trained import (
+from relpos_lab.models import build_encoder
+from relpos_lab.tasks import evaluation_set, shift_targets
+from relpos_lab.train import CHECKPOINT_DIR, EVAL_PER_LENGTH, EVAL_SEED, evaluate, format_table
+from relpos_lab.trained import (
     distance_cosine,
     generalization_table,
     load_trained,
@@ -23,7 +23,7 @@ from relpos_core.trained import (
     shipped_task,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # The shipped run is deterministic (one thread, fixed seeds), so on this machine the evaluation
 # reproduces generalization.json exactly. Another CPU or BLAS build may round a near-tie logit
 # the other way; 0.005 of token accuracy is ~30 tokens of the 6,144 at length 12 and ~160 of
@@ -51,7 +51,7 @@ def shipped_results(one_thread):
 
 
 def test_checkpoints_are_small_and_found_next_to_the_package():
-    assert CHECKPOINT_DIR == ROOT / "relpos_core" / "checkpoints"
+    assert CHECKPOINT_DIR == ROOT / "relpos_lab" / "checkpoints"
     for name in ("relative.pt", "absolute.pt"):
         assert (CHECKPOINT_DIR / name).stat().st_size < 400_000
 
@@ -83,7 +83,7 @@ def test_readme_claim_relative_generalizes_absolute_does_not(shipped_results):
 
 
 def test_shipped_weights_load_from_any_working_directory(tmp_path):
-    code = "from relpos_core.trained import load_trained; print(load_trained('relative').config)"
+    code = "from relpos_lab.trained import load_trained; print(load_trained('relative').config)"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True

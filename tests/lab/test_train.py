@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from relpos_core.models import Encoder, EncoderConfig, build_encoder
-from relpos_core.tasks import TaskConfig, evaluation_set
-from relpos_core.train import (
+from relpos_lab.models import Encoder, EncoderConfig, build_encoder
+from relpos_lab.tasks import TaskConfig, evaluation_set
+from relpos_lab.train import (
     TrainConfig,
     build_parser,
     evaluate,
@@ -22,7 +22,7 @@ from relpos_core.train import (
     train_model,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TASK = TaskConfig(vocab=8, shift=1)
 MODEL = EncoderConfig(vocab=8, d_model=16, heads=2, layers=1, ffn=32, k=2)
 QUICK = TrainConfig(steps=30, batch=32, lr=1e-2, warmup=3, min_len=4, train_max_len=8, seed=0)
@@ -85,7 +85,7 @@ def test_loss_curve_averages_consecutive_steps():
 def run_cli(*args, cwd=ROOT):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "relpos_core.train", *args],
+        [sys.executable, "-m", "relpos_lab.train", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -1,7 +1,7 @@
 """The shipped trained models, and what to look at in them.
 
-``relpos_core/checkpoints/`` holds ``relative.pt`` and ``absolute.pt`` (written by
-``python -m relpos_core.train``) and ``generalization.json`` (their configs, training metrics
+``relpos_lab/checkpoints/`` holds ``relative.pt`` and ``absolute.pt`` (written by
+``python -m relpos_lab.train``) and ``generalization.json`` (their configs, training metrics
 and the length-generalization table). Everything is found relative to this file: no network,
 works from a clean clone.
 """
@@ -17,9 +17,9 @@ import torch
 
 from relpos_core.attention import AttentionTrace
 from relpos_core.checks import check_choice, check_int, check_tensor
-from relpos_core.models import Encoder, EncoderConfig, build_encoder
-from relpos_core.tasks import TaskConfig, sample_batch, task_targets
-from relpos_core.train import CHECKPOINT_DIR, GENERALIZATION_FILE
+from relpos_lab.models import Encoder, EncoderConfig, build_encoder
+from relpos_lab.tasks import TaskConfig, sample_batch, task_targets
+from relpos_lab.train import CHECKPOINT_DIR, GENERALIZATION_FILE
 
 KINDS = ("relative", "absolute", "random")
 

@@ -1,6 +1,6 @@
 """Benchmark: forward relative attention (key and value terms) against plain SDPA.
 
-    python -m relpos_core.bench --n 512 1024 2048 4096 --d 64 --heads 8 --k 16 --repeats 5
+    python -m relpos_lab.bench --n 512 1024 2048 4096 --d 64 --heads 8 --k 16 --repeats 5
 
 Prints a markdown table (method x n: median ms, peak MB, ratio to SDPA) and writes JSON.
 
@@ -138,7 +138,7 @@ def _peak_rss() -> int:
 
 def peak_growth_in_child(method: str, n: int, d: int, heads: int, k: int, batch: int) -> int:
     """Resident-set high-water growth of one call of ``method``, in a fresh process (bytes)."""
-    args = [sys.executable, "-m", "relpos_core.bench", "--child", method]
+    args = [sys.executable, "-m", "relpos_lab.bench", "--child", method]
     args += ["--n", str(n), "--d", str(d), "--heads", str(heads), "--k", str(k)]
     args += ["--batch", str(batch)]
     root = str(Path(__file__).resolve().parent.parent)  # so the child imports this relpos_core
@@ -255,7 +255,7 @@ def markdown_table(report: dict[str, object]) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m relpos_core.bench", description=__doc__.split("\n")[0]
+        prog="python -m relpos_lab.bench", description=__doc__.split("\n")[0]
     )
     p.add_argument("--n", type=int, nargs="+", default=[512, 1024, 2048, 4096], help="lengths")
     p.add_argument("--d", type=int, default=64, help="head dim")

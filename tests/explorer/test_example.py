@@ -1,18 +1,18 @@
-"""relpos_core.example: deterministic inputs, identical tokens, and skew provenance."""
+"""explorer.example: deterministic inputs, identical tokens, and skew provenance."""
 
 from __future__ import annotations
 
 import torch
 
 import relpos_core as rc
-from relpos_core.example import (
+from explorer.example import (
     axis_labels,
     decode_provenance,
     derived_seed,
     example_inputs,
     skew_provenance,
 )
-from relpos_core.params import ViewParams
+from explorer.params import ViewParams
 
 
 def test_shapes_and_dtype() -> None:

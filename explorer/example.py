@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import torch
 
+from explorer.params import ViewParams
 from relpos_core.lookup import relative_table
 from relpos_core.masks import trailing_padding_mask
-from relpos_core.params import ViewParams
 from relpos_core.skew import SkewTrace, trace_skew_masked, trace_skew_unmasked
 
 

@@ -1,10 +1,10 @@
-"""relpos_core.budget: the estimates against hand-computed byte counts, and the refusals."""
+"""explorer.budget: the estimates against hand-computed byte counts, and the refusals."""
 
 from __future__ import annotations
 
 import pytest
 
-from relpos_core.budget import (
+from explorer.budget import (
     REQUEST_BUDGET_BYTES,
     estimate_bytes,
     format_bytes,

@@ -1,4 +1,4 @@
-"""relpos_core.params: limits, validation, and parsing untrusted URL strings."""
+"""explorer.params: limits, validation, and parsing untrusted URL strings."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relpos_core.params import (
+from explorer.params import (
     D_MODEL_CHOICES,
     DISPLAY_MAX,
     HEADS_CHOICES,

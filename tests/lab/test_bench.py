@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from relpos_core import bench
+from relpos_lab import bench
 
 ROW_KEYS = {"method", "n", "median_ms", "sdpa_ms", "ratio_to_sdpa", "peak_mb", "skipped"}
 

@@ -1,6 +1,6 @@
 """Figures for the trained models: arrays in, a plotly ``go.Figure`` out. Never shows or saves.
 
-Heatmaps of tables and attention weights come from ``relpos_core.plots.heatmap``; this module
+Heatmaps of tables and attention weights come from ``explorer.plots.heatmap``; this module
 adds the two kinds of chart it does not draw: accuracy curves over sequence length, and an
 input / target / prediction strip.
 """

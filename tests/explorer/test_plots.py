@@ -1,4 +1,4 @@
-"""relpos_core.plots: conventions every chart follows."""
+"""explorer.plots: conventions every chart follows."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from relpos_core.plots import (
+from explorer.plots import (
     TICK_LABELS_MAX,
     escape_label,
     figure_matrix,
