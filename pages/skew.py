@@ -1,139 +1,259 @@
-"""Skew: relative-indexed logits -> absolute-indexed, by pad, reshape and slice (Huang 2018)."""
+"""Skew: relative-indexed logits -> absolute-indexed by a pad, a reshape and a slice (Huang 2018),
+told step by step, with one picked value followed through every step."""
 
-import numpy as np
+from functools import partial
+
 import streamlit as st
 
-from explorer import compute
-from explorer.controls import choice, current_params, head_picker, toggle
-from explorer.draw import agreement_badge, bytes_text, chart, window_caption, window_note
+from explorer import formulas
+from explorer.controls import (
+    check_url_value,
+    choice,
+    current_params,
+    head_picker,
+    int_in,
+    md_escape,
+)
+from explorer.draw import agreement_badge, bytes_text, window_caption
 from explorer.example import axis_labels
-from explorer.plots import heatmap, pair_customdata, shade_cells
-from relpos_core.lookup import relative_index
+from explorer.params import ViewParams
+from explorer.skew_figures import cells_figure, image_figure, inset_window, is_small
+from explorer.skew_story import (
+    E_R,
+    STEP_TEXT,
+    STEPS,
+    SkewStory,
+    locate,
+    result_cell_of,
+    skew_story,
+)
+
+STEP_NAMES = {1: "input", 2: "padded", 3: "reshaped", 4: "sliced"}
+STEP_WORDS = {1: "relative", 2: "padded", 3: "reshaped", 4: "sliced"}
+VARIANTS = ("follows the mask", "masked (causal)", "unmasked (two-sided)")
+CHART_KEY = "chart_skew_step"
+INSET_KEY = "chart_skew_inset"
+BIND = "query-params"
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads
-rows, cols = axis_labels(params)
 start, stop = params.window
-size = stop - start
-index = relative_index(size, size, params.k).numpy()  # the window is diagonal: same j - i
-note = window_note(params)
 
 st.title("Skew")
 st.markdown(
-    "Instead of gathering a^K (n, n, d), multiply the queries by one embedding per distance, "
-    "S = Q Er^T, where column c of S is distance r = c - (n - 1). Row i needs column "
-    "j - i + n - 1 at key j: the skew shifts every row by its own offset using only a pad, a "
-    "reshape and a slice (Huang et al. 2018, Sec. 3.4.1)."
+    "Instead of gathering $a^K$, an $(n, n, d_z)$ tensor, multiply the queries by one "
+    "embedding per distance, $S = Q E_r^\\top$: column $c$ of $S$ is the distance "
+    "$r = c - (L - 1)$, the relative layout. Row $i$ needs column $j - i + L - 1$ at key $j$: "
+    "the skew shifts every row by its own offset with only a pad, a reshape and a slice "
+    "(Huang et al. 2018, Sec. 3.4.1)."
 )
+st.latex(formulas.SKEW)
+st.latex(E_R)
 window_caption(params, "every step")
 if params.windowed:
     st.caption(
-        f"The steps are the skew of the window's {size} queries over a sequence of {size} "
-        "(relative logits depend on j - i only, so its result is exactly the window of the "
-        f"full result); the memory figures are for the full n = {n}."
+        f"The steps are the skew of the window's {stop - start} queries over a sequence of "
+        f"{stop - start} (relative logits depend on j - i only, so its result is exactly the "
+        f"window of the full result); the memory figures are for the full n = {n}."
     )
-controls = st.container(horizontal=True)
-with controls:
-    kind = choice("skew", ["masked (causal)", "unmasked (two-sided)"], "skew_kind")
-    head = head_picker(heads, "skew_head")
-    show_distance = toggle("write each cell's distance r", "skew_distance", value=True)
-masked = kind.startswith("masked")
-view = compute.skew_view(params, head, masked)
-
-m1, m2, m3 = st.columns(3)
-m1.metric(
-    "skew needs Er",
-    bytes_text(view.bytes_skew),
-    help=f"({n if masked else 2 * n - 1}, {d}) float32",
-)
-m2.metric(
-    "materialized a^K needs",
-    bytes_text(view.bytes_materialized),
-    help=f"({n}, {n}, {d}) float32: the einsum and matmul paths",
-)
-m3.metric("logits (every path)", bytes_text(view.bytes_logits), help=f"({heads}, {n}, {n})")
 
 
-def draw_step(step: int) -> None:
-    panel, distance, pad = view.panels[step], view.distances[step], view.pads[step]
-    text = np.where(pad, "pad", distance.astype(str)) if show_distance else None
-    is_result = panel.name == "result"
-    custom = np.stack([distance, np.where(pad, np.nan, 0)], axis=-1).astype(np.float32)
-    fig = heatmap(
-        panel.z,
-        title=f"{step + 1}. {panel.name}  {panel.shape}",
-        x_title=panel.cols_title,
-        y_title=panel.rows_title,
-        x_labels=cols if is_result else None,
-        y_labels=rows if panel.name in ("input", "padded", "result") else None,
-        row_offset=start if panel.name in ("input", "padded", "result") else 0,
-        col_offset=start if is_result else 0,
-        customdata=custom,
-        hovertemplate="row=%{y}  col=%{x}<br>holds distance r=%{customdata[0]}"
-        "<br>value=%{z:.4g}<extra></extra>",
-        cell_text=text,
-    )
-    if is_result and masked:
-        shade_cells(fig, view.invalid, "invalid: not a relative logit", start, start)
-    elif not is_result:
-        shade_cells(fig, pad, "pad", start if panel.name != "reshaped" else 0)
-    chart(
-        fig,
-        f"skew_{'masked' if masked else 'unmasked'}_{panel.name}",
-        panel.z,
-        formula=panel.formula,
-        shape=panel.shape,
-        note=note if is_result else "",
-    )
-    if is_result and masked:
-        st.caption(
-            "Shaded: cells above the diagonal hold the pad zero (j = i + 1) or a value of the "
-            "next query row, not q_i · w_clip(j-i,k). The causal mask removes exactly these."
+def masked_by_default(view: ViewParams) -> bool:
+    """The skew that fits the sidebar's mask: Huang's masked skew under a causal mask."""
+    return "causal" in view.mask
+
+
+def position_input(label: str, key: str, default: int, low: int, high: int) -> int:
+    """A URL-bound position in [low, high]; a kept value outside (window moved) is clamped."""
+    check_url_value(key, int_in(low, high), default, f"an integer in [{low}, {high}]")
+    kept = st.session_state.get(key)
+    if isinstance(kept, int) and not low <= kept <= high:
+        st.session_state[key] = min(max(kept, low), high)
+    return int(st.number_input(label, low, high, default, step=1, key=key, bind=BIND))
+
+
+def pick_from_chart(chart_key: str, params: ViewParams, head: int, masked: bool, name: str) -> None:
+    """A click on a cell of a step picks the result cell that shows the same value."""
+    event = st.session_state.get(chart_key)
+    points = event["selection"]["points"] if event else []
+    cells = [p for p in points if p.get("customdata") is not None]
+    if not cells:
+        return
+    row, col = (int(v) for v in cells[-1]["customdata"][:2])
+    cell = result_cell_of(skew_story(params, head, masked), name, row, col)
+    if cell is not None:
+        st.session_state["skew_i"], st.session_state["skew_j"] = cell
+
+
+def shift_step(delta: int) -> None:
+    current = st.session_state.get("skew_step") or 1
+    st.session_state["skew_step"] = min(max(current + delta, 1), 4)
+
+
+def place_lines(story: SkewStory, places, labels) -> str:
+    """A markdown table: where the picked value sits in every step."""
+    lines = ["| step | where | value |", "|---|---|---|"]
+    for number, (name, place) in enumerate(zip(STEPS, places, strict=True), start=1):
+        step = story.step(name)
+        if place is None:
+            where = "not there yet (the pad is added in step 2)"
+            value = ""
+        else:
+            if name in ("input", "padded"):
+                where = f"row i = {place.y}, column r = {place.x}"
+                if step.pad[place.row, place.col]:
+                    where = f"row i = {place.y}, the pad column"
+            elif name == "reshaped":
+                where = f"row {place.y}, column {place.x}"
+            else:
+                where = f"row i = {place.y}, column j = {place.x}"
+            value = f"{place.value:.4g}"
+        lines.append(f"| {number} {STEP_WORDS[number]} | {where} | {value} |")
+    return "\n".join(lines)
+
+
+def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
+    """The picked cell: its distance, its table row, its value by the skew and by definition."""
+    row, col = i - story.start, j - story.start
+    names = f'$i = {i}$ "{md_escape(labels[i])}", $j = {j}$ "{md_escape(labels[j])}"'
+    st.markdown(f"**Picked cell** {names}")
+    value = float(story.steps[-1].z[row, col])
+    if story.valid[row, col]:
+        table_row = int(story.table_rows[row, col])
+        st.latex(
+            rf"j - i = {j - i},\quad \operatorname{{clip}}({j - i}, {params.k}) + {params.k}"
+            rf" = {table_row}"
         )
-
-
-for first in range(0, len(view.panels), 2):
-    for column, step in zip(st.columns(2), range(first, first + 2), strict=True):
-        with column:
-            draw_step(step)
-
-c1, c2 = st.columns(2)
-with c1:
-    if masked:
-        chart(
-            heatmap(
-                view.masked_result,
-                title="skew result with the causal mask applied",
-                x_labels=cols,
-                y_labels=rows,
-                customdata=pair_customdata(index, start, start),
-                row_offset=start,
-                col_offset=start,
-            ),
-            "skew_causal_result",
-            view.masked_result,
-            formula="S_rel[i, j] for j <= i, blank above",
-            shape=(n, n),
-            note=note,
+        column = j - i + story.length - 1
+        st.latex(
+            rf"S^{{\mathrm{{rel}}}}_{{{i},{j}}} = q_{{{i}}} \cdot (E_r)_{{{column}}}"
+            rf" = q_{{{i}}} \cdot w^K_{{{table_row}}} = {value:.4g}"
+        )
+        st.caption(
+            f"Definition q_i · w^K[clip(j - i, k) + k] = {float(story.definition[row, col]):.4g}. "
+            f"Er's row {j - i + story.length - 1} is the table's row {table_row}"
+            + (
+                " (the distance is beyond ±k: the edge row repeats)."
+                if abs(j - i) > params.k
+                else "."
+            )  # fmt: skip
         )
     else:
-        st.markdown("The unmasked skew is valid everywhere: nothing needs masking.")
-with c2:
-    definition = np.where(view.invalid, np.nan, view.definition).astype(np.float32)
-    chart(
-        heatmap(
-            definition,
-            title="definition q_i · w^K[clip(j - i, k) + k]",
-            x_labels=cols,
-            y_labels=rows,
-            customdata=pair_customdata(index, start, start),
-            row_offset=start,
-            col_offset=start,
-        ),
-        "skew_definition",
-        definition,
-        formula="q_i · a^K_ij",
-        shape=(n, n),
-        note=note,
+        source = story.steps[-1]
+        holds = (
+            "the pad zero"
+            if source.pad[row, col]
+            else f"q_{int(source.source[row, col])} · Er[r = {int(source.distance[row, col])}]"
+        )
+        st.warning(
+            f"(i, j) = ({i}, {j}) is above the diagonal: it is not a relative logit but holds "
+            f"{holds}. The causal mask removes it.",
+            icon=":material/block:",
+        )
+
+
+@st.fragment
+def story_panel(params: ViewParams) -> None:
+    labels = axis_labels(params)[0]
+    controls = st.container(horizontal=True, vertical_alignment="bottom")
+    with controls:
+        variant = choice("skew variant", VARIANTS, "skew_variant")
+        head = head_picker(heads, "skew_head")
+    masked = masked_by_default(params) if variant == VARIANTS[0] else variant == VARIANTS[1]
+    if variant == VARIANTS[0]:
+        st.caption(
+            f"The sidebar's mask is {params.mask}: showing the "
+            + (
+                "masked skew (Huang et al.: distances -(L-1)..0 only)."
+                if masked
+                else "unmasked skew (distances -(L-1)..L-1)."
+            )  # fmt: skip
+        )
+    story = skew_story(params, head, masked)
+
+    stepper = st.container(horizontal=True, vertical_alignment="bottom")
+    with stepper:
+        st.button("◀", key="skew_prev", on_click=shift_step, args=(-1,), help="previous step")
+        number = choice(
+            "step", [1, 2, 3, 4], "skew_step", format_func=lambda s: f"{s} {STEP_WORDS[s]}"
+        )
+        st.button("▶", key="skew_next", on_click=shift_step, args=(1,), help="next step")
+    name = STEPS[number - 1]
+
+    default_i = start + (stop - start) // 2
+    default_j = max(start, default_i - 2)
+    pick = st.container(horizontal=True, vertical_alignment="bottom")
+    with pick:
+        i = position_input("picked query i", "skew_i", default_i, start, stop - 1)
+        j = position_input("picked key j", "skew_j", default_j, start, stop - 1)
+    places = locate(story, i, j)
+    place = places[number - 1]
+
+    left, right = st.columns([3, 2], gap="medium")
+    step = story.step(name)
+    title = f"{number}. {STEP_WORDS[number]}  {step.shape}"
+    with left:
+        st.latex(step.formula)
+        st.caption(STEP_TEXT[name])
+        if is_small(story, name):
+            fig = cells_figure(story, name, place, labels, title=title)
+            st.plotly_chart(
+                fig,
+                key=CHART_KEY,
+                width="stretch",
+                on_select=partial(pick_from_chart, CHART_KEY, params, head, masked, name),
+                selection_mode="points",
+                config={"displaylogo": False},
+            )
+            st.caption(
+                "Each cell shows the distance r of the value it holds (pad: a padding zero). "
+                "Outlined: the cells whose values become relative logits; greyed: padding, "
+                "cells the slice drops"
+                + (", and cells the causal mask removes." if masked else ".")
+                + " Click a cell to pick the value it holds."
+            )
+        else:
+            fig = image_figure(story, params, head, name, place, title=title)
+            st.plotly_chart(fig, key="chart_skew_image", width="stretch",
+                            config={"displaylogo": False})  # fmt: skip
+            st.caption(
+                "One pixel per cell, on the same diverging scale as every step. Outlined: the "
+                "cells whose values become relative logits; greyed: the rest. The dotted cross "
+                "marks the picked value; the inset on the right has its neighbourhood's exact "
+                "values and distances."
+            )
+    with right:
+        picked_summary(story, i, j, labels)
+        st.markdown(place_lines(story, places, labels))
+        if not is_small(story, name) and place is not None:
+            rows, cols = inset_window(step, place)
+            inset = cells_figure(
+                story, name, place, labels, rows=rows, cols=cols, width_px=420,
+                title=f"around the picked value in step {number}",
+            )  # fmt: skip
+            st.plotly_chart(
+                inset,
+                key=INSET_KEY,
+                width="stretch",
+                on_select=partial(pick_from_chart, INSET_KEY, params, head, masked, name),
+                selection_mode="points",
+                config={"displaylogo": False},
+            )
+    agreement_badge("skew vs definition on the valid cells, every head", story.max_diff)
+    m1, m2, m3 = st.columns(3)
+    m1.metric(
+        "skew needs Er",
+        bytes_text(story.bytes_skew),
+        help=f"({n if masked else 2 * n - 1}, {d}) float32 for the "
+        + ("masked" if masked else "unmasked")
+        + " skew",
     )
-agreement_badge("skew vs definition on the valid cells, every head", view.max_diff)
+    m2.metric(
+        "materialized a^K needs",
+        bytes_text(story.bytes_materialized),
+        help=f"({n}, {n}, {d}) float32: the einsum and matmul paths",
+    )
+    m3.metric("logits (every path)", bytes_text(story.bytes_logits), help=f"({heads}, {n}, {n})")
+
+
+story_panel(params)

@@ -1,0 +1,363 @@
+"""Figures of the skew story: one step as cells (small) or as an image (large), with the cells
+the slice keeps outlined, the rest greyed, and one picked value marked where it sits.
+
+Conventions as elsewhere: the first row at the top, a diverging scale centred at 0 (one scale
+for all four steps, so a value keeps its colour from step to step), square cells.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.colors
+import plotly.graph_objects as go
+import streamlit as st
+from PIL import Image
+
+from explorer.params import ViewParams
+from explorer.skew_story import Place, SkewStep, SkewStory, skew_story
+
+SCALE = "RdBu_r"
+VEIL = "rgba(255,255,255,0.72)"  # laid over cells that do not reach a valid result cell
+OUTLINE = "#111111"
+PICK = "#f2b701"
+TEXT_CELLS_MAX = 40  # write r into the cells when the step is at most this wide
+CELLS_MAX = 8192  # a step with more cells travels as an image
+TICKS_MAX = 40  # a tick per row / column up to this many
+LABEL_CHARS_MAX = 10
+
+
+def colour_bound(story: SkewStory) -> float:
+    """Half-width of the shared diverging scale: the largest |value| the input holds."""
+    bound = float(np.abs(story.steps[0].z).max()) if story.steps[0].z.size else 1.0
+    return bound if bound > 0 else 1.0
+
+
+def outline_path(region: np.ndarray, x0: float, y0: float) -> str:
+    """SVG path (plotly shape) of the border of the True cells of ``region``.
+
+    Cell (r, c) covers [x0 + c - 0.5, x0 + c + 0.5] x [y0 + r - 0.5, y0 + r + 0.5]; every
+    run of border edges along a grid line becomes one segment.
+    """
+    cells = np.pad(np.asarray(region, dtype=bool), 1)
+    parts: list[str] = []
+
+    def runs(edge: np.ndarray) -> list[tuple[int, int]]:
+        change = np.diff(np.concatenate([[0], edge.astype(np.int8), [0]]))
+        return list(zip(np.flatnonzero(change == 1), np.flatnonzero(change == -1), strict=True))
+
+    horizontal = cells[1:, 1:-1] != cells[:-1, 1:-1]  # (rows + 1, cols): line above row r
+    for r in np.flatnonzero(horizontal.any(axis=1)):
+        y = y0 + r - 0.5
+        for a, b in runs(horizontal[r]):
+            parts.append(f"M{x0 + a - 0.5:g},{y:g}H{x0 + b - 0.5:g}")
+    vertical = cells[1:-1, 1:] != cells[1:-1, :-1]  # (rows, cols + 1): line left of column c
+    for c in np.flatnonzero(vertical.any(axis=0)):
+        x = x0 + c - 0.5
+        for a, b in runs(vertical[:, c]):
+            parts.append(f"M{x:g},{y0 + a - 0.5:g}V{y0 + b - 0.5:g}")
+    return "".join(parts)
+
+
+def _label(labels: Sequence[str] | None, position: int) -> str:
+    if labels is None:
+        return ""
+    text = labels[position]
+    text = text if len(text) <= LABEL_CHARS_MAX else text[: LABEL_CHARS_MAX - 1] + "…"
+    return html.escape(f' "{text}"', quote=False)
+
+
+def _ticks(values: np.ndarray, text: list[str]) -> dict:
+    if len(values) > TICKS_MAX:
+        return {"tickmode": "auto"}
+    return {"tickmode": "array", "tickvals": values, "ticktext": text}
+
+
+def _x_ticks(step: SkewStep, cols: slice, labels: Sequence[str] | None) -> dict:
+    x = step.x[cols]
+    if step.name in ("input", "padded"):
+        pad_column = step.pad.all(axis=0)[cols]
+        text = ["pad" if p else str(v) for v, p in zip(x, pad_column, strict=True)]
+    elif step.name == "result":
+        text = [f"{v}{_label(labels, int(v))}" for v in x]
+    else:
+        text = [str(v) for v in x]
+    return _ticks(x, text)
+
+
+def _y_ticks(step: SkewStep, rows: slice, labels: Sequence[str] | None) -> dict:
+    y = step.y[rows]
+    if step.name == "reshaped":
+        return _ticks(y, [str(v) for v in y])
+    return _ticks(y, [f"{v}{_label(labels, int(v))}" for v in y])
+
+
+def hover_text(step: SkewStep, rows: slice, cols: slice, labels: Sequence[str] | None,
+               story: SkewStory) -> np.ndarray:  # fmt: skip
+    """One hover string per cell: where the cell is and which q_i · Er[r] it holds."""
+    z, src, dist, pad = (a[rows, cols] for a in (step.z, step.source, step.distance, step.pad))
+    y, x = step.y[rows], step.x[cols]
+    out = np.empty(z.shape, dtype=object)
+    for r in range(z.shape[0]):
+        for c in range(z.shape[1]):
+            if step.name == "result":
+                i, j = int(y[r]), int(x[c])
+                where = f"i = {i}{_label(labels, i)}, j = {j}{_label(labels, j)}<br>"
+                valid = story.valid[i - story.start, j - story.start]
+                if valid:
+                    row = story.table_rows[i - story.start, j - story.start]
+                    where += f"j - i = {j - i}, table row {row}<br>"
+                else:
+                    where += "not a relative logit (the causal mask removes it)<br>"
+            elif step.name == "reshaped":
+                where = f"row {int(y[r])}, column {int(x[c])}<br>"
+            else:
+                where = f"query i = {int(y[r])}{_label(labels, int(y[r]))}<br>"
+            if pad[r, c]:
+                holds = "a pad zero"
+            else:
+                holds = f"q_{src[r, c]} · Er[r = {dist[r, c]}] = {z[r, c]:.4g}"
+            out[r, c] = where + holds
+    return out
+
+
+def pick_shapes(place: Place | None, big: bool) -> list[dict]:
+    """The picked value's cell: a thick square (named ``picked``) and, on an image, a cross."""
+    if place is None:
+        return []
+    shapes = [
+        {
+            "type": "rect",
+            "name": "picked",
+            "x0": place.x - 0.5,
+            "x1": place.x + 0.5,
+            "y0": place.y - 0.5,
+            "y1": place.y + 0.5,
+            "line": {"color": PICK, "width": 4},
+            "layer": "above",
+        },
+    ]
+    if big:
+        line = {"color": PICK, "width": 1.5, "dash": "dot"}
+        shapes += [
+            {"type": "line", "xref": "x", "yref": "paper", "x0": place.x, "x1": place.x,
+             "y0": 0, "y1": 1, "line": line, "layer": "above"},
+            {"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": place.y,
+             "y1": place.y, "line": line, "layer": "above"},
+        ]  # fmt: skip
+    return shapes
+
+
+def _layout(step: SkewStep, title: str, x_axis: dict, y_axis: dict, height: int,
+            shapes: list[dict]) -> dict:  # fmt: skip
+    return {
+        "title": {
+            "text": html.escape(title, quote=False),
+            "x": 0,
+            "xref": "container",
+            "font": {"size": 14},
+        },  # fmt: skip
+        "xaxis": {
+            "title": {"text": step.x_title},
+            "side": "top",
+            "constrain": "domain",
+            "showgrid": False,
+            "zeroline": False,
+            **x_axis,
+        },  # fmt: skip
+        "yaxis": {
+            "title": {"text": step.y_title},
+            "scaleanchor": "x",
+            "constrain": "domain",
+            "showgrid": False,
+            "zeroline": False,
+            **y_axis,
+        },  # fmt: skip
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 90, "b": 10},
+        "plot_bgcolor": "white",
+        "shapes": shapes,
+        "showlegend": False,
+        "hovermode": "closest",
+        "clickmode": "event+select",
+    }
+
+
+def cells_figure(
+    story: SkewStory,
+    name: str,
+    place: Place | None,
+    labels: Sequence[str] | None,
+    *,
+    rows: slice = slice(None),
+    cols: slice = slice(None),
+    title: str = "",
+    width_px: int = 760,
+) -> go.Figure:
+    """One step (or a crop of it) as cells: values, r written in each cell, hover per cell.
+
+    Trace 0 is the heatmap of the exact values; an invisible marker per cell (last trace)
+    carries the hover text and the cell's (row, col) for a click.
+    """
+    step = story.step(name)
+    z = step.z[rows, cols]
+    x, y = step.x[cols], step.y[rows]
+    kept = step.kept[rows, cols]
+    bound = colour_bound(story)
+    n_rows, n_cols = z.shape
+    data: list[dict] = [
+        {
+            "type": "heatmap",
+            "z": z,
+            "x": x,
+            "y": y,
+            "colorscale": SCALE,
+            "zmin": -bound,
+            "zmax": bound,
+            "zmid": 0.0,
+            "hoverinfo": "skip",
+            "colorbar": {"thickness": 12, "len": 0.8, "title": {"text": "value"}},
+            "name": name,
+        }
+    ]
+    if not kept.all():
+        data.append(
+            {
+                "type": "heatmap",
+                "z": np.where(kept, np.nan, 1.0).astype(np.float32),
+                "x": x,
+                "y": y,
+                "colorscale": [[0, VEIL], [1, VEIL]],
+                "showscale": False,
+                "hoverinfo": "skip",
+                "name": "greyed",
+            }
+        )
+    cell = float(np.clip(width_px / max(n_cols, 1), 8, 44))
+    if max(n_rows, n_cols) <= TEXT_CELLS_MAX:
+        text = np.where(step.pad[rows, cols], "pad", step.distance[rows, cols].astype(str))
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "text",
+                "x": np.broadcast_to(x[None, :], z.shape).ravel(),
+                "y": np.broadcast_to(y[:, None], z.shape).ravel(),
+                "text": text.ravel().tolist(),
+                "textfont": {"size": int(np.clip(cell * 0.38, 7, 12)), "color": "#222"},
+                "hoverinfo": "skip",
+                "name": "r",
+            }
+        )
+    r_index, c_index = np.meshgrid(
+        np.arange(step.z.shape[0])[rows], np.arange(step.z.shape[1])[cols], indexing="ij"
+    )
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": np.broadcast_to(x[None, :], z.shape).ravel(),
+            "y": np.broadcast_to(y[:, None], z.shape).ravel(),
+            "marker": {"symbol": "square", "size": max(cell - 2, 4), "color": "rgba(0,0,0,0)"},
+            "customdata": np.stack([r_index.ravel(), c_index.ravel()], axis=-1).astype(np.int32),
+            "text": hover_text(step, rows, cols, labels, story).ravel().tolist(),
+            "hovertemplate": "%{text}<extra></extra>",
+            "name": "cells",
+        }
+    )
+    outline = outline_path(kept, float(x[0]), float(y[0]))
+    shapes = [{"type": "path", "path": outline, "line": {"color": OUTLINE, "width": 2},
+               "name": "kept", "layer": "above"}] if outline else []  # fmt: skip
+    if place is not None and x[0] <= place.x <= x[-1] and y[0] <= place.y <= y[-1]:
+        shapes += pick_shapes(place, big=False)
+    x_axis = {"range": [x[0] - 0.5, x[-1] + 0.5], **_x_ticks(step, cols, labels)}
+    y_axis = {"range": [y[-1] + 0.5, y[0] - 0.5], **_y_ticks(step, rows, labels)}
+    height = int(np.clip(n_rows * cell + 110, 260, 820))
+    return go.Figure({"data": data, "layout": _layout(step, title, x_axis, y_axis, height,
+                                                      shapes)})  # fmt: skip
+
+
+def _lut() -> np.ndarray:
+    colours = plotly.colors.sample_colorscale(SCALE, np.linspace(0, 1, 256))
+    return np.array([plotly.colors.unlabel_rgb(c) for c in colours], dtype=np.float32)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def step_png(params: ViewParams, head: int, masked: bool, name: str) -> str:
+    """A step as a PNG data URI: one pixel per cell, greyed where not kept (cached)."""
+    story = skew_story(params, head, masked)
+    step = story.step(name)
+    bound = colour_bound(story)
+    level = np.clip((step.z / bound + 1) * 127.5, 0, 255).astype(np.uint8)
+    rgb = _lut()[level]
+    rgb = np.where(step.kept[..., None], rgb, rgb * 0.28 + 255 * 0.72)
+    buffer = io.BytesIO()
+    Image.fromarray(rgb.round().astype(np.uint8), "RGB").save(buffer, "PNG", optimize=False)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def image_figure(
+    story: SkewStory,
+    params: ViewParams,
+    head: int,
+    name: str,
+    place: Place | None,
+    title: str = "",
+) -> go.Figure:
+    """A large step as an image (one pixel per cell), the kept cells outlined, the pick crossed.
+
+    The exact values are not in this figure: the inset around the picked cell holds them.
+    """
+    step = story.step(name)
+    rows, cols = step.shape
+    bound = colour_bound(story)
+    x0, y0 = float(step.x[0]), float(step.y[0])
+    data = [
+        {
+            "type": "image",
+            "source": step_png(params, head, story.masked, name),
+            "x0": x0,
+            "y0": y0,
+            "dx": 1,
+            "dy": 1,
+            "hovertemplate": f"{step.y_title} %{{y}}, {step.x_title} %{{x}}<extra></extra>",
+            "name": name,
+        },
+        {  # the colour scale only: an empty heatmap with its colour bar
+            "type": "heatmap",
+            "z": np.full((1, 1), np.nan, dtype=np.float32),
+            "x": [x0],
+            "y": [y0],
+            "colorscale": SCALE,
+            "zmin": -bound,
+            "zmax": bound,
+            "hoverinfo": "skip",
+            "colorbar": {"thickness": 12, "len": 0.8, "title": {"text": "value"}},
+            "name": "scale",
+        },
+    ]
+    outline = outline_path(step.kept, x0, y0)
+    shapes = [{"type": "path", "path": outline, "line": {"color": OUTLINE, "width": 1},
+               "name": "kept", "layer": "above"}] + pick_shapes(place, big=True)  # fmt: skip
+    x_axis = {"range": [x0 - 0.5, x0 + cols - 0.5]}
+    y_axis = {"range": [y0 + rows - 0.5, y0 - 0.5]}
+    return go.Figure({"data": data, "layout": _layout(step, title, x_axis, y_axis, 560,
+                                                      shapes)})  # fmt: skip
+
+
+def is_small(story: SkewStory, name: str) -> bool:
+    """Whether a step is drawn as cells (else as an image with an inset)."""
+    rows, cols = story.step(name).shape
+    return rows * cols <= CELLS_MAX
+
+
+def inset_window(step: SkewStep, place: Place, height: int = 11, width: int = 17) -> tuple[
+    slice, slice]:  # fmt: skip
+    """Rows and columns of a crop of ``step`` around ``place`` (clamped to the matrix)."""
+    rows, cols = step.shape
+    r0 = int(np.clip(place.row - height // 2, 0, max(rows - height, 0)))
+    c0 = int(np.clip(place.col - width // 2, 0, max(cols - width, 0)))
+    return slice(r0, min(r0 + height, rows)), slice(c0, min(c0 + width, cols))
