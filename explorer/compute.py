@@ -8,7 +8,7 @@ whatever the controls or the URL say, an over-budget view is refused before anyt
 Above DISPLAY_MAX positions every (n, n) view is the window ``params.window`` on both axes. The
 relative terms depend on j - i only, so the diagonal block [s, s+W) x [s, s+W) of the relative
 logits is exactly the relative logits of the W queries q[s:s+W] over a length-W sequence: the
-logits and skew pages run their methods on that block. Attention needs every key of a row: it
+logits page runs its methods on that block (the skew page likewise: explorer.skew_story). Attention needs every key of a row: it
 runs ``relative_attention_rows`` on the window's query rows, one head, all n keys.
 """
 
@@ -22,12 +22,7 @@ import torch
 
 import relpos_core as rc
 from explorer.budget import plan_compute
-from explorer.example import (
-    ExampleInputs,
-    decode_provenance,
-    example_inputs,
-    skew_provenance,
-)
+from explorer.example import ExampleInputs, example_inputs
 from explorer.params import ViewParams
 from relpos_core.rows import block_index, relative_attention_rows
 
@@ -212,81 +207,6 @@ def matmul_panels(params: ViewParams) -> tuple[Panel, ...]:
             )
         )
     return tuple(panels)
-
-
-# ---- skew -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SkewView:
-    panels: tuple[Panel, ...]  # input, padded, reshaped, result
-    distances: tuple[np.ndarray, ...]  # per panel: relative distance each cell holds
-    pads: tuple[np.ndarray, ...]  # per panel: bool, the cell holds a pad zero
-    invalid: np.ndarray  # (W, W) bool: result cells that are not q_i · w_clip(j-i,k)
-    definition: np.ndarray  # (W, W) q_i · w_clip(j-i,k) of the head
-    masked_result: np.ndarray  # (W, W) result with the causal mask applied (NaN for j > i)
-    max_diff: float  # max |result - definition| over valid cells, all heads
-    bytes_skew: int  # Er the skew needs
-    bytes_materialized: int  # a^K the einsum / matmul paths need
-    bytes_logits: int  # the (h, n, n) logits every path pays
-
-
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
-def skew_view(params: ViewParams, head: int, masked: bool) -> SkewView:
-    """The skew of the window's queries over a length-W sequence (W = n up to DISPLAY_MAX)."""
-    inputs, q = window_inputs(params)
-    n, d, full = q.shape[-2], params.head_dim, params.length
-    plan_compute("skew", "skew", n, d, params.heads, k=params.k, causal=masked, traces=2)
-    e_r = rc.skew_embeddings(inputs.table_k, n)  # (2n-1, d): distances -(n-1)..n-1
-    if masked:
-        e_r = e_r[:n]  # distances -(n-1)..0 (Huang et al.: the causal half only)
-    x = q @ e_r.T  # (1,h,n,d),(d,W) -> (1,h,n,W)
-    trace = rc.trace_skew_masked(x) if masked else rc.trace_skew_unmasked(x)
-    origin = skew_provenance(n, masked)
-    formulas = dict(trace.FORMULAS)
-    if masked:
-        formulas["padded"] = "pad one zero column on the left -> (L, L+1)"
-        formulas["reshaped"] = "reshape -> (L+1, L), then drop row 0"
-    else:
-        formulas["padded"] = "pad one zero column on the right -> (L, 2L)"
-        formulas["reshaped"] = "flatten, pad L-1 zeros, reshape -> (L+1, 2L-1); keep [:L, L-1:]"
-    panels, distances, pads = [], [], []
-    for step, where in zip(trace.steps(), origin.steps(), strict=True):
-        value = step.value[0, head]
-        panels.append(
-            Panel(
-                name=step.name,
-                formula=formulas[step.name],
-                shape=tuple(value.shape),
-                z=_np(value),
-                cols_title="key j" if step.name == "result" else "column c",
-                rows_title="query i" if step.name != "reshaped" else "row",
-            )
-        )
-        row, distance, is_pad = decode_provenance(where.value, n, masked)
-        distances.append(distance.numpy().astype(np.int32))
-        pads.append(is_pad.numpy())
-    row, distance, is_pad = decode_provenance(origin.result, n, masked)
-    i = torch.arange(n)[:, None]
-    j = torch.arange(n)[None, :]
-    invalid = is_pad | (row != i) | (distance != j - i)
-    definition = rc.relative_logits(q, inputs.table_k, method="bucket")
-    valid = ~invalid
-    max_diff = float((trace.result - definition).abs()[..., valid].max())
-    result = _np(trace.result[0, head])
-    causal = rc.causal_mask(n).numpy()
-    return SkewView(
-        panels=tuple(panels),
-        distances=tuple(distances),
-        pads=tuple(pads),
-        invalid=invalid.numpy(),
-        definition=_np(definition[0, head]),
-        masked_result=np.where(causal, result, np.nan).astype(np.float32),
-        max_diff=max_diff,
-        bytes_skew=rc.memory_bytes("skew", full, d, causal=masked),
-        bytes_materialized=rc.memory_bytes("einsum", full, d),
-        bytes_logits=rc.logits_bytes(full, params.heads),
-    )
 
 
 # ---- attention ------------------------------------------------------------------------------

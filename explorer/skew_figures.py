@@ -125,8 +125,9 @@ def hover_text(step: SkewStep, rows: slice, cols: slice, labels: Sequence[str] |
     return out
 
 
-def pick_shapes(place: Place | None, big: bool) -> list[dict]:
-    """The picked value's cell: a thick square (named ``picked``) and, on an image, a cross."""
+def pick_shapes(place: Place | None, big: bool, extent: tuple[float, ...] = ()) -> list[dict]:
+    """The picked value's cell: a thick square (named ``picked``) and, on an image, a cross
+    through it reaching the edges ``extent`` = (x_first, x_last, y_first, y_last)."""
     if place is None:
         return []
     shapes = [
@@ -142,12 +143,13 @@ def pick_shapes(place: Place | None, big: bool) -> list[dict]:
         },
     ]
     if big:
+        x_first, x_last, y_first, y_last = extent
         line = {"color": PICK, "width": 1.5, "dash": "dot"}
         shapes += [
-            {"type": "line", "xref": "x", "yref": "paper", "x0": place.x, "x1": place.x,
-             "y0": 0, "y1": 1, "line": line, "layer": "above"},
-            {"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": place.y,
-             "y1": place.y, "line": line, "layer": "above"},
+            {"type": "line", "x0": place.x, "x1": place.x, "y0": y_first - 0.5,
+             "y1": y_last + 0.5, "line": line, "layer": "above", "name": "picked column"},
+            {"type": "line", "x0": x_first - 0.5, "x1": x_last + 0.5, "y0": place.y,
+             "y1": place.y, "line": line, "layer": "above", "name": "picked row"},
         ]  # fmt: skip
     return shapes
 
@@ -178,7 +180,7 @@ def _layout(step: SkewStep, title: str, x_axis: dict, y_axis: dict, height: int,
             **y_axis,
         },  # fmt: skip
         "height": height,
-        "margin": {"l": 10, "r": 10, "t": 90, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 80, "b": 10},
         "plot_bgcolor": "white",
         "shapes": shapes,
         "showlegend": False,
@@ -197,6 +199,7 @@ def cells_figure(
     cols: slice = slice(None),
     title: str = "",
     width_px: int = 760,
+    write_r: bool = True,
 ) -> go.Figure:
     """One step (or a crop of it) as cells: values, r written in each cell, hover per cell.
 
@@ -238,7 +241,7 @@ def cells_figure(
             }
         )
     cell = float(np.clip(width_px / max(n_cols, 1), 8, 44))
-    if max(n_rows, n_cols) <= TEXT_CELLS_MAX:
+    if write_r and max(n_rows, n_cols) <= TEXT_CELLS_MAX:
         text = np.where(step.pad[rows, cols], "pad", step.distance[rows, cols].astype(str))
         data.append(
             {
@@ -247,7 +250,10 @@ def cells_figure(
                 "x": np.broadcast_to(x[None, :], z.shape).ravel(),
                 "y": np.broadcast_to(y[:, None], z.shape).ravel(),
                 "text": text.ravel().tolist(),
-                "textfont": {"size": int(np.clip(cell * 0.38, 7, 12)), "color": "#222"},
+                "textfont": {
+                    "size": int(np.clip(cell * 0.36, 7, 12)),
+                    "color": np.where(np.abs(z) > 0.55 * bound, "white", "#222").ravel().tolist(),
+                },
                 "hoverinfo": "skip",
                 "name": "r",
             }
@@ -306,6 +312,7 @@ def image_figure(
     name: str,
     place: Place | None,
     title: str = "",
+    width_px: int = 470,
 ) -> go.Figure:
     """A large step as an image (one pixel per cell), the kept cells outlined, the pick crossed.
 
@@ -315,18 +322,8 @@ def image_figure(
     rows, cols = step.shape
     bound = colour_bound(story)
     x0, y0 = float(step.x[0]), float(step.y[0])
-    data = [
+    data = [  # trace 0 draws nothing: it carries the colour bar of the image's scale
         {
-            "type": "image",
-            "source": step_png(params, head, story.masked, name),
-            "x0": x0,
-            "y0": y0,
-            "dx": 1,
-            "dy": 1,
-            "hovertemplate": f"{step.y_title} %{{y}}, {step.x_title} %{{x}}<extra></extra>",
-            "name": name,
-        },
-        {  # the colour scale only: an empty heatmap with its colour bar
             "type": "heatmap",
             "z": np.full((1, 1), np.nan, dtype=np.float32),
             "x": [x0],
@@ -338,13 +335,25 @@ def image_figure(
             "colorbar": {"thickness": 12, "len": 0.8, "title": {"text": "value"}},
             "name": "scale",
         },
+        {
+            "type": "image",
+            "source": step_png(params, head, story.masked, name),
+            "x0": x0,
+            "y0": y0,
+            "dx": 1,
+            "dy": 1,
+            "hovertemplate": f"{step.y_title} %{{y}}, {step.x_title} %{{x}}<extra></extra>",
+            "name": name,
+        },
     ]
     outline = outline_path(step.kept, x0, y0)
     shapes = [{"type": "path", "path": outline, "line": {"color": OUTLINE, "width": 1},
-               "name": "kept", "layer": "above"}] + pick_shapes(place, big=True)  # fmt: skip
+               "name": "kept", "layer": "above"}]  # fmt: skip
+    shapes += pick_shapes(place, True, (x0, x0 + cols - 1, y0, y0 + rows - 1))
     x_axis = {"range": [x0 - 0.5, x0 + cols - 0.5]}
     y_axis = {"range": [y0 + rows - 0.5, y0 - 0.5]}
-    return go.Figure({"data": data, "layout": _layout(step, title, x_axis, y_axis, 560,
+    height = int(np.clip(rows / cols * width_px + 110, 280, 640))
+    return go.Figure({"data": data, "layout": _layout(step, title, x_axis, y_axis, height,
                                                       shapes)})  # fmt: skip
 
 
@@ -354,7 +363,7 @@ def is_small(story: SkewStory, name: str) -> bool:
     return rows * cols <= CELLS_MAX
 
 
-def inset_window(step: SkewStep, place: Place, height: int = 11, width: int = 17) -> tuple[
+def inset_window(step: SkewStep, place: Place, height: int = 9, width: int = 9) -> tuple[
     slice, slice]:  # fmt: skip
     """Rows and columns of a crop of ``step`` around ``place`` (clamped to the matrix)."""
     rows, cols = step.shape

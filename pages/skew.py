@@ -13,6 +13,7 @@ from explorer.controls import (
     head_picker,
     int_in,
     md_escape,
+    toggle,
 )
 from explorer.draw import agreement_badge, bytes_text, window_caption
 from explorer.example import axis_labels
@@ -31,7 +32,6 @@ from explorer.skew_story import (
 STEP_NAMES = {1: "input", 2: "padded", 3: "reshaped", 4: "sliced"}
 STEP_WORDS = {1: "relative", 2: "padded", 3: "reshaped", 4: "sliced"}
 VARIANTS = ("follows the mask", "masked (causal)", "unmasked (two-sided)")
-CHART_KEY = "chart_skew_step"
 INSET_KEY = "chart_skew_inset"
 BIND = "query-params"
 
@@ -115,7 +115,9 @@ def place_lines(story: SkewStory, places, labels) -> str:
 def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
     """The picked cell: its distance, its table row, its value by the skew and by definition."""
     row, col = i - story.start, j - story.start
-    names = f'$i = {i}$ "{md_escape(labels[i])}", $j = {j}$ "{md_escape(labels[j])}"'
+    names = f"$i = {i}$, $j = {j}$"
+    if labels is not None:
+        names = f'$i = {i}$ "{md_escape(labels[i])}", $j = {j}$ "{md_escape(labels[j])}"'
     st.markdown(f"**Picked cell** {names}")
     value = float(story.steps[-1].z[row, col])
     if story.valid[row, col]:
@@ -145,7 +147,7 @@ def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
             if source.pad[row, col]
             else f"q_{int(source.source[row, col])} · Er[r = {int(source.distance[row, col])}]"
         )
-        st.warning(
+        st.info(
             f"(i, j) = ({i}, {j}) is above the diagonal: it is not a relative logit but holds "
             f"{holds}. The causal mask removes it.",
             icon=":material/block:",
@@ -154,10 +156,10 @@ def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
 
 @st.fragment
 def story_panel(params: ViewParams) -> None:
-    labels = axis_labels(params)[0]
+    labels = axis_labels(params)[0] if params.tokens else None
     controls = st.container(horizontal=True, vertical_alignment="bottom")
     with controls:
-        variant = choice("skew variant", VARIANTS, "skew_variant")
+        variant = choice("skew variant", VARIANTS, "skew_kind")
         head = head_picker(heads, "skew_head")
     masked = masked_by_default(params) if variant == VARIANTS[0] else variant == VARIANTS[1]
     if variant == VARIANTS[0]:
@@ -178,6 +180,7 @@ def story_panel(params: ViewParams) -> None:
             "step", [1, 2, 3, 4], "skew_step", format_func=lambda s: f"{s} {STEP_WORDS[s]}"
         )
         st.button("▶", key="skew_next", on_click=shift_step, args=(1,), help="next step")
+        write_r = toggle("write each cell's distance r", "skew_distance", value=True)
     name = STEPS[number - 1]
 
     default_i = start + (stop - start) // 2
@@ -189,19 +192,22 @@ def story_panel(params: ViewParams) -> None:
     places = locate(story, i, j)
     place = places[number - 1]
 
-    left, right = st.columns([3, 2], gap="medium")
     step = story.step(name)
+    chart_key = f"chart_skew_{'masked' if masked else 'unmasked'}_{name}"
     title = f"{number}. {STEP_WORDS[number]}  {step.shape}"
+    st.latex(step.formula)
+    st.caption(STEP_TEXT[name])
+    left, right = st.columns([3, 2], gap="medium")
     with left:
-        st.latex(step.formula)
-        st.caption(STEP_TEXT[name])
         if is_small(story, name):
-            fig = cells_figure(story, name, place, labels, title=title)
+            fig = cells_figure(
+                story, name, place, labels, title=title, width_px=470, write_r=write_r
+            )
             st.plotly_chart(
                 fig,
-                key=CHART_KEY,
+                key=chart_key,
                 width="stretch",
-                on_select=partial(pick_from_chart, CHART_KEY, params, head, masked, name),
+                on_select=partial(pick_from_chart, chart_key, params, head, masked, name),
                 selection_mode="points",
                 config={"displaylogo": False},
             )
@@ -214,7 +220,7 @@ def story_panel(params: ViewParams) -> None:
             )
         else:
             fig = image_figure(story, params, head, name, place, title=title)
-            st.plotly_chart(fig, key="chart_skew_image", width="stretch",
+            st.plotly_chart(fig, key=chart_key, width="stretch",
                             config={"displaylogo": False})  # fmt: skip
             st.caption(
                 "One pixel per cell, on the same diverging scale as every step. Outlined: the "
@@ -228,7 +234,7 @@ def story_panel(params: ViewParams) -> None:
         if not is_small(story, name) and place is not None:
             rows, cols = inset_window(step, place)
             inset = cells_figure(
-                story, name, place, labels, rows=rows, cols=cols, width_px=420,
+                story, name, place, labels, rows=rows, cols=cols, width_px=280,
                 title=f"around the picked value in step {number}",
             )  # fmt: skip
             st.plotly_chart(

@@ -54,13 +54,17 @@ def test_logits_window_is_the_block_of_the_full_logits() -> None:
 
 
 def test_skew_and_lookup_windows() -> None:
-    at = open_page("skew", n=str(N), win=str(WIN))
+    at = open_page("skew", n=str(N), win=str(WIN), mask="causal", skew_step="4 sliced")
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=N, win=WIN))
     rel = rc.relative_logits(inputs.q, inputs.table_k, method="bucket")[0, 0, BLOCK, BLOCK]
-    causal = chart_z(at, "skew_causal_result")
-    lower = np.tril(np.ones((DISPLAY_MAX, DISPLAY_MAX), dtype=bool))
-    np.testing.assert_allclose(causal[lower], rel.numpy()[lower], **CLOSE)
+    inset = chart_spec(at, "skew_inset")["data"][0]  # exact values around the picked cell
+    x, y = (np.frombuffer(__import__("base64").b64decode(inset[a]["bdata"]), inset[a]["dtype"])
+            for a in ("x", "y"))  # fmt: skip
+    assert x[0] >= WIN and y[-1] < WIN + DISPLAY_MAX  # positions of the full sequence
+    z = chart_z(at, "skew_inset")
+    lower = x[None, :] <= y[:, None]
+    np.testing.assert_allclose(z[lower], rel.numpy()[np.ix_(y - WIN, x - WIN)][lower], **CLOSE)
     at = open_page("lookup", n=str(N), win=str(WIN))
     assert_clean(at)
     index = rc.relative_index(N, N, 2)[BLOCK, BLOCK]
