@@ -8,7 +8,7 @@ whatever the controls or the URL say, an over-budget view is refused before anyt
 Above DISPLAY_MAX positions every (n, n) view is the window ``params.window`` on both axes. The
 relative terms depend on j - i only, so the diagonal block [s, s+W) x [s, s+W) of the relative
 logits is exactly the relative logits of the W queries q[s:s+W] over a length-W sequence: the
-logits page runs its methods on that block (the skew page likewise: explorer.skew_story). Attention needs every key of a row: it
+logits and skew pages run their methods on that block. Attention needs every key of a row: it
 runs ``relative_attention_rows`` on the window's query rows, one head, all n keys.
 """
 
