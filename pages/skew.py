@@ -79,7 +79,8 @@ def pick_from_chart(chart_key: str, params: ViewParams, head: int, masked: bool,
     cells = [p for p in points if p.get("customdata") is not None]
     if not cells:
         return
-    row, col = (int(v) for v in cells[-1]["customdata"][:2])
+    data = cells[-1]["customdata"]  # (row, col); a typed array arrives as {"0": row, "1": col}
+    row, col = (int(data[k]) for k in ("0", "1")) if isinstance(data, dict) else map(int, data[:2])
     cell = result_cell_of(skew_story(params, head, masked), name, row, col)
     if cell is not None:
         st.session_state["skew_i"], st.session_state["skew_j"] = cell
