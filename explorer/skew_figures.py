@@ -8,6 +8,7 @@ for all four steps, so a value keeps its colour from step to step), square cells
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import io
 from collections.abc import Sequence
@@ -37,6 +38,15 @@ def colour_bound(story: SkewStory) -> float:
     return bound if bound > 0 else 1.0
 
 
+def _runs(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(line, first, stop) of every run of True along the rows of ``edges``, row-major."""
+    padded = np.pad(edges.astype(np.int8), ((0, 0), (1, 1)))
+    change = np.diff(padded, axis=1)
+    line, first = np.nonzero(change == 1)
+    _, stop = np.nonzero(change == -1)
+    return line, first, stop
+
+
 def outline_path(region: np.ndarray, x0: float, y0: float) -> str:
     """SVG path (plotly shape) of the border of the True cells of ``region``.
 
@@ -44,22 +54,16 @@ def outline_path(region: np.ndarray, x0: float, y0: float) -> str:
     run of border edges along a grid line becomes one segment.
     """
     cells = np.pad(np.asarray(region, dtype=bool), 1)
-    parts: list[str] = []
-
-    def runs(edge: np.ndarray) -> list[tuple[int, int]]:
-        change = np.diff(np.concatenate([[0], edge.astype(np.int8), [0]]))
-        return list(zip(np.flatnonzero(change == 1), np.flatnonzero(change == -1), strict=True))
-
     horizontal = cells[1:, 1:-1] != cells[:-1, 1:-1]  # (rows + 1, cols): line above row r
-    for r in np.flatnonzero(horizontal.any(axis=1)):
-        y = y0 + r - 0.5
-        for a, b in runs(horizontal[r]):
-            parts.append(f"M{x0 + a - 0.5:g},{y:g}H{x0 + b - 0.5:g}")
     vertical = cells[1:-1, 1:] != cells[1:-1, :-1]  # (rows, cols + 1): line left of column c
-    for c in np.flatnonzero(vertical.any(axis=0)):
-        x = x0 + c - 0.5
-        for a, b in runs(vertical[:, c]):
-            parts.append(f"M{x:g},{y0 + a - 0.5:g}V{y0 + b - 0.5:g}")
+    parts = [
+        f"M{x0 + a - 0.5:g},{y0 + r - 0.5:g}H{x0 + b - 0.5:g}"
+        for r, a, b in zip(*_runs(horizontal), strict=True)
+    ]
+    parts += [
+        f"M{x0 + c - 0.5:g},{y0 + a - 0.5:g}V{y0 + b - 0.5:g}"
+        for c, a, b in zip(*_runs(vertical.T), strict=True)
+    ]
     return "".join(parts)
 
 
@@ -99,7 +103,8 @@ def _y_ticks(step: SkewStep, rows: slice, labels: Sequence[str] | None) -> dict:
 def hover_text(step: SkewStep, rows: slice, cols: slice, labels: Sequence[str] | None,
                story: SkewStory) -> np.ndarray:  # fmt: skip
     """One hover string per cell: where the cell is and which q_i · Er[r] it holds."""
-    z, src, dist, pad = (a[rows, cols] for a in (step.z, step.source, step.distance, step.pad))
+    z = step.z[rows, cols]
+    src, dist, pad = step.origin(rows, cols)
     y, x = step.y[rows], step.x[cols]
     out = np.empty(z.shape, dtype=object)
     for r in range(z.shape[0]):
@@ -242,7 +247,8 @@ def cells_figure(
         )
     cell = float(np.clip(width_px / max(n_cols, 1), 8, 44))
     if write_r and max(n_rows, n_cols) <= TEXT_CELLS_MAX:
-        text = np.where(step.pad[rows, cols], "pad", step.distance[rows, cols].astype(str))
+        _, distance, pad = step.origin(rows, cols)
+        text = np.where(pad, "pad", distance.astype(str))
         data.append(
             {
                 "type": "scatter",
@@ -286,6 +292,7 @@ def cells_figure(
                                                       shapes)})  # fmt: skip
 
 
+@functools.cache
 def _lut() -> np.ndarray:
     colours = plotly.colors.sample_colorscale(SCALE, np.linspace(0, 1, 256))
     return np.array([plotly.colors.unlabel_rgb(c) for c in colours], dtype=np.float32)
@@ -301,7 +308,7 @@ def step_png(params: ViewParams, head: int, masked: bool, name: str) -> str:
     rgb = _lut()[level]
     rgb = np.where(step.kept[..., None], rgb, rgb * 0.28 + 255 * 0.72)
     buffer = io.BytesIO()
-    Image.fromarray(rgb.round().astype(np.uint8), "RGB").save(buffer, "PNG", optimize=False)
+    Image.fromarray(rgb.round().astype(np.uint8), "RGB").save(buffer, "PNG", compress_level=1)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 

@@ -75,30 +75,44 @@ STEP_TEXT = {
 class SkewStep:
     """One step of the skew of one head, and where each of its cells came from.
 
-    ``z`` (rows, cols) float32. ``source`` / ``distance`` / ``pad``: the query row and relative
-    distance r of the input cell each value copies (a pad holds source -1, r 0). ``code``: the
-    provenance code of each cell (0 for a pad), which identifies one value across the steps.
-    ``kept``: cells whose values reach a valid cell of the result (on ``reshaped``: the block
-    the slice keeps). ``x``: the axis coordinate of each column (r on the first two steps, the
-    column on ``reshaped``, the key position on ``result``); ``y`` likewise for rows.
+    ``z`` (rows, cols) float32. ``code``: the provenance code of each cell (0 for a pad), which
+    identifies one value across the steps; :meth:`origin` decodes it into the query row and
+    the relative distance r of the input cell the value copies. ``kept``: cells whose values
+    reach a valid cell of the result (on ``reshaped``: the block the slice keeps). ``x``: the
+    axis coordinate of each column (r on the first two steps, the column on ``reshaped``, the
+    key position on ``result``); ``y`` likewise for rows. Arrays are shared: read only.
     """
 
     name: str
     formula: str
     z: np.ndarray
-    source: np.ndarray
-    distance: np.ndarray
-    pad: np.ndarray
     code: np.ndarray
     kept: np.ndarray
     x: np.ndarray
     y: np.ndarray
     x_title: str
     y_title: str
+    length: int  # L of the skew, to decode codes
+    masked: bool
+    start: int  # position of the first query
 
     @property
     def shape(self) -> tuple[int, int]:
         return self.z.shape  # type: ignore[return-value]
+
+    @property
+    def pad(self) -> np.ndarray:
+        return self.code == 0
+
+    def origin(
+        self, rows: slice = slice(None), cols: slice = slice(None)
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(source query position, distance r, is_pad) of the cells [rows, cols]; a pad has
+        source -1 and r 0."""
+        code = torch.from_numpy(self.code[rows, cols].astype(np.int64))
+        row, distance, pad = (t.numpy() for t in decode_provenance(code, self.length,
+                                                                   self.masked))  # fmt: skip
+        return np.where(pad, -1, row + self.start), distance, pad
 
 
 @dataclass(frozen=True)
@@ -131,9 +145,13 @@ def slice_offset(outer: np.ndarray, inner: np.ndarray) -> tuple[int, int]:
     raise AssertionError("the result is not a block of the reshaped tensor")
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@st.cache_resource(max_entries=CACHE_ENTRIES, show_spinner=False)
 def skew_story(params: ViewParams, head: int, masked: bool) -> SkewStory:
-    """Every step of the (masked or unmasked) skew of head ``head`` on the view's window."""
+    """Every step of the (masked or unmasked) skew of head ``head`` on the view's window.
+
+    Cached as a shared resource (no copy per rerun: a W = 512 story holds ~20 MB); its arrays
+    are read only.
+    """
     inputs = example_inputs(params)
     start, stop = params.window
     q = inputs.q[:, :, start:stop]  # (1, h, L, d): the window's queries
@@ -145,26 +163,26 @@ def skew_story(params: ViewParams, head: int, masked: bool) -> SkewStory:
     x = q @ e_r.T  # (1,h,L,d),(d,W) -> (1,h,L,W)
     trace = rc.trace_skew_masked(x) if masked else rc.trace_skew_unmasked(x)
     origin = skew_provenance(length, masked)
-    codes = [s.value.round().to(torch.int64).numpy() for s in origin.steps()]
+    codes = [step.value.round().to(torch.int32).numpy() for step in origin.steps()]
     result_code = codes[-1]
     row, distance, is_pad = decode_provenance(origin.result, length, masked)
     i = torch.arange(length)[:, None]
     j = torch.arange(length)[None, :]
     valid = (~is_pad & (row == i) & (distance == j - i)).numpy()
+    valid_codes = np.sort(result_code[valid])
     top, left = slice_offset(codes[2], result_code)
     positions = np.arange(start, stop)
     steps = []
     for name, step, code in zip(STEPS, trace.steps(), codes, strict=True):
-        src, dist, pad = (t.numpy() for t in decode_provenance(torch.from_numpy(code), length,
-                                                               masked))  # fmt: skip
         rows, cols = code.shape
         if name == "reshaped":
             kept = np.zeros((rows, cols), dtype=bool)
             kept[top : top + length, left : left + length] = True
         elif name == "result":
             kept = valid
-        else:
-            kept = np.isin(code, result_code[valid]) & (code > 0)
+        else:  # codes are unique within a step: a sorted lookup finds the ones that survive
+            at = np.searchsorted(valid_codes, code).clip(max=valid_codes.size - 1)
+            kept = (valid_codes[at] == code) & (code > 0)
         if name == "input":
             x_axis = np.arange(cols) - (length - 1)  # the distance r of each column
         elif name == "padded":
@@ -173,14 +191,14 @@ def skew_story(params: ViewParams, head: int, masked: bool) -> SkewStory:
             x_axis = positions
         else:
             x_axis = np.arange(cols)
+        z = step.value[0, head].detach().numpy().astype(np.float32)
+        for array in (z, code, kept):
+            array.flags.writeable = False
         steps.append(
             SkewStep(
                 name=name,
                 formula=STEP_FORMULAS[name][0 if masked else 1],
-                z=step.value[0, head].detach().numpy().astype(np.float32),
-                source=np.where(pad, -1, src + start).astype(np.int32),
-                distance=dist.astype(np.int32),
-                pad=pad,
+                z=z,
                 code=code,
                 kept=kept,
                 x=x_axis,
@@ -189,10 +207,13 @@ def skew_story(params: ViewParams, head: int, masked: bool) -> SkewStory:
                     name, "key j"
                 ),
                 y_title="row" if name == "reshaped" else "query i",
+                length=length,
+                masked=masked,
+                start=start,
             )
         )
     definition = rc.relative_logits(q, inputs.table_k, method="bucket")
-    max_diff = float((trace.result - definition).abs()[..., torch.from_numpy(valid)].max())
+    max_diff = float((trace.result - definition).abs()[..., torch.tensor(valid)].max())
     return SkewStory(
         steps=tuple(steps),
         masked=masked,

@@ -142,12 +142,9 @@ def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
             )  # fmt: skip
         )
     else:
-        source = story.steps[-1]
-        holds = (
-            "the pad zero"
-            if source.pad[row, col]
-            else f"q_{int(source.source[row, col])} · Er[r = {int(source.distance[row, col])}]"
-        )
+        cell = slice(row, row + 1), slice(col, col + 1)
+        source, distance, pad = (int(a[0, 0]) for a in story.steps[-1].origin(*cell))
+        holds = "the pad zero" if pad else f"q_{source} · Er[r = {distance}]"
         st.info(
             f"(i, j) = ({i}, {j}) is above the diagonal: it is not a relative logit but holds "
             f"{holds}. The causal mask removes it.",
