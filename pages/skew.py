@@ -199,7 +199,7 @@ def story_panel(params: ViewParams) -> None:
     with left:
         if is_small(story, name):
             fig = cells_figure(
-                story, name, place, labels, title=title, width_px=470, write_r=write_r
+                story, name, place, labels, title=title, width_px=520, write_r=write_r
             )
             st.plotly_chart(
                 fig,
