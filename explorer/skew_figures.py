@@ -273,7 +273,9 @@ def cells_figure(
             "mode": "markers",
             "x": np.broadcast_to(x[None, :], z.shape).ravel(),
             "y": np.broadcast_to(y[:, None], z.shape).ravel(),
-            "marker": {"symbol": "square", "size": max(cell - 2, 4), "color": "rgba(0,0,0,0)"},
+            # small: overlapping markers would make a click pick a neighbour (hover reaches
+            # 20 px around a point, so the whole cell still answers)
+            "marker": {"size": float(np.clip(cell * 0.4, 4, 14)), "color": "rgba(0,0,0,0)"},
             "customdata": np.stack([r_index.ravel(), c_index.ravel()], axis=-1).astype(np.int32),
             "text": hover_text(step, rows, cols, labels, story).ravel().tolist(),
             "hovertemplate": "%{text}<extra></extra>",

@@ -18,6 +18,21 @@ def highlight(page: Page):
     return chart.locator(f'.shapelayer path[style*="{PICK_STROKE}"]')
 
 
+def settled_box(page: Page) -> dict:
+    """The highlight's bounding box once the chart has stopped resizing."""
+    mark = highlight(page)
+    expect(mark).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(mark).to_be_visible(timeout=TIMEOUT_MS)
+    box = None
+    for _ in range(50):
+        page.wait_for_timeout(200)
+        now = mark.bounding_box()
+        if now is not None and now == box:
+            return now
+        box = now
+    raise AssertionError(f"the highlight kept moving: {box}")
+
+
 def hover_value(page: Page, box: dict) -> str:
     """Hover the centre of ``box`` and return the hover label's text."""
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
@@ -37,11 +52,8 @@ def test_stepping_keeps_the_picked_value_highlighted_in_every_step(
     for number, word in enumerate(STEP_WORDS, start=1):
         title = page.locator(".gtitle", has_text=f"{number}. {word}")
         expect(title).to_have_count(1, timeout=TIMEOUT_MS)
-        mark = highlight(page)
-        expect(mark).to_have_count(1, timeout=TIMEOUT_MS)
-        expect(mark).to_be_visible(timeout=TIMEOUT_MS)
-        box = mark.bounding_box()
-        assert box is not None and box["width"] > 5 and box["height"] > 5
+        box = settled_box(page)
+        assert box["width"] > 5 and box["height"] > 5
         text = hover_value(page, box)
         match = held.search(text)
         assert match, (word, text)
@@ -62,11 +74,7 @@ def test_a_click_on_a_cell_picks_the_value_it_holds(
     page.set_viewport_size({"width": 1400, "height": 1100})
     page.goto(f"{app_server}/skew?n=6&skew_i=4&skew_j=1")
     wait_for_app_run(page)
-    mark = highlight(page)
-    expect(mark).to_have_count(1, timeout=TIMEOUT_MS)
-    expect(mark).to_be_visible(timeout=TIMEOUT_MS)
-    box = mark.bounding_box()
-    assert box is not None
+    box = settled_box(page)
     # step 1 is the relative layout: one cell to the right is distance r + 1, so key j + 1
     page.mouse.click(box["x"] + box["width"] * 1.5, box["y"] + box["height"] / 2)
     key = page.get_by_label("picked key j")
