@@ -190,6 +190,7 @@ def _layout(step: SkewStep, title: str, x_axis: dict, y_axis: dict, height: int,
         "shapes": shapes,
         "showlegend": False,
         "hovermode": "closest",
+        "hoverdistance": 60,  # the nearest cell centre answers anywhere in a cell
         "clickmode": "event+select",
     }
 
