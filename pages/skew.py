@@ -195,11 +195,11 @@ def story_panel(params: ViewParams) -> None:
     title = f"{number}. {STEP_WORDS[number]}  {step.shape}"
     st.latex(step.formula)
     st.caption(STEP_TEXT[name])
-    left, right = st.columns([3, 2], gap="medium")
+    left, right = st.columns([2, 1], gap="medium")
     with left:
         if is_small(story, name):
             fig = cells_figure(
-                story, name, place, labels, title=title, width_px=520, write_r=write_r
+                story, name, place, labels, title=title, width_px=560, write_r=write_r
             )
             st.plotly_chart(
                 fig,
@@ -217,7 +217,7 @@ def story_panel(params: ViewParams) -> None:
                 + " Click a cell to pick the value it holds."
             )
         else:
-            fig = image_figure(story, params, head, name, place, title=title)
+            fig = image_figure(story, params, head, name, place, title=title, width_px=560)
             st.plotly_chart(fig, key=chart_key, width="stretch",
                             config={"displaylogo": False})  # fmt: skip
             st.caption(
