@@ -133,8 +133,9 @@ def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
             rf" = q_{{{i}}} \cdot w^K_{{{table_row}}} = {value:.4g}"
         )
         st.caption(
-            f"Definition q_i · w^K[clip(j - i, k) + k] = {float(story.definition[row, col]):.4g}. "
-            f"Er's row {j - i + story.length - 1} is the table's row {table_row}"
+            r"Definition $q_i \cdot w^K_{\operatorname{clip}(j - i, k) + k}$ = "
+            f"{float(story.definition[row, col]):.4g}. "
+            f"$E_r$'s row {j - i + story.length - 1} is the table's row {table_row}"
             + (
                 " (the distance is beyond ±k: the edge row repeats)."
                 if abs(j - i) > params.k
@@ -144,7 +145,7 @@ def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
     else:
         cell = slice(row, row + 1), slice(col, col + 1)
         source, distance, pad = (int(a[0, 0]) for a in story.steps[-1].origin(*cell))
-        holds = "the pad zero" if pad else f"q_{source} · Er[r = {distance}]"
+        holds = "the pad zero" if pad else f"$q_{{{source}}} \\cdot (E_r)$ at $r = {distance}$"
         st.info(
             f"(i, j) = ({i}, {j}) is above the diagonal: it is not a relative logit but holds "
             f"{holds}. The causal mask removes it.",
@@ -246,14 +247,14 @@ def story_panel(params: ViewParams) -> None:
     agreement_badge("skew vs definition on the valid cells, every head", story.max_diff)
     m1, m2, m3 = st.columns(3)
     m1.metric(
-        "skew needs Er",
+        "skew needs $E_r$",
         bytes_text(story.bytes_skew),
         help=f"({n if masked else 2 * n - 1}, {d}) float32 for the "
         + ("masked" if masked else "unmasked")
         + " skew",
     )
     m2.metric(
-        "materialized a^K needs",
+        "materialized $a^K$ needs",
         bytes_text(story.bytes_materialized),
         help=f"({n}, {n}, {d}) float32: the einsum and matmul paths",
     )
