@@ -140,7 +140,7 @@ def make_scale(
         low, high = (-bound, bound) if zrange is None else zrange
         high = high if high > low else low + 1.0
         caption = (
-            f"Diverging colour scale centred at 0, from {low:.3g} to {high:.3g}, "
+            f"Diverging colour scale centred at 0, from {low:.3g} to {high:.3g}; "
             "one scale for every panel."
         )
     else:
@@ -380,7 +380,8 @@ def panel_grid(
         layout[f"yaxis{axis}"] = {
             "domain": [max(0.0, y0), min(1.0, y1)],
             "range": [panel.row_offset + rows - 0.5, panel.row_offset - 0.5],
-            **({"scaleanchor": f"x{axis}", "scaleratio": 1} if square else {}),
+            # an image trace anchors its axes itself unless told not to
+            **({"scaleanchor": f"x{axis}", "scaleratio": 1} if square else {"scaleanchor": False}),
             "constrain": "domain",
             "showgrid": False,
             "zeroline": False,

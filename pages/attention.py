@@ -6,7 +6,7 @@ from explorer import compute, formulas
 from explorer.controls import choice, current_params, head_picker, md_escape
 from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
-from explorer.heatmaps import Panel, grid_columns, make_scale, panel_grid, pooled_note
+from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
 from explorer.token_view import LINES_PER_HEAD, WEIGHT_MIN, token_view
 
 params = current_params()
@@ -63,13 +63,15 @@ c1, c2 = st.columns(2)
 with c1:
     figure(panel_grid(detail[:1], scale, max_width=480), "attention_weights", shape=(n, n))
 with c2:
-    figure(
-        panel_grid(detail[1:], logit_scale, max_width=480),
-        "attention_logits",
-        shape=(n, n),
-        caption=logit_scale.caption.replace(", one scale for every panel", ""),
-    )
-inset(detail[:1], scale, "attention_zoom")
+    if size <= IMAGE_SIDE:
+        figure(
+            panel_grid(detail[1:], logit_scale, max_width=480),
+            "attention_logits",
+            shape=(n, n),
+            caption=logit_scale.caption.replace("; one scale for every panel", ""),
+        )
+    else:  # the weights are an image: their exact values here, the logits further down
+        inset(detail[:1], scale, "attention_zoom")
 if params.windowed:
     st.caption(
         f"The weights drawn are the window's keys only: each row puts between "
@@ -115,7 +117,7 @@ def more_of_the_head() -> None:
     """The rest of one head's computation, one picture at a time (reruns only this part)."""
     what = choice(
         f"more of head {head}",
-        ["the output, split", "the two logit terms", "the mask"],
+        ["the output, split", "the logits", "the mask"],
         "attention_more",
     )
     panels: list[Panel]
@@ -129,10 +131,11 @@ def more_of_the_head() -> None:
         latex = rf"{formulas.OUTPUT} = {formulas.CONTENT_OUTPUT} + {formulas.RELATIVE_OUTPUT}"
         key, shape = "attention_output", (n, d)
         panel_scale = make_scale("diverging", [p.z for p in panels])
-    elif what == "the two logit terms":
+    elif what == "the logits":
         panels = [
             Panel(view.content_logits * view.scale, title="content term", **at),
             Panel(view.relative_logits * view.scale, title="relative term", **at),
+            Panel(view.masked_logits, title="e = their sum, masked", **at),
         ]
         latex = rf"e_{{ij}} = {formulas.CONTENT_TERM} + {formulas.RELATIVE_TERM}"
         key, shape = "attention_terms", (n, n)
