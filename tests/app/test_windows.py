@@ -33,7 +33,7 @@ def test_attention_window_equals_the_rows_of_the_full_trace() -> None:
     inputs = example_inputs(params)
     full = rc.relative_attention(
         inputs.q, inputs.k, inputs.v, inputs.table_k, inputs.table_v,
-        mask=inputs.mask, causal=True,
+        mask=inputs.mask, causal=True, trace=True,
     )  # fmt: skip
     heads = chart_spec(at, "attention_heads")["data"]
     assert [t["type"] for t in heads[:2]] == ["image", "image"]  # large: PNGs, not 2 MB of z
