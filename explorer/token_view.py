@@ -99,7 +99,7 @@ def token_view(
             first = False
     labels = [html.escape(t, quote=False) for t in tokens[offset : offset + shown]]
     labels += [""] * (shown - len(labels))
-    for x, symbol, anchor in ((0.0, "i", "right"), (1.0, "j", "left")):
+    for x, symbol, side in ((0.0, "i", "left"), (1.0, "j", "right")):  # text outside
         data.append(
             {
                 "type": "scatter",
@@ -107,7 +107,7 @@ def token_view(
                 "x": np.full(shown, x, dtype=np.float32),
                 "y": np.arange(shown, dtype=np.float32),
                 "text": labels,
-                "textposition": f"middle {anchor}",
+                "textposition": f"middle {side}",
                 "marker": {"size": 6, "color": "#444"},
                 "customdata": np.arange(offset, offset + shown),
                 "hovertemplate": f'{symbol} = %{{customdata}} "%{{text}}"<extra></extra>',
