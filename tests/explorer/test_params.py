@@ -11,13 +11,12 @@ from explorer.params import (
     DISPLAY_MAX,
     HEADS_CHOICES,
     N_MAX,
-    QUERY_KEYS,
     TEXT_MAX_CHARS,
     WIN_MAX,
     ViewParams,
-    parse_query,
     tokenize,
 )
+from explorer.url_query import QUERY_KEYS, parse_query
 
 
 def test_defaults_are_valid_and_divisible() -> None:
