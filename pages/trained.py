@@ -13,6 +13,7 @@ from explorer.controls import (
     int_slider,
     md_escape,
 )
+from explorer.downloads import download_view
 from explorer.draw import chart
 from explorer.plots import heatmap
 from explorer.train_plots import generalization_figure, loss_figure, prediction_figure
@@ -181,3 +182,19 @@ for layer_index in range(view.weights.shape[0]):
                 weights,
                 shape=weights.shape,
             )
+
+if source == "random":
+    inputs: dict[str, object] = {"trained_length": int(length), "trained_seed": int(seed)}
+else:
+    inputs = {"trained_source": "Typed", "trained_tokens": " ".join(str(int(t)) for t in tokens)}
+download_view(
+    "trained",
+    None,
+    trained.download_arrays(gen, tables_kind, layer, kind, view),
+    extra={
+        "trained_model": trained.KIND_LABELS[kind],
+        "trained_tables_kind": trained.KIND_LABELS[tables_kind],
+        "trained_tables_layer": layer,
+        **inputs,
+    },
+)
