@@ -152,10 +152,11 @@ def noise_notes(result: BenchResult) -> list[str]:
         if float(row["q3_ms"]) - float(row["q1_ms"]) > WIDE_SPREAD * float(row["median_ms"])  # type: ignore[arg-type]
     ]
     if wide:
+        listed = ", ".join(wide[:3]) + (f" and {len(wide) - 3} more" if len(wide) > 3 else "")
         notes.append(
-            f"Wide spread (interquartile range above {WIDE_SPREAD:.0%} of the median) for "
-            + ", ".join(wide)
-            + ": compare those only where the bars do not overlap, or measure again."
+            f"Wide spread (interquartile range above {WIDE_SPREAD:.0%} of the median) in "
+            f"{len(wide)} of {len(result.rows)} measurements: {listed}. Compare methods only "
+            "where their bars do not overlap, or measure again."
         )
     return notes
 

@@ -16,21 +16,24 @@ CORNER = 12  # the index table is drawn for the first positions only: it is an i
 #: Every page of the app but this one, in the navigation's order: (file, title, icon, what).
 PAGE_LIST = (
     ("lookup.py", "Lookup table", ":material/table:",
-     "j - i, clipped to ±k, the index table, the tables w^K and w^V, and a^K gathered from them"),
+     "$j - i$, clipped to $\\pm k$, the index table, the tables $w^K$ and $w^V$, and $a^K_{ij}$ "
+     "gathered from them"),
     ("logits.py", "Relative logits", ":material/functions:",
-     "the content term and the relative term of every head, three exact ways to compute it, "
+     "the content term and the relative term of $e_{ij}$ for every head, three exact ways to "
+     "compute it, "
      "and tensor2tensor's steps as the tensors they are"),
     ("skew.py", "Skew", ":material/swap_horiz:",
-     "Huang et al.'s pad, reshape and slice, step by step, with the distance in every cell"),
+     "Huang et al.'s pad, reshape and slice of $Q E_r^\\top$, step by step, with the distance "
+     "in every cell"),
     ("attention.py", "Attention", ":material/visibility:",
-     "logits, masks and softmax weights of every head side by side, and the output split into "
-     "its content and relative parts"),
+     "logits $e_{ij}$, masks and weights $\\alpha_{ij}$ of every head side by side, and the "
+     "output $z_i$ split into its content and relative parts"),
     ("absolute.py", "Absolute vs relative", ":material/compare:",
-     "the sinusoidal encoding and why its similarity depends on j - i only"),
+     "the sinusoidal encoding and why its similarity depends on $j - i$ only"),
     ("trained.py", "Trained model", ":material/school:",
      "a small model that needs relative position: length generalization and learned tables"),
     ("speed.py", "Speed & memory", ":material/speed:",
-     "what each method builds as n grows, and a benchmark run on this server"),
+     "what each method builds as $n$ grows, and a benchmark run on this server"),
 )  # fmt: skip
 
 params = current_params()
@@ -99,12 +102,11 @@ with right:
         ),
         "overview_index",
         corner,
-        shape=(params.length, params.length),
         note=(
             f"The first {size} x {size} of the ({params.length}, {params.length}) table; "
-            "the Lookup table page draws it whole."
+            "the Lookup table page draws the rest."
             if size < params.length
-            else ""
+            else f"shape ({size}, {size})"
         ),
     )
 

@@ -101,8 +101,8 @@ if isinstance(result, speed.BenchResult) and result.rows:
     st.plotly_chart(fig, key="chart_speed_timing", width="stretch", config=png_config("timing"))
     st.dataframe(speed.result_table(result), key="speed_table", hide_index=True)
     note = (
-        f"Measured in {result.seconds:.1f} s on this server just now: median (first-third "
-        f"quartile) in ms; load average {result.load[0]:.1f} before and {result.load[1]:.1f} "
+        f"Measured in {result.seconds:.1f} s on this server just now: median (first quartile-"
+        f"third quartile) in ms; load average {result.load[0]:.1f} before and {result.load[1]:.1f} "
         f"after, on {result.cores} core(s). Other work on the same machine (other sessions "
         "too) slows these down: compare within one click."
     )
