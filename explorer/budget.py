@@ -9,26 +9,25 @@ Why 256 MiB: a Streamlit Community Cloud app gets at most about 2.7 GB of memory
 process with torch, plotly and streamlit loaded holds about 0.35 GB once it has drawn a page.
 Eight sessions computing at once at 256 MiB each add 2 GiB: about 2.5 GB in all, under the limit.
 
-The estimate (float32, ``bytes_per_value`` = 4), for ``rows`` query rows of a length-n sequence:
+The estimate (float32), for ``rows`` query rows of a length-n sequence, reads the method's own
+memory model in ``relpos_core.methods`` (the skew always runs all n rows):
 
-    intermediate   memory_bytes(method, ...)          for ``rows`` rows (einsum, matmul, bucket)
-                   + 3 (b, h, n, 2n) copies           skew: Q Er^T, padded, flattened and padded
-    index          rows * n int64                     bucket, einsum, matmul: clip(j - i, k) + k
-    kept           traces * (b, h, rows, n) float32   logits, weights ... that the caller keeps
+    intermediate   method.position_bytes(rows, n, ...)   a^K, Er, Q w^T ... (Huang's comparison)
+    working        method.working_bytes(rows, n, ...)    its index, skew copies, banded block
+    kept           traces * (b, h, rows, n) float32      logits, weights ... that the caller keeps
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from relpos_core import METHOD_NAMES, format_bytes, get_method
 from relpos_core.checks import check_choice, check_int
-from relpos_core.memory import MEMORY_METHODS, memory_bytes
 
 REQUEST_BUDGET_BYTES = 256 * 2**20  # 256 MiB per computation (see the module docstring)
 BASELINE_METHODS = ("sdpa", "plain")  # attention without relative terms: no intermediate
-BUDGET_METHODS = (*MEMORY_METHODS, *BASELINE_METHODS)
-SKEW_COPIES = 3  # (b, h, n, 2n)-sized tensors the skew holds: input, padded, flattened + pad
-INDEX_BYTES = 8  # int64
+BUDGET_METHODS = (*METHOD_NAMES, *BASELINE_METHODS)
+FLOAT32 = 4
 
 
 @dataclass(frozen=True)
@@ -46,18 +45,6 @@ class Plan:
     traces: int
     bytes: int
     budget: int
-
-
-def format_bytes(count: int) -> str:
-    """Binary units, one decimal.
-
-    >>> format_bytes(256 * 2**20), format_bytes(3 * 2**30), format_bytes(1536)
-    ('256.0 MiB', '3.0 GiB', '1.5 KiB')
-    """
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if count >= size:
-            return f"{count / size:.1f} {unit}"
-    return f"{count} B"
 
 
 def estimate_bytes(
@@ -86,18 +73,14 @@ def estimate_bytes(
     k = check_int("k (clip distance)", k, 0)
     rows = n if rows is None or method == "skew" else check_int("rows", rows, 1, n)
     traces = check_int("traces", traces, 0)
+    bh = batch * heads
     intermediate = 0
-    if method in ("einsum", "matmul"):
-        intermediate = rows * n * d * 4  # a^K for the rows computed, (rows, n, d)
-    elif method == "bucket":
-        intermediate = memory_bytes(method, rows, d, heads, batch, k=k)  # Q w^T, (b,h,rows,2k+1)
-    elif method in MEMORY_METHODS:
-        intermediate = memory_bytes(method, n, d, heads, batch, k=k, causal=causal)
-    if method == "skew":
-        intermediate += SKEW_COPIES * batch * heads * n * 2 * n * 4
-    index = rows * n * INDEX_BYTES if method in ("bucket", "einsum", "matmul") else 0
-    kept = traces * batch * heads * rows * n * 4
-    return intermediate + index + kept
+    if method not in BASELINE_METHODS:
+        chosen = get_method(method)
+        intermediate = chosen.position_bytes(rows, n, d, bh, k, causal) * FLOAT32
+        intermediate += chosen.working_bytes(rows, n, d, bh, k, FLOAT32)
+    kept = traces * bh * rows * n * FLOAT32
+    return intermediate + kept
 
 
 def plan_compute(

@@ -9,7 +9,8 @@ Above DISPLAY_MAX positions every (n, n) view is the window ``params.window`` on
 relative terms depend on j - i only, so the diagonal block [s, s+W) x [s, s+W) of the relative
 logits is exactly the relative logits of the W queries q[s:s+W] over a length-W sequence: the
 logits and skew pages run their methods on that block. Attention needs every key of a row: it
-runs ``relative_attention_rows`` on the window's query rows, one head, all n keys.
+runs ``relative_attention`` with ``query_offset`` on the window's query rows, one head, all n
+keys.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from explorer.example import (
     skew_provenance,
 )
 from explorer.params import ViewParams
-from relpos_core.rows import block_index, relative_attention_rows
 
 CACHE_ENTRIES = 8
 A_K_BUDGET = 2**22  # values of a materialized (rows, n, d) a^K block (16 MB of float32)
@@ -104,8 +104,15 @@ def gathered_row(params: ViewParams, query: int) -> np.ndarray:
     """a^K[query, window] (W, d): the vectors query ``query`` meets at the window's keys."""
     view = lookup_view(params)
     start, stop = params.window
-    index = block_index(query, 1, stop, params.k)[0, start:]  # (W,)
+    index = rc.relative_index(1, stop - start, params.k, query_offset=query - start)[0]  # (W,)
     return view.table_k[index.numpy()]
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+def window_index(params: ViewParams) -> np.ndarray:
+    """clip(j - i, k) + k on the window's pairs (W, W), int64 (every diagonal window alike)."""
+    start, stop = params.window
+    return rc.relative_index(stop - start, stop - start, params.k).numpy()
 
 
 # ---- relative logits ------------------------------------------------------------------------
@@ -315,15 +322,17 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
     plan_compute("attention", "bucket", n, d, 1, k=params.k, rows=stop - start, traces=6)
     inputs = example_inputs(params)
     one = slice(head, head + 1)
-    trace = relative_attention_rows(
+    trace = rc.relative_attention(
         inputs.q[:, one, start:stop],
         inputs.k[:, one],
         inputs.v[:, one],
         inputs.table_k,
         inputs.table_v,
-        first=start,
         mask=inputs.mask,
         causal=inputs.causal,
+        query_offset=start,
+        method="bucket",
+        trace=True,
     )
     allowed = trace.allowed[0, 0, :, start:stop]
     inside = trace.weights[0, 0, :, start:stop]

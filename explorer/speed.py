@@ -21,7 +21,7 @@ import streamlit as st
 from explorer.budget import plan_compute
 from explorer.controls import md_escape
 from explorer.downloads import Labelled
-from relpos_core.memory import logits_bytes, memory_bytes
+from relpos_core import logits_bytes, memory_bytes
 from relpos_lab import bench
 
 MEMORY_NS = 2 ** np.arange(4, 17)  # n = 16 .. 65536
@@ -32,7 +32,7 @@ WARMUP_CALLS = 3  # at least this many untimed calls per method and n (first cal
 WARMUP_SECONDS = 0.05  # ... and at least this long
 BENCH_SECONDS = 15.0  # wall-clock cap of one click: later (method, n) pairs are skipped
 WIDE_SPREAD = 0.5  # interquartile range above this fraction of the median: a noisy measurement
-#: (b, h, n, n) float32 tensors each benchmarked call holds at its peak (see relpos_core.fast):
+#: (b, h, n, n) float32 tensors each benchmarked call holds at its peak (see relpos_core.attention):
 #: SDPA's CPU kernel and "banded" work in blocks; "plain" keeps logits and weights; the other
 #: methods also build the relative term.
 BENCH_SQUARES = {"sdpa": 0, "plain": 2, "banded": 0}
@@ -46,7 +46,9 @@ def memory_curves(d: int, heads: int, k: int) -> dict[str, tuple[np.ndarray, np.
     ns = MEMORY_NS.astype(np.float64)
     curves: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for method in ("einsum", "matmul", "skew", "bucket", "banded", "loop"):
-        values = [memory_bytes(method, int(n), d, heads, k=k) for n in MEMORY_NS]
+        values = [
+            memory_bytes(method, int(n), d, heads, max_relative_position=k) for n in MEMORY_NS
+        ]
         curves[method] = (ns, np.array(values, dtype=np.float64))
     causal = [memory_bytes("skew", int(n), d, heads, causal=True) for n in MEMORY_NS]
     curves["skew (causal)"] = (ns, np.array(causal, dtype=np.float64))

@@ -7,13 +7,12 @@ from explorer.controls import current_params, head_picker, md_escape
 from explorer.draw import agreement_badge, chart, window_caption, window_note
 from explorer.example import axis_labels
 from explorer.plots import heatmap, pair_customdata
-from relpos_core.rows import block_index
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads
 rows, cols = axis_labels(params)
 start, stop = params.window
-index = block_index(start, stop - start, stop, params.k)[:, start:].numpy()  # the window's pairs
+index = compute.window_index(params)  # the window's pairs
 hover = pair_customdata(index, start, start)
 at = {"row_offset": start, "col_offset": start}
 note = window_note(params)

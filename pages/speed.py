@@ -36,7 +36,7 @@ horizontal_line(
 )
 st.plotly_chart(fig, key="chart_speed_memory", width="stretch", config=png_config("memory"))
 st.caption(
-    "Lines: `relpos_core.memory.memory_bytes` at this view's d, heads and k (einsum and matmul "
+    "Lines: `relpos_core.memory_bytes` at this view's d, heads and k (einsum and matmul "
     "coincide). Stars: Huang et al.'s example at D = 512, L = 2048, causal: the materialized "
     "a^K takes 8.6 GB per layer, the skew's Er 4.2 MB. Dotted: the memory budget one request "
     "of this server may use."

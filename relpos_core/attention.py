@@ -1,27 +1,32 @@
-"""Relation-aware self-attention (Shaw et al. 2018, eqs. 2-4), traced step by step.
+"""Relation-aware self-attention (Shaw et al. 2018, eqs. 2-4): the one attention call.
 
 e_ij     = (q_i · k_j + q_i · a^K_ij) / sqrt(d)
 alpha_ij = softmax_j(e_ij)        over the keys the mask allows
 z_i      = sum_j alpha_ij v_j  +  sum_j alpha_ij a^V_ij
+
+``relative_attention(..., trace=True)`` returns every step as a frozen ``AttentionTrace`` (for
+the explorer); ``trace=False`` returns only the output (and the weights if asked), as fast as the
+method allows, with gradients. Both run the same registered method's key and value terms.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-from relpos_core.banded import choose_method
-from relpos_core.checks import check_bool, check_choice, check_same_dtype, check_tensor
-from relpos_core.logits import LOGIT_METHODS, relative_logits
+from relpos_core.banded_attention import banded_attention
+from relpos_core.checks import check_bool, check_int, check_mask, check_same_dtype, check_tensor
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.masks import causal_mask
+from relpos_core.memory import check_fits
+from relpos_core.methods import METHOD_NAMES, attention_bytes, choose_method, get_method
 from relpos_core.trace import Trace
-from relpos_core.values import relative_values
 
-ATTENTION_METHODS = ("auto", *LOGIT_METHODS)  # "auto": ``banded.choose_method``
+ATTENTION_METHODS = ("auto", *METHOD_NAMES)  # "auto": ``methods.choose_method``
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,7 @@ class AttentionTrace(Trace):
 
     content_logits: torch.Tensor  # (b,h,i,j)  q_i · k_j
     relative_logits: torch.Tensor  # (b,h,i,j)  q_i · a^K_ij
-    scaled_logits: torch.Tensor  # (b,h,i,j)  (content + relative) / sqrt(d)
+    scaled_logits: torch.Tensor  # (b,h,i,j)  e_ij = (content + relative) / sqrt(d)
     masked_logits: torch.Tensor  # (b,h,i,j)  -inf where the mask forbids
     allowed: torch.Tensor  # bool (b,h,i,j), True where a query may attend
     weights: torch.Tensor  # (b,h,i,j)  softmax over j; all-zero rows where nothing is allowed
@@ -38,6 +43,8 @@ class AttentionTrace(Trace):
     relative_output: torch.Tensor  # (b,h,i,d)  sum_j alpha_ij a^V_ij
     output: torch.Tensor  # (b,h,i,d)  z_i
     scale: float
+    query_offset: int  # position of query row 0 in the key sequence
+    method: str  # the registered method that computed the relative terms
 
     FORMULAS = {
         "content_logits": "q_i · k_j",
@@ -58,6 +65,10 @@ def masked_softmax(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     A row with no allowed key gets all-zero weights (so its output is 0), never NaN.
     ``logits`` must be finite (forbid keys through ``allowed``, not -inf); ``allowed`` is bool
     and broadcasts to ``logits``.
+
+    >>> masked_softmax(torch.zeros(2, 2), torch.tensor([[True, True], [False, False]]))
+    tensor([[0.5000, 0.5000],
+            [0.0000, 0.0000]])
     """
     logits = check_tensor("logits", logits, tuple(range(1, 9)))
     if not isinstance(allowed, torch.Tensor) or allowed.dtype != torch.bool:
@@ -81,29 +92,77 @@ def _broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size | None:
         return None
 
 
+def user_mask(mask: object, shape: tuple[int, int, int, int]) -> torch.Tensor | None:
+    """The user's mask as bool (True = attend), checked to broadcast to ``shape`` unchanged."""
+    if mask is None:
+        return None
+    allowed = check_mask(mask)
+    if _broadcast_shape(allowed.shape, torch.Size(shape)) != shape:  # must not grow the logits
+        raise ValueError(
+            f"mask of shape {tuple(allowed.shape)} does not broadcast to the logits {shape}"
+        )
+    return allowed
+
+
 def combine_masks(
     mask: torch.Tensor | None,
     causal: bool,
     shape: tuple[int, int, int, int],
-    first_query: int = 0,
+    query_offset: int = 0,
 ) -> torch.Tensor:
     """Broadcast a user mask (True = attend) and the causal mask to bool ``shape``.
 
-    The rows are the queries at positions ``first_query`` onwards (0: the whole sequence).
+    Row r is the query at position ``query_offset + r``; causal lets it see keys j <= that.
     """
     check_bool("causal", causal)
-    allowed = torch.ones((), dtype=torch.bool)
-    if mask is not None:
-        if not isinstance(mask, torch.Tensor):
-            raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
-        if _broadcast_shape(mask.shape, torch.Size(shape)) != shape:  # must not grow the logits
-            raise ValueError(
-                f"mask of shape {tuple(mask.shape)} does not broadcast to the logits {shape}"
-            )
-        allowed = mask if mask.dtype == torch.bool else mask != 0
+    allowed = user_mask(mask, shape)
+    if allowed is None:
+        allowed = torch.ones((), dtype=torch.bool)
     if causal:
-        allowed = allowed & causal_mask(shape[-2], shape[-1], first=first_query)
+        rows = causal_mask(shape[-2], shape[-1], first=query_offset).to(allowed.device)
+        allowed = allowed & rows
     return allowed.expand(shape)
+
+
+def check_attention_inputs(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, table_k: torch.Tensor, table_v: torch.Tensor
+) -> None:
+    """Shapes and dtypes of one call: q (b,h,n_q,d), k (b,h,n_k,d), v (b,h,n_k,d_v), tables."""
+    for name, t in (("q", q), ("k", k), ("v", v), ("table_k", table_k), ("table_v", table_v)):
+        check_tensor(name, t, 2 if name.startswith("table") else 4)
+    check_same_dtype(q=q, k=k, v=v, table_k=table_k, table_v=table_v)
+    b, h, n_q, d = q.shape
+    if n_q < 1 or d < 1:
+        raise ValueError(
+            f"q must hold at least one query and one channel (b, h, n_q >= 1, d >= 1), "
+            f"got {tuple(q.shape)}"
+        )
+    if k.shape[:2] != (b, h) or k.shape[-1] != d:
+        raise ValueError(
+            f"k must have shape (b, h, n_k, d) = ({b}, {h}, n_k, {d}), got {tuple(k.shape)}"
+        )
+    if k.shape[2] < 1:
+        raise ValueError(f"k must hold at least one key (n_k >= 1), got {tuple(k.shape)}")
+    if v.shape[:3] != k.shape[:3] or v.shape[-1] < 1:
+        raise ValueError(
+            f"v must have shape (b, h, n_k, d_v) = ({b}, {h}, {k.shape[2]}, d_v >= 1), "
+            f"got {tuple(v.shape)}"
+        )
+    kk = clip_distance_from_table(table_k, "table_k")
+    if table_k.shape[1] != d:
+        raise ValueError(
+            f"table_k width must equal the head dim of q ({d}), got {tuple(table_k.shape)}"
+        )
+    if table_v.shape != (2 * kk + 1, v.shape[-1]):
+        raise ValueError(
+            f"table_v must have shape ({2 * kk + 1}, {v.shape[-1]}) (same k as table_k, "
+            f"width = value dim), got {tuple(table_v.shape)}"
+        )
+    devices = {t.device for t in (q, k, v, table_k, table_v)}
+    if len(devices) > 1:
+        raise ValueError(
+            f"q, k, v and the tables must be on one device, got {sorted(map(str, devices))}"
+        )
 
 
 def relative_attention(
@@ -112,60 +171,117 @@ def relative_attention(
     v: torch.Tensor,
     table_k: torch.Tensor,
     table_v: torch.Tensor,
+    *,
     mask: torch.Tensor | None = None,
     causal: bool = False,
+    query_offset: int = 0,
     method: str = "auto",
-) -> AttentionTrace:
-    """Relative attention with every intermediate: q (b,h,n_q,d), k and v (b,h,n_k,d),
-    tables (2k+1, d). ``mask`` (bool or 0/1, broadcastable to (b,h,n_q,n_k), True = attend).
+    trace: bool = False,
+    return_weights: bool = False,
+    dropout_p: float = 0.0,
+    generator: torch.Generator | None = None,
+    max_bytes: int | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor] | AttentionTrace:
+    """Relative attention: q (b,h,n_q,d), k (b,h,n_k,d), v (b,h,n_k,d_v), tables (2k+1, d) and
+    (2k+1, d_v) with k = max_relative_position -> z (b, h, n_q, d_v).
 
-    A query with no key to attend to gets zero weights and a zero output (documented, not NaN).
-    ``method`` picks how the key and value terms are computed (see ``logits``); "auto" runs
-    ``banded.choose_method``. The trace is the same whichever method runs.
+    mask            bool, or 0/1 numbers, broadcastable to (b, h, n_q, n_k); True = attend.
+    causal          query i sees keys j <= i (positions, so with the offset below).
+    query_offset    position of query row 0 among the keys: 0 for self-attention; n_k - n_q for
+                    tensor2tensor's convention (queries at the last positions, as when decoding
+                    with a key/value cache); any row block of a longer sequence.
+    method          a registered method or "auto" (``methods.choose_method``): all are exact.
+    trace           True: an ``AttentionTrace`` of every step. False: z, or (z, alpha) with
+                    ``return_weights``, holding no (b, h, n_q, n_k) tensor on the banded path
+                    (with or without gradients) unless the weights are asked for.
+    dropout_p       dropout on the weights (training); from ``generator`` or the global RNG.
+    max_bytes       refuse (ValueError, with the estimate) a call whose estimated peak memory
+                    is above this; None: the device's total memory. Pass a larger number to
+                    run a method the estimate thinks too big for the machine.
+
+    A query with no key to attend to gets zero weights and a zero output (not NaN).
 
     >>> q = k = v = torch.zeros(1, 1, 2, 1)
     >>> w = torch.zeros(3, 1)
-    >>> relative_attention(q, k, v, w, w, causal=True).weights[0, 0]
+    >>> relative_attention(q, k, v, w, w, causal=True, trace=True).weights[0, 0]
     tensor([[1.0000, 0.0000],
             [0.5000, 0.5000]])
+    >>> relative_attention(q[:, :, 1:], k, v, w, w, query_offset=1, causal=True).shape
+    torch.Size([1, 1, 1, 1])
     """
-    method = check_choice("method", method, ATTENTION_METHODS)
-    q = check_tensor("q", q, 4)
-    k = check_tensor("k", k, 4)
-    v = check_tensor("v", v, 4)
-    table_k = check_tensor("table_k", table_k, 2)
-    table_v = check_tensor("table_v", table_v, 2)
-    check_same_dtype(q=q, k=k, v=v, table_k=table_k, table_v=table_v)
-    clip_distance_from_table(table_k, "table_k")
-    clip_distance_from_table(table_v, "table_v")
+    check_attention_inputs(q, k, v, table_k, table_v)
+    check_bool("causal", causal)
+    check_bool("trace", trace)
+    check_bool("return_weights", return_weights)
+    query_offset = check_int("query_offset (position of the first query)", query_offset, 0)
+    dropout_p = _check_dropout(dropout_p)
+    if trace and (return_weights or dropout_p > 0):
+        raise ValueError(
+            "trace=True returns every step, the weights before any dropout included; "
+            f"return_weights and dropout_p apply to trace=False (got return_weights="
+            f"{return_weights}, dropout_p={dropout_p})"
+        )
     b, h, n_q, d = q.shape
-    n_k = k.shape[-2]
+    n_k, d_v = v.shape[-2:]
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
     if method == "auto":
-        method = choose_method(n_q, n_k)
-    if k.shape[:2] != (b, h) or k.shape[-1] != d:
-        raise ValueError(
-            f"k must have shape (b, h, n_k, d) = ({b}, {h}, n_k, {d}), got {tuple(k.shape)}"
-        )
-    if v.shape[:3] != k.shape[:3]:
-        raise ValueError(
-            f"v must have shape (b, h, n_k, d_v) = ({b}, {h}, {n_k}, d_v), got {tuple(v.shape)}"
-        )
-    if table_k.shape[1] != d:
-        raise ValueError(
-            f"table_k width must equal the head dim of q ({d}), got {tuple(table_k.shape)}"
-        )
-    if table_v.shape[1] != v.shape[-1]:
-        raise ValueError(
-            f"table_v width must equal the value dim ({v.shape[-1]}), got {tuple(table_v.shape)}"
-        )
-    return attend(
+        chosen = choose_method(n_q, n_k, query_offset, trace=trace, grad=grad)
+    else:
+        chosen = get_method(method)
+        reason = chosen.unsupported(n_q, n_k, query_offset)
+        if reason:
+            raise ValueError(f"method {method!r} cannot run here: {reason}")
+    kk = clip_distance_from_table(table_k)
+    need = attention_bytes(
+        chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=q.element_size(), trace=trace,
+        return_weights=return_weights, grad=grad, causal=causal,
+    )  # fmt: skip
+    check_fits(
+        f"relative_attention with method {chosen.name!r}, q {tuple(q.shape)}, "
+        f"k {tuple(k.shape)}, max_relative_position {kk}",
+        need, max_bytes, q.device,
+    )  # fmt: skip
+    shape = (b, h, n_q, n_k)
+    if chosen.fused and not trace and not (grad and return_weights):
+        allowed = user_mask(mask, shape)
+        return banded_attention(
+            q, k, v, table_k, table_v, allowed, causal, query_offset,
+            return_weights=return_weights, dropout_p=dropout_p, generator=generator,
+        )  # fmt: skip
+    allowed = combine_masks(mask, causal, shape, query_offset)
+    steps = attend(
         q,
         k,
         v,
-        relative_logits(q, table_k, n_k, method=method),  # (b,h,i,j)
-        combine_masks(mask, causal, (b, h, n_q, n_k)),
-        lambda weights: relative_values(weights, table_v, method=method),
+        chosen.key_term(q, table_k, n_k, query_offset),  # (b,h,i,j)
+        allowed,
+        lambda weights: chosen.value_term(weights, table_v, query_offset),
+        dropout=_dropout(dropout_p, generator),
     )
+    if trace:
+        return AttentionTrace(**steps, query_offset=query_offset, method=chosen.name)
+    return (steps["output"], steps["weights"]) if return_weights else steps["output"]
+
+
+def _check_dropout(dropout_p: object) -> float:
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, numbers.Real):
+        raise TypeError(f"dropout_p must be a float in [0, 1), got {dropout_p!r}")
+    if not 0.0 <= float(dropout_p) < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    return float(dropout_p)
+
+
+def _dropout(
+    p: float, generator: torch.Generator | None
+) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    if p == 0:
+        return None
+
+    def drop(weights: torch.Tensor) -> torch.Tensor:
+        u = torch.rand(weights.shape, generator=generator, dtype=weights.dtype)
+        return weights * (u.to(weights.device) >= p) / (1.0 - p)
+
+    return drop
 
 
 def attend(
@@ -175,24 +291,26 @@ def attend(
     rel: torch.Tensor,
     allowed: torch.Tensor,
     relative_output: Callable[[torch.Tensor], torch.Tensor],
-) -> AttentionTrace:
+    dropout: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> dict[str, object]:
     """Eqs. 2-4 once the relative logits ``rel`` (b,h,i,j) and the bool mask are known;
-    ``relative_output(weights)`` gives sum_j alpha_ij a^V_ij, (b,h,i,d)."""
+    ``relative_output(weights)`` gives sum_j alpha_ij a^V_ij, (b,h,i,d). Returns the steps."""
     scale = 1.0 / math.sqrt(q.shape[-1])
     content = q @ k.transpose(-2, -1)  # (b,h,i,d),(b,h,d,j) -> (b,h,i,j)
     scaled = (content + rel) * scale
     weights = masked_softmax(scaled, allowed)
-    content_out = weights @ v  # (b,h,i,j),(b,h,j,d) -> (b,h,i,d)
-    rel_out = relative_output(weights)  # (b,h,i,d)
-    return AttentionTrace(
-        content_logits=content,
-        relative_logits=rel,
-        scaled_logits=scaled,
-        masked_logits=scaled.masked_fill(~allowed, float("-inf")),
-        allowed=allowed,
-        weights=weights,
-        content_output=content_out,
-        relative_output=rel_out,
-        output=content_out + rel_out,
-        scale=scale,
-    )
+    used = weights if dropout is None else dropout(weights)
+    content_out = used @ v  # (b,h,i,j),(b,h,j,d) -> (b,h,i,d)
+    rel_out = relative_output(used)  # (b,h,i,d)
+    return {
+        "content_logits": content,
+        "relative_logits": rel,
+        "scaled_logits": scaled,
+        "masked_logits": scaled.masked_fill(~allowed, float("-inf")),
+        "allowed": allowed,
+        "weights": weights if dropout is None else used,
+        "content_output": content_out,
+        "relative_output": rel_out,
+        "output": content_out + rel_out,
+        "scale": scale,
+    }

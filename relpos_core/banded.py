@@ -1,6 +1,6 @@
 """The "banded" method: clipped distances make the relative terms constant off a diagonal band.
 
-With clipping (Shaw et al. 2018, eq. 3-4) a_ij = w_{clip(j-i, k)}, so in row i
+With clipping (Shaw et al. 2018, eqs. 3-4) a_ij = w_{clip(j-i, k)}, so in row i
 
     q_i · a^K_ij = q_i · w_{-k}     for j <= i - k     (left of the band: one constant per row)
                  = q_i · w_{j-i}    for |j - i| < k    (the band: 2k - 1 cells per row)
@@ -10,9 +10,10 @@ and, for the value term, sum_j alpha_ij a^V_ij only needs the weight mass of eac
 distance buckets: the two edge buckets are row sums over the left and right parts, the 2k-1 middle
 buckets are single cells of the band. Nothing of size (n, n, d) and no n^2 gather or scatter.
 
-Rows are processed in blocks. For query rows [i0, i1) the key columns split into
-    [0, c0)    left for every row of the block    (c0 = i0 - k + 1, clamped to [0, n_k])
-    [c0, c1)   the strip the band crosses          (c1 = i1 + k - 1, clamped to [c0, n_k])
+Rows are processed in blocks. For query rows [i0, i1) at positions p0 = offset + i0 .. the key
+columns split into
+    [0, c0)    left for every row of the block    (c0 = p0 - k + 1, clamped to [0, n_k])
+    [c0, c1)   the strip the band crosses          (c1 = p1 + k - 1, clamped to [c0, n_k])
     [c1, n_k)  right for every row of the block
 so only the (rows, c1 - c0) strip needs a per-cell bucket index. Exact for any n_q, n_k, k >= 0.
 """
@@ -21,25 +22,11 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.lookup import clip_distance_from_table
+from relpos_core.lookup import clip_distance_from_table, relative_index
 
 #: Elements of one (b·h, rows, n_k) block at most: 2^23 float32 values = 32 MiB, the L3 of the
 #: 2-core CPU this was tuned on.
 BLOCK_ELEMENTS = 1 << 23
-
-
-def choose_method(n_q: int, n_k: int) -> str:
-    """The exact method "auto" runs: "banded" for every shape.
-
-    Measured on a 2-core CPU (``python -m relpos_lab.bench``), the lean banded attention is the
-    fastest exact method at every n tried, 64 to 4096 (1.5-2.2x SDPA; bucket 7-14x, skew 18-37x),
-    and the least memory-hungry; in the traced ``relative_attention`` it ties with bucket. It
-    works for any n_q, n_k and k, where the skew needs n_q == n_k.
-
-    >>> choose_method(1024, 1024)
-    'banded'
-    """
-    return "banded"
 
 
 def block_rows(n_q: int, n_k: int, batch_heads: int = 1) -> int:
@@ -47,7 +34,7 @@ def block_rows(n_q: int, n_k: int, batch_heads: int = 1) -> int:
 
     Every op of a block is one parallel region with a thread barrier; on a machine shared with
     other work a barrier can wait a whole scheduler slice, so few large blocks (still in L3)
-    measured far steadier than many small ones (see ``bench``), at the same speed when quiet.
+    measured far steadier than many small ones, at the same speed when quiet.
 
     >>> block_rows(1024, 1024, 8), block_rows(4096, 4096, 8), block_rows(10, 10)
     (256, 256, 10)
@@ -56,70 +43,99 @@ def block_rows(n_q: int, n_k: int, batch_heads: int = 1) -> int:
     return max(1, min(n_q, 256, max(64, rows)))
 
 
-def strip_columns(i0: int, i1: int, n_k: int, k: int) -> tuple[int, int]:
-    """Columns [c0, c1) the band crosses for query rows [i0, i1), clamped to [0, n_k]."""
-    c0 = min(max(i0 - k + 1, 0), n_k)
-    return c0, max(min(i1 + k - 1, n_k), c0)
+def strip_columns(p0: int, p1: int, n_k: int, k: int) -> tuple[int, int]:
+    """Columns [c0, c1) the band crosses for queries at positions [p0, p1), clamped to [0, n_k]."""
+    c0 = min(max(p0 - k + 1, 0), n_k)
+    return c0, max(min(p1 + k - 1, n_k), c0)
 
 
-def strip(i0: int, i1: int, n_k: int, k: int) -> tuple[int, int, torch.Tensor]:
-    """Columns [c0, c1) the band crosses for query rows [i0, i1), and their bucket index.
+def strip(
+    p0: int, p1: int, n_k: int, k: int, device: torch.device | str | None = None
+) -> tuple[int, int, torch.Tensor]:
+    """Columns [c0, c1) the band crosses for queries at positions [p0, p1), and their index.
 
-    Left of c0 every row of the block uses bucket 0 (distance <= -k); from c1 on, bucket 2k.
-    Returns c0, c1 and int64 (i1 - i0, c1 - c0): clip(j - i, k) + k.
+    Left of c0 every row uses bucket 0 (distance <= -k); from c1 on, bucket 2k.
+    Returns c0, c1 and int64 (p1 - p0, c1 - c0): clip(j - i, k) + k.
 
     >>> strip(0, 2, 4, 1)
     (0, 2, tensor([[1, 2],
             [0, 1]]))
     """
-    c0, c1 = strip_columns(i0, i1, n_k, k)
-    distance = torch.arange(c0, c1)[None, :] - torch.arange(i0, i1)[:, None]  # (i,j)
-    return c0, c1, distance.clamp(-k, k) + k
+    c0, c1 = strip_columns(p0, p1, n_k, k)
+    if c1 == c0:
+        return c0, c1, torch.empty(p1 - p0, 0, dtype=torch.int64, device=device)
+    # keys c0.. seen from queries p0..: the key axis starts at c0, so the queries sit at p0 - c0
+    return c0, c1, relative_index(p1 - p0, c1 - c0, k, query_offset=p0 - c0, device=device)
 
 
-def banded_logits(q: torch.Tensor, table: torch.Tensor, n_k: int) -> torch.Tensor:
-    """q_i · a^K_ij by bands: (b, h, n_q, d), (2k+1, d) -> (b, h, n_q, n_k).
+def add_by_bucket(
+    out: torch.Tensor, per_bucket: torch.Tensor, p0: int, k: int, shift: bool = False
+) -> torch.Tensor:
+    """out[.., i, j] += per_bucket[.., i, clip(j - i, k) + k] for queries at positions p0..
 
-    Writes each cell once: a broadcast of Q w_{-k} and Q w_{+k} plus a gather on the strip.
+    out (.., rows, n_k), per_bucket (.., rows, 2k+1). With ``shift`` the left constant
+    per_bucket[.., 0] is left out everywhere (for a softmax, which ignores it): the left part
+    is untouched and the others get their difference to it, which ``per_bucket`` must already
+    hold. In place; returns ``out``.
     """
-    k = clip_distance_from_table(table)
-    *lead, n_q, _ = q.shape
-    per_bucket = q @ table.T  # (b,h,i,d),(d,2k+1) -> (b,h,i,2k+1)
-    out = q.new_empty(*lead, n_q, n_k)
-    rows = block_rows(n_q, n_k, per_bucket[..., 0, 0].numel())
-    for i0 in range(0, n_q, rows):
-        i1 = min(n_q, i0 + rows)
-        c0, c1, index = strip(i0, i1, n_k, k)
-        p = per_bucket[..., i0:i1, :]  # (b,h,rows,2k+1)
-        block = out[..., i0:i1, :]
-        block[..., :c0] = p[..., :1]  # left: q_i · w_{-k}
-        block[..., c1:] = p[..., 2 * k :]  # right: q_i · w_{+k}
-        block[..., c0:c1] = p.gather(-1, index.expand(*lead, *index.shape))
+    rows, n_k = out.shape[-2:]
+    c0, c1, index = strip(p0, p0 + rows, n_k, k, out.device)
+    if not shift:
+        out[..., :c0] += per_bucket[..., :1]
+    out[..., c1:] += per_bucket[..., 2 * k :]
+    if c1 > c0:
+        out[..., c0:c1] += per_bucket.gather(-1, index.expand(*per_bucket.shape[:-1], -1))
     return out
 
 
-def bucket_mass(weights: torch.Tensor, i0: int, k: int) -> torch.Tensor:
-    """Weight per distance bucket for the query rows i0.. of ``weights`` (.., rows, n_k).
+def bucket_mass(weights: torch.Tensor, p0: int, k: int) -> torch.Tensor:
+    """Weight per distance bucket for the queries at positions p0.. of ``weights`` (.., rows, n_k).
 
     Returns (.., rows, 2k+1): bucket 0 sums j <= i - k, bucket 2k sums j >= i + k, the others
     are single cells of the band.
+
+    >>> bucket_mass(torch.ones(1, 3), 0, 1)  # query 0 over keys 0, 1, 2 with k = 1
+    tensor([[0., 1., 2.]])
     """
     *lead, rows, n_k = weights.shape
-    c0, c1, index = strip(i0, i0 + rows, n_k, k)
+    c0, c1, index = strip(p0, p0 + rows, n_k, k, weights.device)
     buckets = weights.new_zeros(*lead, rows, 2 * k + 1)
-    buckets.scatter_add_(-1, index.expand(*lead, *index.shape), weights[..., c0:c1])
+    if c1 > c0:
+        buckets.scatter_add_(-1, index.expand(*lead, -1, -1), weights[..., c0:c1])
     buckets[..., 0] += weights[..., :c0].sum(-1)
     buckets[..., 2 * k] += weights[..., c1:].sum(-1)  # += : with k = 0 both edges are bucket 0
     return buckets
 
 
-def banded_values(weights: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+def banded_logits(
+    q: torch.Tensor, table: torch.Tensor, n_k: int, query_offset: int = 0
+) -> torch.Tensor:
+    """q_i · a^K_ij by bands: (b, h, n_q, d), (2k+1, d) -> (b, h, n_q, n_k).
+
+    Writes each cell once: a broadcast of Q w_{-k} and Q w_{+k} plus a gather on the strip.
+    Differentiable (every write is an indexed copy autograd records).
+    """
+    k = clip_distance_from_table(table)
+    *lead, n_q, _ = q.shape
+    per_bucket = q @ table.T  # (b,h,i,d),(d,2k+1) -> (b,h,i,2k+1)
+    blocks = []
+    rows = block_rows(n_q, n_k, per_bucket[..., 0, 0].numel())
+    for i0 in range(0, n_q, rows):
+        p = per_bucket[..., i0 : i0 + rows, :]
+        block = p.new_zeros(*lead, p.shape[-2], n_k)
+        blocks.append(add_by_bucket(block, p, query_offset + i0, k))
+    return torch.cat(blocks, dim=-2)
+
+
+def banded_values(
+    weights: torch.Tensor, table: torch.Tensor, query_offset: int = 0
+) -> torch.Tensor:
     """sum_j weights_ij w^V_{clip(j-i,k)} by bands: (b,h,n_q,n_k), (2k+1,d) -> (b,h,n_q,d)."""
     k = clip_distance_from_table(table)
-    *lead, n_q, n_k = weights.shape
-    out = weights.new_empty(*lead, n_q, table.shape[1])
+    n_q, n_k = weights.shape[-2:]
     rows = block_rows(n_q, n_k, weights[..., 0, 0].numel())
-    for i0 in range(0, n_q, rows):
-        i1 = min(n_q, i0 + rows)
-        out[..., i0:i1, :] = bucket_mass(weights[..., i0:i1, :], i0, k) @ table
-    return out
+    blocks = [
+        bucket_mass(weights[..., i0 : i0 + rows, :], query_offset + i0, k) @ table
+        for i0 in range(0, n_q, rows)
+    ]
+    return torch.cat(blocks, dim=-2)  # (b,h,i,2k+1),(2k+1,d) -> (b,h,i,d) per block

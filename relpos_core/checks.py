@@ -13,8 +13,12 @@ import torch
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
 
+#: Largest int any size, position or distance may take: keeps int64 index arithmetic exact.
+INT_LIMIT = 2**62
+
+
 def check_int(name: str, value: object, low: int, high: int | None = None) -> int:
-    """Return ``value`` as an int if ``low <= value <= high``; raise otherwise.
+    """Return ``value`` as an int if ``low <= value <= high`` (default high: INT_LIMIT).
 
     >>> check_int("n (sequence length)", 4, 1)
     4
@@ -22,8 +26,12 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> in
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
     value = int(value)
-    if value < low or (high is not None and value > high):
-        allowed = f">= {low}" if high is None else f"in [{low}, {high}]"
+    top = INT_LIMIT if high is None else high
+    if value < low or value > top:
+        if high is not None:
+            allowed = f"in [{low}, {high}]"
+        else:
+            allowed = f">= {low}" if value < low else "<= 2**62 (INT_LIMIT)"
         raise ValueError(f"{name} must be {allowed}, got {value}")
     return value
 
@@ -70,3 +78,26 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
     return value  # type: ignore[return-value]
+
+
+def check_mask(mask: object) -> torch.Tensor:
+    """A mask is bool (True = attend) or numeric holding only 0 and 1; returns it as bool.
+
+    NaN, 0.5 or 2 would be ambiguous, so they are refused rather than read as "attend".
+
+    >>> check_mask(torch.tensor([1.0, 0.0])).tolist()
+    [True, False]
+    """
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
+    if mask.dtype == torch.bool:
+        return mask
+    if mask.is_complex():
+        raise TypeError(f"mask must be bool or hold 0/1 values, got {mask.dtype}")
+    if not bool(((mask == 0) | (mask == 1)).all()):
+        bad = mask[(mask != 0) & (mask != 1)].flatten()[0].item()
+        raise ValueError(
+            "mask must be bool (True = attend) or hold only 0 and 1, "
+            f"got a {mask.dtype} mask containing {bad}"
+        )
+    return mask != 0

@@ -16,7 +16,7 @@ from torch import nn
 from relpos_core.attention import ATTENTION_METHODS, AttentionTrace, relative_attention
 from relpos_core.checks import check_choice, check_int, check_tensor
 from relpos_core.lookup import gather_relative, relative_index
-from relpos_core.values import relative_values
+from relpos_core.memory import check_fits
 
 
 class RelativePosition(nn.Module):
@@ -26,6 +26,8 @@ class RelativePosition(nn.Module):
         super().__init__()
         self.num_units = check_int("num_units", num_units, 1)
         self.max_relative_position = check_int("max_relative_position", max_relative_position, 0)
+        rows = 2 * max_relative_position + 1
+        check_fits(f"a ({rows}, {num_units}) relative table", 4 * rows * num_units, None)
         self.embeddings_table = nn.Parameter(torch.empty(2 * max_relative_position + 1, num_units))
         nn.init.xavier_uniform_(self.embeddings_table)
 
@@ -40,7 +42,9 @@ class RelativeMultiHeadAttention(nn.Module):
 
     forward(query (b, n_q, hid), key (b, n_k, hid), value (b, n_k, hid), mask) -> (b, n_q, hid).
     ``mask`` broadcasts to (b, heads, n_q, n_k); 0 / False = masked (seed 001's semantics).
-    ``method`` picks the exact algorithm for the relative terms (all give the same numbers).
+    ``method`` picks the exact algorithm for the relative terms (all give the same numbers);
+    "auto" runs the fused banded path, which trains without any (b, h, n_q, n_k) tensor.
+    ``forward`` takes ``causal`` and ``query_offset`` as ``relative_attention`` does.
     """
 
     def __init__(
@@ -49,7 +53,7 @@ class RelativeMultiHeadAttention(nn.Module):
         n_heads: int,
         max_relative_position: int,
         dropout: float = 0.0,
-        method: str = "bucket",
+        method: str = "auto",
     ) -> None:
         super().__init__()
         hid_dim = check_int("hid_dim", hid_dim, 1)
@@ -77,18 +81,9 @@ class RelativeMultiHeadAttention(nn.Module):
         b, n, _ = x.shape
         return x.view(b, n, self.n_heads, self.head_dim).permute(0, 2, 1, 3)  # (b,h,n,dh)
 
-    def forward_with_trace(
-        self,
-        query: torch.Tensor,
-        key: torch.Tensor,
-        value: torch.Tensor,
-        mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, AttentionTrace]:
-        """Output (b, n_q, hid) and the attention trace of the relative terms, per head.
-
-        In training mode with dropout the output uses the dropped-out weights (as seed 001) while
-        the trace keeps the weights before dropout, i.e. what the layer computes in eval mode.
-        """
+    def _heads(
+        self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         for name, x in (("query", query), ("key", key), ("value", value)):
             check_tensor(name, x, 3)
             if x.shape[-1] != self.hid_dim:
@@ -103,25 +98,14 @@ class RelativeMultiHeadAttention(nn.Module):
         q = self._split_heads(self.fc_q(query))  # (b,h,i,dh)
         k = self._split_heads(self.fc_k(key))  # (b,h,j,dh)
         v = self._split_heads(self.fc_v(value))  # (b,h,j,dh)
-        trace = relative_attention(
-            q,
-            k,
-            v,
-            self.relative_position_k.embeddings_table,
-            self.relative_position_v.embeddings_table,
-            mask=mask,
-            method=self.method,
-        )
-        if self.training and self.dropout.p > 0:
-            # dropout acts on the weights both terms share, as in seed 001
-            weights = self.dropout(trace.weights)
-            table_v = self.relative_position_v.embeddings_table
-            out = weights @ v + relative_values(weights, table_v, self.method)
-        else:
-            out = trace.output
+        return q, k, v
+
+    def _merge_heads(self, out: torch.Tensor) -> torch.Tensor:
         b, _, n_q, _ = out.shape
-        out = out.permute(0, 2, 1, 3).reshape(b, n_q, self.hid_dim)  # (b,i,h*dh)
-        return self.fc_o(out), trace
+        return self.fc_o(out.permute(0, 2, 1, 3).reshape(b, n_q, self.hid_dim))  # (b,i,h*dh)
+
+    def _tables(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.relative_position_k.embeddings_table, self.relative_position_v.embeddings_table
 
     def forward(
         self,
@@ -129,5 +113,43 @@ class RelativeMultiHeadAttention(nn.Module):
         key: torch.Tensor,
         value: torch.Tensor,
         mask: torch.Tensor | None = None,
+        *,
+        causal: bool = False,
+        query_offset: int = 0,
     ) -> torch.Tensor:
-        return self.forward_with_trace(query, key, value, mask)[0]
+        """(b, n_q, hid): the fast path (fused banded with "auto"), dropout in training mode."""
+        q, k, v = self._heads(query, key, value)
+        out = relative_attention(
+            q, k, v, *self._tables(), mask=mask, causal=causal, query_offset=query_offset,
+            method=self.method, dropout_p=self.dropout.p if self.training else 0.0,
+        )  # fmt: skip
+        return self._merge_heads(out)
+
+    def forward_with_trace(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        *,
+        causal: bool = False,
+        query_offset: int = 0,
+    ) -> tuple[torch.Tensor, AttentionTrace]:
+        """Output (b, n_q, hid) and the attention trace of the relative terms, per head.
+
+        In training mode with dropout the output is the fast path's, with dropped-out weights
+        (as seed 001), while the trace keeps the weights before dropout, i.e. what the layer
+        computes in eval mode.
+        """
+        q, k, v = self._heads(query, key, value)
+        options = dict(mask=mask, causal=causal, query_offset=query_offset)
+        trace = relative_attention(
+            q, k, v, *self._tables(), **options, method=self.method, trace=True
+        )
+        if self.training and self.dropout.p > 0:
+            out = relative_attention(
+                q, k, v, *self._tables(), **options, method=self.method, dropout_p=self.dropout.p
+            )
+        else:
+            out = trace.output
+        return self._merge_heads(out), trace

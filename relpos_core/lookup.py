@@ -2,35 +2,57 @@
 
 a_ij = w_{clip(j - i, k)},  clip(x, k) = max(-k, min(k, x)),  w = (w_-k, ..., w_k)
 
-Stored 0-based: row ``clip(j - i, -k, k) + k`` of a (2k+1, d) table.
+Stored 0-based: row ``clip(j - i, -k, k) + k`` of a (2k+1, d) table. The clip distance k is the
+argument ``max_relative_position`` (tensor2tensor's and the widely copied PyTorch layer's name).
+Queries sit at positions ``query_offset, query_offset + 1, ...`` of the key sequence: 0 for
+self-attention, ``n_k - n_q`` for tensor2tensor's convention (queries at the last positions, as
+when decoding with a key/value cache). This is the one place the clip index is built.
 """
 
 from __future__ import annotations
 
 import torch
 
-from relpos_core.checks import check_int, check_tensor
+from relpos_core.checks import INT_LIMIT, check_int, check_tensor
+from relpos_core.memory import check_fits
 
 
-def relative_distances(n_q: int, n_k: int) -> torch.Tensor:
-    """Signed distance j - i from query i to key j.
+def relative_distances(
+    n_q: int, n_k: int, query_offset: int = 0, device: torch.device | str | None = None
+) -> torch.Tensor:
+    """Signed distance j - i from the query at position i = query_offset + row to key j.
 
-    Returns int64 (n_q, n_k): [query_position, key_position] -> key_position - query_position.
+    A negative ``query_offset`` puts the first query before the first key (used for blocks).
+
+    Returns int64 (n_q, n_k): [query row, key_position] -> key_position - query_position.
 
     >>> relative_distances(2, 3)
     tensor([[ 0,  1,  2],
             [-1,  0,  1]])
+    >>> relative_distances(1, 3, query_offset=2)  # one query at the last position
+    tensor([[-2, -1,  0]])
     """
     n_q = check_int("n_q (number of queries)", n_q, 1)
     n_k = check_int("n_k (number of keys)", n_k, 1)
-    return torch.arange(n_k)[None, :] - torch.arange(n_q)[:, None]  # (i,1),(1,j) -> (i,j)
+    query_offset = check_int(
+        "query_offset (position of the first query)", query_offset, -INT_LIMIT, INT_LIMIT
+    )
+    keys = torch.arange(n_k, device=device)
+    queries = torch.arange(query_offset, query_offset + n_q, device=device)
+    return keys[None, :] - queries[:, None]  # (1,j),(i,1) -> (i,j)
 
 
-def relative_index(n_q: int, n_k: int, k: int) -> torch.Tensor:
+def relative_index(
+    n_q: int,
+    n_k: int,
+    max_relative_position: int,
+    query_offset: int = 0,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
     """Row of the relative table used by each pair: clip(j - i, -k, k) + k, in [0, 2k].
 
-    k = 0 gives one shared vector (every entry 0); k >= max(n_q, n_k) - 1 clips nothing.
-    Returns int64 (n_q, n_k).
+    k = ``max_relative_position``; k = 0 gives one shared vector (every entry 0);
+    k >= max(n_q, n_k) - 1 clips nothing. Returns int64 (n_q, n_k).
 
     >>> relative_index(4, 4, 2)
     tensor([[2, 3, 4, 4],
@@ -38,12 +60,12 @@ def relative_index(n_q: int, n_k: int, k: int) -> torch.Tensor:
             [0, 1, 2, 3],
             [0, 0, 1, 2]])
     """
-    k = check_int("k (clip distance)", k, 0)
-    return relative_distances(n_q, n_k).clamp(-k, k) + k
+    k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
+    return relative_distances(n_q, n_k, query_offset, device).clamp(-k, k) + k
 
 
 def relative_table(
-    k: int, d: int, seed: int = 0, dtype: torch.dtype = torch.float32
+    max_relative_position: int, d: int, seed: int = 0, dtype: torch.dtype = torch.float32
 ) -> torch.Tensor:
     """A (2k+1, d) table w = (w_-k, ..., w_k), Xavier-uniform from its own generator.
 
@@ -52,8 +74,9 @@ def relative_table(
     >>> relative_table(1, 4, seed=0).shape
     torch.Size([3, 4])
     """
-    k = check_int("k (clip distance)", k, 0)
+    k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
     d = check_int("d (embedding size)", d, 1)
+    check_fits("relative_table", (2 * k + 1) * d * 8, max_bytes=None)
     seed = check_int("seed", seed, 0)
     if dtype not in (torch.float32, torch.float64):
         raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype}")

@@ -1,68 +1,82 @@
-"""Bytes of the position-dependent intermediate each relative-logits method builds.
+"""Memory a computation will need, and the guard that refuses it before anything is allocated.
 
 Huang et al. (2018), Sec. 3.4.1: for L = 2048 and D = 512 the materialized a^K (L, L, D) takes
-8.5 GB per layer in float32; the skew needs only Er (L, D), 4.2 MB.
+8.5 GB per layer in float32; the skew needs only Er (L, D), 4.2 MB. Each method in
+``relpos_core.methods`` gives its own model of those bytes; this module holds what every model
+shares: the logits floor, the size of the machine, and the refusal.
 """
 
 from __future__ import annotations
 
-from relpos_core.banded import block_rows
-from relpos_core.checks import check_choice, check_int
+import os
 
-MEMORY_METHODS = ("loop", "einsum", "matmul", "skew", "bucket", "banded")
+import torch
 
-
-def memory_bytes(
-    method: str,
-    n: int,
-    d: int,
-    heads: int = 1,
-    batch: int = 1,
-    bytes_per_value: int = 4,
-    *,
-    k: int | None = None,
-    causal: bool = False,
-) -> int:
-    """Bytes of what ``method`` materializes besides the (b, h, n, n) logits themselves.
-
-    einsum / matmul: a^K, (n, n, d), shared by heads and batch.
-    skew: Er, (2n-1, d) for two-sided attention, (n, d) when ``causal`` (Huang's masked skew).
-    bucket: Q w^T, (b, h, n, 2k+1); needs ``k``.
-    banded: Q w^T plus the reused (b, h, rows, n) block buffer of ``relative_attention_output``
-    (rows = ``banded.block_rows``), which never builds the full logits; needs ``k``.
-    loop: one (d,) vector at a time.
-
-    >>> memory_bytes("einsum", 2048, 512) / 1e9  # Music Transformer's 8.5 GB
-    8.589934592
-    >>> memory_bytes("skew", 2048, 512, causal=True) / 1e6  # ... versus 4.2 MB
-    4.194304
-    """
-    method = check_choice("method", method, MEMORY_METHODS)
-    n = check_int("n (sequence length)", n, 1)
-    d = check_int("d (head dim)", d, 1)
-    heads = check_int("heads", heads, 1)
-    batch = check_int("batch", batch, 1)
-    bytes_per_value = check_int("bytes_per_value", bytes_per_value, 1)
-    if method in ("einsum", "matmul"):
-        values = n * n * d
-    elif method == "skew":
-        values = (n if causal else 2 * n - 1) * d
-    elif method in ("bucket", "banded"):
-        if k is None:
-            raise ValueError(f"k (clip distance) is required for method {method!r}, got None")
-        k = check_int("k (clip distance)", k, 0)
-        values = batch * heads * n * (2 * k + 1)
-        if method == "banded":
-            values += batch * heads * block_rows(n, n, batch * heads) * n
-    else:
-        values = d
-    return values * bytes_per_value
+from relpos_core.checks import check_int
 
 
 def logits_bytes(n: int, heads: int = 1, batch: int = 1, bytes_per_value: int = 4) -> int:
-    """Bytes of one (b, h, n, n) logits tensor, the floor every exact method pays."""
+    """Bytes of one (b, h, n, n) logits tensor, the floor every exact method pays.
+
+    >>> logits_bytes(1024, heads=8)
+    33554432
+    """
     n = check_int("n (sequence length)", n, 1)
     heads = check_int("heads", heads, 1)
     batch = check_int("batch", batch, 1)
     bytes_per_value = check_int("bytes_per_value", bytes_per_value, 1)
     return batch * heads * n * n * bytes_per_value
+
+
+def device_memory_bytes(device: torch.device | str | None = None) -> int | None:
+    """Total memory of ``device``: physical RAM for the CPU, the card's memory for CUDA;
+    None where torch cannot tell (then nothing is refused)."""
+    device = torch.device("cpu" if device is None else device)
+    if device.type == "cuda":
+        return int(torch.cuda.get_device_properties(device).total_memory)
+    if device.type == "cpu" and hasattr(os, "sysconf"):
+        try:
+            return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        except (ValueError, OSError):
+            return None
+    return None
+
+
+def format_bytes(count: int) -> str:
+    """Binary units, one decimal.
+
+    >>> format_bytes(256 * 2**20), format_bytes(3 * 2**30), format_bytes(1536)
+    ('256.0 MiB', '3.0 GiB', '1.5 KiB')
+    """
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} B"
+
+
+def check_fits(
+    what: str,
+    need: int,
+    max_bytes: int | None,
+    device: torch.device | str | None = None,
+) -> None:
+    """Refuse (ValueError) a computation estimated at ``need`` bytes above ``max_bytes``.
+
+    ``max_bytes=None`` means the total memory of ``device`` (see ``device_memory_bytes``): a
+    call that could never fit is refused up front instead of failing inside the allocator or
+    being killed. Pass a larger ``max_bytes`` to run anyway (the estimates are upper bounds).
+
+    >>> check_fits("demo", 2**70, max_bytes=None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: demo needs about 1073741824.0 TiB, more than max_bytes = ... (...); ...
+    """
+    limit = device_memory_bytes(device) if max_bytes is None else max_bytes
+    if limit is None or need <= limit:
+        return
+    source = "the device's total memory" if max_bytes is None else "the max_bytes given"
+    raise ValueError(
+        f"{what} needs about {format_bytes(need)}, more than max_bytes = {limit} "
+        f"({source}); use a smaller size, or pass a larger max_bytes if the estimate is "
+        "too cautious for this machine"
+    )

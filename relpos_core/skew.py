@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from relpos_core.checks import check_tensor
+from relpos_core.checks import check_int, check_tensor
+from relpos_core.lookup import clip_distance_from_table
 from relpos_core.trace import Trace
 
 
@@ -133,3 +134,18 @@ def absolute_to_relative_masked(y: torch.Tensor) -> torch.Tensor:
     padded = F.pad(lower, (0, 0, 1, 0))  # (..., L+1, L): zero row on top
     reshaped = padded.reshape(*y.shape[:-2], length, length + 1)
     return reshaped[..., 1:]  # drop the first column -> (..., L, L)
+
+
+def skew_embeddings(table: torch.Tensor, length: int) -> torch.Tensor:
+    """Er for the two-sided skew: row c holds w_{clip(c - (L-1), k)}, c in 0..2L-2.
+
+    (2k+1, d) -> (2L-1, d). With L - 1 <= k this is a slice of the table, else edge rows repeat.
+
+    >>> skew_embeddings(torch.arange(3.0)[:, None], 3).flatten()  # k = 1, L = 3
+    tensor([0., 0., 1., 2., 2.])
+    """
+    table = check_tensor("table", table, 2)
+    length = check_int("length (sequence length L)", length, 1)
+    k = clip_distance_from_table(table)
+    distances = torch.arange(-(length - 1), length, device=table.device)
+    return table[distances.clamp(-k, k) + k]  # (2L-1, d)

@@ -1,13 +1,18 @@
-"""Benchmark: forward relative attention (key and value terms) against plain SDPA.
+"""Benchmark: relative attention (key and value terms) against plain SDPA, forward or training.
 
     python -m relpos_lab.bench --n 512 1024 2048 4096 --d 64 --heads 8 --k 16 --repeats 5
+    python -m relpos_lab.bench --mode train --n 1024 2048      # forward + backward
+    python -m relpos_lab.bench --mode layer --n 1024           # the nn.Module, forward + backward
 
 Prints a markdown table (method x n: median ms, peak MB, ratio to SDPA) and writes JSON.
 
 Rows: "sdpa" is ``torch.nn.functional.scaled_dot_product_attention`` with no relative terms, the
 yardstick; "plain" is the same attention as three separate ops (QK^T, softmax, AV), still without
-relative terms; every other row is ``relative_attention_output(..., method=row)``, exact with both
-terms, "banded" being what "auto" picks.
+relative terms; every other row is ``relative_attention(..., method=row)``, exact with both
+terms, "banded" being what "auto" picks. ``--mode train`` times forward + backward with respect to
+q, k, v (and the tables); ``--mode layer`` times ``RelativeMultiHeadAttention`` (hid = d x heads)
+against the same four projections around SDPA, forward + backward with respect to the input and
+every parameter.
 
 Time: all rows run in this process on the same q, k, v, threads left at torch's default. After
 one warm-up call each, every repeat times SDPA and then the method back to back; the table gives
@@ -41,25 +46,36 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
-from relpos_core.fast import relative_attention_output
-from relpos_core.lookup import relative_table
-from relpos_core.memory import logits_bytes, memory_bytes
+from relpos_core import (
+    RelativeMultiHeadAttention,
+    attention_bytes,
+    get_method,
+    logits_bytes,
+    relative_attention,
+    relative_table,
+)
 
 RELATIVE_METHODS = ("banded", "bucket", "skew", "matmul", "einsum")
 BASELINES = ("sdpa", "plain")
 METHODS = (*BASELINES, *RELATIVE_METHODS)
+MODES = ("forward", "train", "layer")
 DEFAULT_METHODS = ("sdpa", "plain", "banded", "bucket", "skew", "matmul", "einsum")
 DEFAULT_JSON = Path("bench-results/bench.json")
 
 
 def make_inputs(
-    n: int, d: int, heads: int, k: int, batch: int = 1, seed: int = 0
+    n: int, d: int, heads: int, k: int, batch: int = 1, seed: int = 0, grad: bool = False
 ) -> tuple[torch.Tensor, ...]:
-    """q, k, v (batch, heads, n, d) float32 from their own generator, and tables (2k+1, d)."""
+    """q, k, v (batch, heads, n, d) float32 from their own generator, and tables (2k+1, d).
+
+    With ``grad`` every tensor requires grad (the training mode differentiates all five).
+    """
     gen = torch.Generator().manual_seed(seed)
     q, keys, v = (torch.randn(batch, heads, n, d, generator=gen) for _ in range(3))
-    return q, keys, v, relative_table(k, d, seed=seed + 1), relative_table(k, d, seed=seed + 2)
+    tables = relative_table(k, d, seed=seed + 1), relative_table(k, d, seed=seed + 2)
+    return tuple(t.requires_grad_(grad) for t in (q, keys, v, *tables))
 
 
 def _plain(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -67,24 +83,90 @@ def _plain(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return weights @ v
 
 
-def runner(method: str, inputs: tuple[torch.Tensor, ...]) -> Callable[[], torch.Tensor]:
-    """A no-argument call running one forward pass of ``method`` on ``inputs``."""
-    q, k, v, table_k, table_v = inputs
-    if method == "sdpa":
-        return lambda: F.scaled_dot_product_attention(q, k, v)
-    if method == "plain":
-        return lambda: _plain(q, k, v)
-    if method not in RELATIVE_METHODS:
+class SdpaMultiHeadAttention(nn.Module):
+    """The yardstick of ``--mode layer``: RelativeMultiHeadAttention's four projections around
+    SDPA, no relative terms."""
+
+    def __init__(self, hid_dim: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        self.fc_q, self.fc_k, self.fc_v, self.fc_o = (nn.Linear(hid_dim, hid_dim) for _ in "qkvo")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, hid = x.shape
+        q, k, v = (
+            fc(x).view(b, n, self.n_heads, -1).transpose(1, 2)
+            for fc in (self.fc_q, self.fc_k, self.fc_v)
+        )  # (b,h,n,dh)
+        out = F.scaled_dot_product_attention(q, k, v)
+        return self.fc_o(out.transpose(1, 2).reshape(b, n, hid))
+
+
+def _train_step(forward: Callable[[], torch.Tensor], params: list[torch.Tensor]):
+    """One forward + backward; gradients are cleared first so nothing accumulates."""
+
+    def step() -> torch.Tensor:
+        for p in params:
+            p.grad = None
+        out = forward()
+        out.backward(torch.ones_like(out))
+        return out.detach()
+
+    return step
+
+
+def runner(
+    method: str, inputs: tuple[torch.Tensor, ...], mode: str = "forward"
+) -> Callable[[], torch.Tensor]:
+    """A no-argument call running ``method`` once on ``inputs`` in ``mode``.
+
+    forward: no gradients. train: forward + backward through q, k, v and the tables (pass
+    ``make_inputs(..., grad=True)``). layer: forward + backward of the module on x (b, n, d·h).
+    """
+    if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    return lambda: relative_attention_output(q, k, v, table_k, table_v, method=method)  # type: ignore[return-value]
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    q, k, v, table_k, table_v = inputs
+    if mode == "layer":
+        return _layer_runner(method, q, table_k.shape[0] // 2)
+    if method == "sdpa":
+        call = lambda: F.scaled_dot_product_attention(q, k, v)  # noqa: E731
+    elif method == "plain":
+        call = lambda: _plain(q, k, v)  # noqa: E731
+    else:
+        call = lambda: relative_attention(q, k, v, table_k, table_v, method=method)  # noqa: E731
+    if mode == "train":
+        return _train_step(call, [t for t in inputs if t.requires_grad])
+    return call
 
 
-def estimated_bytes(method: str, n: int, d: int, heads: int, k: int, batch: int = 1) -> int:
-    """What ``method`` is expected to hold at its peak: its intermediate + two (b,h,n,n) tensors."""
+def _layer_runner(method: str, q: torch.Tensor, k: int) -> Callable[[], torch.Tensor]:
+    b, h, n, d = q.shape
+    torch.manual_seed(0)  # module initialisation; the timings do not depend on the values
+    if method == "sdpa":
+        module: nn.Module = SdpaMultiHeadAttention(h * d, h)
+    elif method == "plain":
+        raise ValueError("--mode layer compares the relative layer with the SDPA layer only")
+    else:
+        module = RelativeMultiHeadAttention(h * d, h, k, method=method)
+    x = q.detach().transpose(1, 2).reshape(b, n, h * d).clone().requires_grad_(True)
+    if method == "sdpa":
+        forward = lambda: module(x)  # noqa: E731
+    else:
+        forward = lambda: module(x, x, x)  # noqa: E731
+    return _train_step(forward, [x, *module.parameters()])
+
+
+def estimated_bytes(
+    method: str, n: int, d: int, heads: int, k: int, batch: int = 1, mode: str = "forward"
+) -> int:
+    """What ``method`` is expected to hold at its peak, from the registry's memory model."""
+    grad = mode != "forward"
     if method in BASELINES:
-        return 2 * logits_bytes(n, heads, batch)
-    extra = memory_bytes(method, n, d, heads, batch, k=k)
-    return extra + 2 * logits_bytes(n, heads, batch)
+        return (4 if grad else 2) * logits_bytes(n, heads, batch)
+    shape = (batch, heads, n, n, d, d)
+    return attention_bytes(get_method(method), shape, k, grad=grad)
 
 
 def time_against_sdpa(
@@ -136,9 +218,11 @@ def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
 
 
-def peak_growth_in_child(method: str, n: int, d: int, heads: int, k: int, batch: int) -> int:
+def peak_growth_in_child(
+    method: str, n: int, d: int, heads: int, k: int, batch: int, mode: str = "forward"
+) -> int:
     """Resident-set high-water growth of one call of ``method``, in a fresh process (bytes)."""
-    args = [sys.executable, "-m", "relpos_lab.bench", "--child", method]
+    args = [sys.executable, "-m", "relpos_lab.bench", "--child", method, "--mode", mode]
     args += ["--n", str(n), "--d", str(d), "--heads", str(heads), "--k", str(k)]
     args += ["--batch", str(batch)]
     root = str(Path(__file__).resolve().parent.parent)  # so the child imports this relpos_core
@@ -150,9 +234,10 @@ def peak_growth_in_child(method: str, n: int, d: int, heads: int, k: int, batch:
     return int(done.stdout.strip().splitlines()[-1])
 
 
-def _child(method: str, n: int, d: int, heads: int, k: int, batch: int) -> None:
-    runner(method, make_inputs(8, d, heads, k, batch))()  # load kernels, warm the allocator
-    call = runner(method, make_inputs(n, d, heads, k, batch))
+def _child(method: str, n: int, d: int, heads: int, k: int, batch: int, mode: str) -> None:
+    grad = mode == "train"
+    runner(method, make_inputs(8, d, heads, k, batch, grad=grad), mode)()  # warm the allocator
+    call = runner(method, make_inputs(n, d, heads, k, batch, grad=grad), mode)
     before = _reset_peak_rss()
     call()
     print(max(0, _peak_rss() - before))
@@ -194,29 +279,34 @@ def run(
     methods: list[str],
     budget_mb: float,
     measure_memory: bool = True,
+    mode: str = "forward",
 ) -> dict[str, object]:
     """Time (and, in child processes, measure) every method at every n. Returns the JSON dict."""
     results = []
     start = machine()  # the load average says how busy the machine was while timing
+    if mode == "layer":
+        methods = [m for m in methods if m != "plain"]
     for n in ns:
-        inputs = make_inputs(n, d, heads, k, batch)
-        sdpa = runner("sdpa", inputs)
+        inputs = make_inputs(n, d, heads, k, batch, grad=mode == "train")
+        sdpa = runner("sdpa", inputs, mode)
         logits_mb = logits_bytes(n, heads, batch) / 2**20
         for method in methods:
             row: dict[str, object] = {"method": method, "n": n, "logits_mb": logits_mb}
-            need_mb = estimated_bytes(method, n, d, heads, k, batch) / 2**20
+            need_mb = estimated_bytes(method, n, d, heads, k, batch, mode) / 2**20
             if need_mb > budget_mb:
                 row["skipped"] = f"needs ~{need_mb:,.0f} MB > budget {budget_mb:,.0f} MB"
                 results.append(row)
                 continue
-            ms, sdpa_ms, ratio = time_against_sdpa(runner(method, inputs), sdpa, repeats)
+            ms, sdpa_ms, ratio = time_against_sdpa(runner(method, inputs, mode), sdpa, repeats)
             row.update(median_ms=ms, sdpa_ms=sdpa_ms, ratio_to_sdpa=ratio, skipped=None)
             if measure_memory:
-                peak = peak_growth_in_child(method, n, d, heads, k, batch) / 2**20
+                peak = peak_growth_in_child(method, n, d, heads, k, batch, mode) / 2**20
                 row.update(peak_mb=peak, peak_over_logits=peak / logits_mb)
             results.append(row)
             print(_progress(row), file=sys.stderr, flush=True)
-    config = dict(n=ns, d=d, heads=heads, k=k, batch=batch, repeats=repeats, budget_mb=budget_mb)
+    config = dict(
+        mode=mode, n=ns, d=d, heads=heads, k=k, batch=batch, repeats=repeats, budget_mb=budget_mb
+    )
     report = {"machine": start, "config": config, "results": results}
     report["load_average_1min_at_end"] = machine()["load_average_1min"]
     return report
@@ -267,6 +357,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--budget-mb", type=float, default=4096.0, help="skip methods needing more")
     p.add_argument("--no-memory", action="store_true", help="skip the child-process peak memory")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results")
+    p.add_argument("--mode", choices=MODES, default="forward", help="what one timed call runs")
     p.add_argument("--child", choices=METHODS, help=argparse.SUPPRESS)
     return p
 
@@ -281,11 +372,11 @@ def main(argv: list[str] | None = None) -> dict[str, object] | None:
     if min(args.n) < 1:
         raise SystemExit(f"--n values must be >= 1, got {args.n}")
     if args.child:
-        _child(args.child, args.n[0], args.d, args.heads, args.k, args.batch)
+        _child(args.child, args.n[0], args.d, args.heads, args.k, args.batch, args.mode)
         return None
     report = run(
         args.n, args.d, args.heads, args.k, args.batch, args.repeats, args.methods,
-        args.budget_mb, measure_memory=not args.no_memory,
+        args.budget_mb, measure_memory=not args.no_memory, mode=args.mode,
     )  # fmt: skip
     m = report["machine"]
     print(f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}; {report['config']}")

@@ -129,7 +129,7 @@ def test_attention_values_match_core_with_causal_and_padding() -> None:
     inputs = example_inputs(ViewParams(n=6, k=2, mask="causal-padding", pad=2))
     trace = rc.relative_attention(
         inputs.q, inputs.k, inputs.v, inputs.table_k, inputs.table_v,
-        mask=rc.trailing_padding_mask(6, 2), causal=True,
+        mask=rc.trailing_padding_mask(6, 2), causal=True, trace=True,
     )  # fmt: skip
     allowed = (torch.tril(torch.ones(6, 6)) * torch.tensor([1, 1, 1, 1, 0, 0.0])).bool()
     weights = chart_z(at, "attention_weights")

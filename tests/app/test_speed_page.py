@@ -6,7 +6,7 @@ import base64
 
 import numpy as np
 
-from relpos_core.memory import logits_bytes, memory_bytes
+from relpos_core import logits_bytes, memory_bytes
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
 
 
@@ -27,7 +27,7 @@ def test_memory_chart_is_memory_bytes_with_the_music_transformer_point() -> None
     ns = decode(traces["einsum"]["x"]).astype(int)
     assert ns[0] == 16 and ns[-1] == 65536
     for method in ("einsum", "matmul", "skew", "bucket", "banded", "loop"):
-        expected = [memory_bytes(method, int(n), 16, 4, k=3) for n in ns]
+        expected = [memory_bytes(method, int(n), 16, 4, max_relative_position=3) for n in ns]
         np.testing.assert_array_equal(decode(traces[method]["y"]), expected)
     causal = [memory_bytes("skew", int(n), 16, 4, causal=True) for n in ns]
     np.testing.assert_array_equal(decode(traces["skew (causal)"]["y"]), causal)

@@ -22,7 +22,7 @@ def test_attention_window_equals_the_rows_of_the_full_trace() -> None:
     inputs = example_inputs(params)
     full = rc.relative_attention(
         inputs.q, inputs.k, inputs.v, inputs.table_k, inputs.table_v,
-        mask=inputs.mask, causal=True,
+        mask=inputs.mask, causal=True, trace=True,
     )  # fmt: skip
     weights = chart_z(at, "attention_weights")
     expected = full.weights[0, 0, BLOCK, BLOCK].numpy()

@@ -11,7 +11,7 @@ from explorer.budget import (
     largest_n,
     plan_compute,
 )
-from relpos_core.memory import memory_bytes
+from relpos_core import memory_bytes
 
 MiB = 2**20
 
@@ -54,7 +54,7 @@ def test_bucket_and_banded_by_hand() -> None:
     assert estimate_bytes("bucket", 512, 64, 8, k=16, traces=3) == bucket
     # banded, n = 4096, 8 heads: Q w^T plus its block buffer(s), nothing kept; the block size
     # is the banded module's to tune, so the buffer comes from memory_bytes
-    buffers = memory_bytes("banded", 4096, 64, 8, k=16) - 8 * 4096 * 33 * 4
+    buffers = memory_bytes("banded", 4096, 64, 8, max_relative_position=16) - 8 * 4096 * 33 * 4
     assert 0 < buffers <= 2 * 8 * 256 * 4096 * 4  # at most two (8, 256, 4096) float32 blocks
     assert estimate_bytes("banded", 4096, 64, 8, k=16, traces=0) == 8 * 4096 * 33 * 4 + buffers
 

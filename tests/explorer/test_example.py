@@ -43,7 +43,9 @@ def test_identical_tokens_have_identical_content_so_only_position_differs() -> N
     inputs = example_inputs(params)
     assert torch.equal(inputs.x[0], inputs.x[3]) and not torch.equal(inputs.x[0], inputs.x[1])
     assert torch.equal(inputs.q[..., 0, :], inputs.q[..., 3, :])
-    trace = rc.relative_attention(inputs.q, inputs.k, inputs.v, inputs.table_k, inputs.table_v)
+    trace = rc.relative_attention(
+        inputs.q, inputs.k, inputs.v, inputs.table_k, inputs.table_v, trace=True
+    )
     assert torch.equal(trace.content_logits[..., 0, :], trace.content_logits[..., 3, :])
     assert not torch.allclose(trace.weights[..., 0, :], trace.weights[..., 3, :])
 

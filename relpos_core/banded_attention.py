@@ -1,0 +1,233 @@
+"""Relative attention by bands, one block of query rows at a time, with a recomputing backward.
+
+Forward, for the block of query rows [i0, i1) (see ``banded`` for the geometry):
+
+    S     = (Q_blk / sqrt(d)) K^T                        (b·h, rows, n_k), into a reused buffer
+    S    += Q_blk (w^K_r - w^K_{-k}) / sqrt(d) by bucket  right constant, gather on the strip
+    P     = softmax(S), in place (masked; causal blocks stop at the last key the block sees)
+    Z_blk = P V,  M_blk = bucket mass of P               Z = cat(Z_blk) + cat(M_blk) w^V
+
+Softmax is blind to a constant per row, so the left constant q_i · w_{-k} is subtracted from
+every cell instead of added to the left part. Nothing of size (b, h, n_q, n_k) is kept: with
+gradients the forward saves q, k, v, the tables, the output and each row's log-sum-exp L_i, and
+the backward rebuilds each block's P = exp(S - L) (FlashAttention's recompute), then
+
+    dP_ij = g_i · (v_j + a^V_ij)          g = dZ; the a^V part by bucket, like the key term
+    dS_ij = P_ij (dP_ij - D_i)            D_i = sum_j P_ij dP_ij = g_i · z_i
+    dQ    = (dS K + mass(dS) w^K) / sqrt(d),  dK = dS^T Q / sqrt(d),  dw^K = mass(dS)^T Q / sqrt(d)
+    dV    = P^T g,                              dw^V = mass(P)^T g
+
+Dropout on the weights regenerates each block's keep-mask from a per-block seed in the backward.
+Works on any device torch supports: every index is built on the inputs' device.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from relpos_core.banded import add_by_bucket, block_rows, bucket_mass, strip
+from relpos_core.lookup import clip_distance_from_table
+
+_softmax_out = torch.ops.aten._softmax.out  # softmax into a given buffer: the block in place
+
+
+def banded_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    table_k: torch.Tensor,
+    table_v: torch.Tensor,
+    allowed: torch.Tensor | None,
+    causal: bool,
+    query_offset: int,
+    return_weights: bool = False,
+    dropout_p: float = 0.0,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """z (b, h, n_q, d_v), and alpha (b, h, n_q, n_k) with ``return_weights``; inputs checked.
+
+    ``allowed`` is a bool mask broadcastable to (b, h, n_q, n_k) or None. With gradients the
+    weights cannot be returned (the caller runs an unfused method for that).
+    """
+    seed = 0
+    if dropout_p > 0:  # one draw from the caller's generator (or the global one, as nn.Dropout)
+        seed = int(torch.randint(0, 2**62, (), generator=generator))
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
+    if grad:
+        assert not return_weights, "weights with gradients take the unfused path"
+        return _BandedAttention.apply(
+            q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed
+        )
+    with torch.no_grad():
+        out, weights, _ = _forward(
+            q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed,
+            keep_lse=False, keep_weights=return_weights,
+        )  # fmt: skip
+    return (out, weights) if return_weights else out
+
+
+class _BandedAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed):
+        out, _, lse = _forward(
+            q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed,
+            keep_lse=True, keep_weights=False,
+        )  # fmt: skip
+        ctx.save_for_backward(q, k, v, table_k, table_v, out, lse, allowed)
+        ctx.settings = (causal, query_offset, dropout_p, seed)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        q, k, v, table_k, table_v, out, lse, allowed = ctx.saved_tensors
+        grads = _backward(grad_out, q, k, v, table_k, table_v, out, lse, allowed, *ctx.settings)
+        needed = ctx.needs_input_grad[:5]
+        return (*(g if need else None for g, need in zip(grads, needed, strict=True)),) + (
+            None,
+        ) * 5
+
+
+class _Blocks:
+    """What every block shares: inputs flattened to (b·h, ..), the buckets, the mask."""
+
+    def __init__(self, q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed):
+        self.b, self.h, self.n_q, d = q.shape
+        self.n_k, self.d_v = v.shape[-2:]
+        bh = self.b * self.h
+        self.scale = 1.0 / math.sqrt(d)
+        self.kk = clip_distance_from_table(table_k)
+        self.qs = (q * self.scale).reshape(bh, self.n_q, d)  # scaled once, on n·d values
+        self.keys = k.reshape(bh, self.n_k, d)
+        self.values = v.reshape(bh, self.n_k, self.d_v)
+        self.shifted = self.qs @ (table_k - table_k[:1]).T  # (bh,i,2k+1): q_i·(w_r - w_-k)/√d
+        self.allowed, self.causal, self.offset = allowed, causal, query_offset
+        self.dropout_p, self.seed = dropout_p, seed
+        self.rows = block_rows(self.n_q, self.n_k, bh)
+        self.buffer = q.new_empty(bh * self.rows * self.n_k)  # reused by every block
+
+    def spans(self):
+        """(i0, i1, cols) per block: causal blocks stop at the last key their last row sees."""
+        for i0 in range(0, self.n_q, self.rows):
+            i1 = min(self.n_q, i0 + self.rows)
+            cols = min(self.n_k, self.offset + i1) if self.causal else self.n_k
+            yield i0, i1, cols
+
+    def scores(self, i0: int, i1: int, cols: int) -> torch.Tensor:
+        """Scaled logits of rows [i0, i1) less q_i · w_-k, -inf where masked: (bh, rows, cols)."""
+        bh = self.b * self.h
+        s = self.buffer[: bh * (i1 - i0) * cols].view(bh, i1 - i0, cols)
+        torch.bmm(self.qs[:, i0:i1], self.keys[:, :cols].transpose(1, 2), out=s)
+        add_by_bucket(s, self.shifted[:, i0:i1], self.offset + i0, self.kk, shift=True)
+        blocked = self.blocked(i0, i1, cols)
+        if blocked is not None:
+            s.view(self.b, self.h, i1 - i0, cols).masked_fill_(blocked, float("-inf"))
+        return s
+
+    def blocked(self, i0: int, i1: int, cols: int) -> torch.Tensor | None:
+        """Bool (b|1, h|1, rows|1, cols): True where rows [i0, i1) may not attend."""
+        blocked = None
+        if self.allowed is not None:
+            blocked = ~self.allowed[..., i0:i1, :cols]
+        p0 = self.offset + i0
+        if self.causal and cols > p0 + 1:
+            device = self.qs.device
+            keys = torch.arange(cols, device=device)[None, :]
+            upper = keys > torch.arange(p0, self.offset + i1, device=device)[:, None]  # j > i
+            blocked = upper if blocked is None else blocked | upper
+        return blocked
+
+    def keep_scale(self, i0: int, shape: tuple[int, ...]) -> torch.Tensor:
+        """Dropout's keep-mask / (1 - p) for the block at i0: the same in forward and backward."""
+        gen = torch.Generator(device=self.qs.device).manual_seed(self.seed + i0)
+        u = torch.rand(shape, generator=gen, device=self.qs.device, dtype=self.qs.dtype)
+        return (u >= self.dropout_p).to(self.qs.dtype) / (1.0 - self.dropout_p)
+
+    def mass(self, weights: torch.Tensor, i0: int) -> torch.Tensor:
+        return bucket_mass(weights, self.offset + i0, self.kk)
+
+
+def _forward(
+    q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed,
+    keep_lse: bool, keep_weights: bool,
+):  # fmt: skip
+    blocks = _Blocks(q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed)
+    bh, n_q, n_k, kk = blocks.b * blocks.h, blocks.n_q, blocks.n_k, blocks.kk
+    lse = q.new_empty(bh, n_q) if keep_lse else None
+    weights = q.new_zeros(blocks.b, blocks.h, n_q, n_k) if keep_weights else None
+    # without mask or dropout every row sums to 1: the right edge bucket is what the others leave
+    rows_sum_to_one = allowed is None and dropout_p == 0
+    content, masses = [], []
+    for i0, i1, cols in blocks.spans():
+        s = blocks.scores(i0, i1, cols)
+        if lse is not None:
+            row_lse = torch.logsumexp(s, -1)  # (bh, rows); -inf for a row with nothing allowed
+            row_lse = row_lse.masked_fill(row_lse == float("-inf"), 0.0)  # its P is then 0
+            lse[:, i0:i1] = row_lse
+            a = s.sub_(row_lse[..., None]).exp_()
+        else:
+            a = _softmax_out(s, -1, False, out=s)  # in place: each row is read before written
+            if allowed is not None:  # a row with nothing allowed is NaN: make it all zeros
+                a.nan_to_num_(nan=0.0)
+        if dropout_p > 0:
+            a.mul_(blocks.keep_scale(i0, tuple(a.shape)))
+        c0, c1, _ = strip(query_offset + i0, query_offset + i1, cols, kk)
+        if rows_sum_to_one:
+            mass = a.new_zeros(bh, i1 - i0, 2 * kk + 1)
+            mass[..., :-1] = blocks.mass(a[..., :c1], i0)[..., :-1]  # buckets left of the edge
+            mass[..., -1] = 1 - mass[..., :-1].sum(-1)  # (k = 0: the one bucket holds 1)
+        else:
+            mass = blocks.mass(a, i0)
+        masses.append(mass)
+        content.append(a @ blocks.values[:, :cols])  # (bh,rows,j),(bh,j,d_v) -> (bh,rows,d_v)
+        if weights is not None:
+            weights[..., i0:i1, :cols] = a.view(blocks.b, blocks.h, i1 - i0, cols)
+    out = torch.cat(content, 1).view(bh * n_q, blocks.d_v)
+    mass = torch.cat(masses, 1).view(bh * n_q, 2 * kk + 1)
+    out.addmm_(mass, table_v)  # += (bucket mass) w^V, (bh·i,2k+1),(2k+1,d_v)
+    return out.view(blocks.b, blocks.h, n_q, blocks.d_v), weights, lse
+
+
+def _backward(
+    grad_out, q, k, v, table_k, table_v, out, lse, allowed, causal, query_offset, dropout_p, seed
+):
+    blocks = _Blocks(q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed)
+    bh, n_q, d_v, kk = blocks.b * blocks.h, blocks.n_q, blocks.d_v, blocks.kk
+    g = grad_out.reshape(bh, n_q, d_v)
+    g_by_bucket = g @ table_v.T  # (bh,i,2k+1): g_i · w^V_r
+    g_dot_z = (g * out.reshape(bh, n_q, d_v)).sum(-1)  # D_i without dropout
+    d_qs = torch.zeros_like(blocks.qs)
+    d_keys = torch.zeros_like(blocks.keys)
+    d_values = torch.zeros_like(blocks.values)
+    d_table_k = torch.zeros_like(table_k)
+    d_table_v = torch.zeros_like(table_v)
+    for i0, i1, cols in blocks.spans():
+        p = blocks.scores(i0, i1, cols).sub_(lse[:, i0:i1, None]).exp_()  # P, rebuilt
+        g_blk, qs_blk = g[:, i0:i1], blocks.qs[:, i0:i1]
+        keep = blocks.keep_scale(i0, tuple(p.shape)) if dropout_p > 0 else None
+        used = p * keep if keep is not None else p  # the weights the output used
+        d_values[:, :cols] += used.transpose(1, 2) @ g_blk  # (bh,j,i),(bh,i,d_v)
+        d_table_v += blocks.mass(used, i0).reshape(-1, 2 * kk + 1).T @ g_blk.reshape(-1, d_v)
+        del used
+        d_p = g_blk @ blocks.values[:, :cols].transpose(1, 2)  # (bh,rows,cols): g_i · v_j
+        add_by_bucket(d_p, g_by_bucket[:, i0:i1], query_offset + i0, kk)  # + g_i · a^V_ij
+        if keep is not None:
+            d_p.mul_(keep)
+            row_d = (p * d_p).sum(-1)
+        else:
+            row_d = g_dot_z[:, i0:i1]
+        d_s = d_p.sub_(row_d[..., None]).mul_(p)  # (bh,rows,cols), 0 where masked
+        del p
+        mass_s = blocks.mass(d_s, i0)  # (bh,rows,2k+1)
+        d_qs[:, i0:i1] = d_s @ blocks.keys[:, :cols] + mass_s @ table_k
+        d_keys[:, :cols] += d_s.transpose(1, 2) @ qs_blk
+        d_table_k += mass_s.reshape(-1, 2 * kk + 1).T @ qs_blk.reshape(-1, qs_blk.shape[-1])
+    shape = blocks.b, blocks.h
+    return (
+        (d_qs * blocks.scale).view(*shape, n_q, -1),
+        d_keys.view(*shape, blocks.n_k, -1),  # Q was scaled already
+        d_values.view(*shape, blocks.n_k, d_v),
+        d_table_k,
+        d_table_v,
+    )

@@ -1,0 +1,322 @@
+"""The exact methods for the relative key and value terms, one small object each, in a registry.
+
+    key term     S_rel[b, h, i, j] = q_i · a^K_ij          (Shaw et al. 2018, eq. 4; unscaled)
+    value term   z^rel[b, h, i, :] = sum_j alpha_ij a^V_ij  (eq. 3)
+
+All methods give the same numbers; they differ in what they materialize:
+
+  loop    the definition, Python loops over (i, j)                  reference only
+  einsum  a^K gathered to (n_q, n_k, d), one einsum                  O(n^2 d)
+  matmul  tensor2tensor's transpose -> reshape -> matmul             O(n^2 d)
+  skew    Q Er^T over all 2L-1 distances, then the skew (Huang)      O(L d)     n_q = n_k only
+  bucket  Q w^T over the 2k+1 buckets, then gather by index          O(n k + n^2)
+  banded  Q w^T; two per-row constants off the band, gather on it    O(n k)     (see ``banded``)
+
+Each method knows its two terms, its memory model, and what it can do (trace, gradients, the
+shapes it supports). Adding a method is one class here and one line in ``METHODS``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import torch
+
+from relpos_core.banded import banded_logits, banded_values, block_rows
+from relpos_core.checks import check_bool, check_int
+from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index
+from relpos_core.skew import absolute_to_relative_unmasked, skew_embeddings, skew_unmasked
+
+INDEX_BYTES = 8  # int64
+
+
+class Method:
+    """One exact way to compute the relative key and value terms."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    can_trace: ClassVar[bool] = True  # its terms can be returned step by step
+    has_grad: ClassVar[bool] = True  # autograd (or its own backward) gives exact gradients
+    fused: ClassVar[bool] = False  # runs the whole attention without (b,h,n_q,n_k) tensors
+
+    def unsupported(self, n_q: int, n_k: int, query_offset: int) -> str | None:
+        """Why this method cannot run these shapes, or None if it can."""
+        return None
+
+    def key_term(
+        self, q: torch.Tensor, table: torch.Tensor, n_k: int, query_offset: int
+    ) -> torch.Tensor:
+        """q_i · a^K_ij: (b, h, n_q, d), (2k+1, d) -> (b, h, n_q, n_k)."""
+        raise NotImplementedError
+
+    def value_term(
+        self, weights: torch.Tensor, table: torch.Tensor, query_offset: int
+    ) -> torch.Tensor:
+        """sum_j weights_ij a^V_ij: (b, h, n_q, n_k), (2k+1, d) -> (b, h, n_q, d)."""
+        raise NotImplementedError
+
+    def position_bytes(self, n_q: int, n_k: int, d: int, bh: int, k: int, causal: bool) -> int:
+        """Values of the position-dependent intermediate (what Huang et al. compare)."""
+        raise NotImplementedError
+
+    def working_bytes(self, n_q: int, n_k: int, d: int, bh: int, k: int, itemsize: int) -> int:
+        """Further temporaries at the peak of one term, in bytes (indices, copies)."""
+        return 0
+
+
+class Loop(Method):
+    name = "loop"
+    summary = "the definition: one (i, j) pair at a time"
+
+    def key_term(self, q, table, n_k, query_offset):
+        index = relative_index(q.shape[-2], n_k, clip_distance_from_table(table), query_offset)
+        out = q.new_zeros(*q.shape[:-2], q.shape[-2], n_k)
+        for i in range(q.shape[-2]):
+            for j in range(n_k):
+                out[..., i, j] = (q[..., i, :] * table[index[i, j]]).sum(-1)  # q_i · w_clip(j-i)
+        return out
+
+    def value_term(self, weights, table, query_offset):
+        n_q, n_k = weights.shape[-2:]
+        index = relative_index(n_q, n_k, clip_distance_from_table(table), query_offset)
+        rows = []
+        for i in range(n_q):
+            row = weights.new_zeros(*weights.shape[:-2], table.shape[1])
+            for j in range(n_k):
+                row = row + weights[..., i, j, None] * table[index[i, j]]
+            rows.append(row)
+        return torch.stack(rows, dim=-2)
+
+    def position_bytes(self, n_q, n_k, d, bh, k, causal):
+        return d  # one vector at a time
+
+
+def t2t_relative_inner(x: torch.Tensor, z: torch.Tensor, transpose: bool) -> torch.Tensor:
+    """tensor2tensor's ``_relative_attention_inner``, relative part: one function for both terms.
+
+    x (b, h, n_q, m), z (n_q, n_k, d) the materialized a_ij. transpose=True: x = q (m = d)
+    -> (b, h, n_q, n_k), the key term. transpose=False: x = weights (m = n_k) -> (b, h, n_q, d),
+    the value term. Transpose the queries to the front so each query meets its own (n_k, d).
+    """
+    b, h, n_q, m = x.shape
+    x_t = x.permute(2, 0, 1, 3).reshape(n_q, b * h, m)  # (i, b·h, m)
+    zt = z.transpose(1, 2) if transpose else z  # (i, d, j) or (i, j, d)
+    product = x_t @ zt  # (i, b·h, m),(i, m, ·) -> (i, b·h, ·)
+    return product.reshape(n_q, b, h, -1).permute(1, 2, 0, 3)  # (b, h, i, ·)
+
+
+class Materialized(Method):
+    """Base of the two methods that gather a_ij = w[clip(j - i, k) + k] to (n_q, n_k, d)."""
+
+    def table_at_pairs(self, table, n_q, n_k, query_offset):
+        k = clip_distance_from_table(table)
+        return gather_relative(table, relative_index(n_q, n_k, k, query_offset, table.device))
+
+    def position_bytes(self, n_q, n_k, d, bh, k, causal):
+        return n_q * n_k * d  # a^K, shared by heads and batch
+
+    def working_bytes(self, n_q, n_k, d, bh, k, itemsize):
+        return n_q * n_k * INDEX_BYTES
+
+
+class Einsum(Materialized):
+    name = "einsum"
+    summary = "a^K gathered to (n_q, n_k, d), one einsum (the widely copied PyTorch layer)"
+
+    def key_term(self, q, table, n_k, query_offset):
+        a_k = self.table_at_pairs(table, q.shape[-2], n_k, query_offset)
+        return torch.einsum("bhid,ijd->bhij", q, a_k)  # (b,h,i,d),(i,j,d) -> (b,h,i,j)
+
+    def value_term(self, weights, table, query_offset):
+        a_v = self.table_at_pairs(table, *weights.shape[-2:], query_offset)
+        return torch.einsum("bhij,ijd->bhid", weights, a_v)  # (b,h,i,j),(i,j,d) -> (b,h,i,d)
+
+
+class Matmul(Materialized):
+    name = "matmul"
+    summary = "tensor2tensor's transpose -> reshape -> matmul on a gathered a^K"
+
+    def key_term(self, q, table, n_k, query_offset):
+        a_k = self.table_at_pairs(table, q.shape[-2], n_k, query_offset)
+        return t2t_relative_inner(q, a_k, transpose=True)
+
+    def value_term(self, weights, table, query_offset):
+        a_v = self.table_at_pairs(table, *weights.shape[-2:], query_offset)
+        return t2t_relative_inner(weights, a_v, transpose=False)
+
+
+class Skew(Method):
+    name = "skew"
+    summary = "Q Er^T over the 2L-1 distances, then Huang et al.'s skew (pad, reshape, slice)"
+
+    def unsupported(self, n_q, n_k, query_offset):
+        if n_q != n_k or query_offset != 0:
+            return (
+                "the skew needs n_q == n_k and query_offset == 0, got "
+                f"n_q={n_q}, n_k={n_k}, query_offset={query_offset}"
+            )
+        return None
+
+    def key_term(self, q, table, n_k, query_offset):
+        e_r = skew_embeddings(table, n_k)  # (2L-1, d): distances -(L-1)..L-1
+        return skew_unmasked(q @ e_r.T)  # (b,h,L,2L-1) -> (b,h,L,L)
+
+    def value_term(self, weights, table, query_offset):
+        rel = absolute_to_relative_unmasked(weights)  # (b,h,L,2L-1), [.., i, j-i+L-1]
+        return rel @ skew_embeddings(table, weights.shape[-1])  # (b,h,L,2L-1),(2L-1,d)
+
+    def position_bytes(self, n_q, n_k, d, bh, k, causal):
+        return (n_q if causal else 2 * n_q - 1) * d  # Er; Huang's masked skew needs n rows
+
+    def working_bytes(self, n_q, n_k, d, bh, k, itemsize):
+        return 3 * bh * n_q * 2 * n_q * itemsize  # Q Er^T, padded, flattened + pad
+
+
+class Bucket(Method):
+    name = "bucket"
+    summary = "Q w^T per bucket, gathered (key) or scattered (value) by the clip index"
+
+    def key_term(self, q, table, n_k, query_offset):
+        k = clip_distance_from_table(table)
+        index = relative_index(q.shape[-2], n_k, k, query_offset, q.device)
+        per_bucket = q @ table.T  # (b,h,i,d),(d,2k+1) -> (b,h,i,2k+1)
+        return per_bucket.gather(-1, index.expand(*q.shape[:-2], -1, -1))  # (b,h,i,j)
+
+    def value_term(self, weights, table, query_offset):
+        k = clip_distance_from_table(table)
+        n_q, n_k = weights.shape[-2:]
+        index = relative_index(n_q, n_k, k, query_offset, weights.device).expand_as(weights)
+        buckets = weights.new_zeros(*weights.shape[:-1], 2 * k + 1)
+        buckets = buckets.scatter_add(-1, index, weights)  # (b,h,i,2k+1): mass per distance
+        return buckets @ table  # (b,h,i,2k+1),(2k+1,d) -> (b,h,i,d)
+
+    def position_bytes(self, n_q, n_k, d, bh, k, causal):
+        return bh * n_q * (2 * k + 1)  # Q w^T
+
+    def working_bytes(self, n_q, n_k, d, bh, k, itemsize):
+        return n_q * n_k * INDEX_BYTES
+
+
+class Banded(Method):
+    name = "banded"
+    summary = "Q w^T; constants off the band, a gather on it; fused and blocked without a trace"
+    fused = True
+
+    def key_term(self, q, table, n_k, query_offset):
+        return banded_logits(q, table, n_k, query_offset)
+
+    def value_term(self, weights, table, query_offset):
+        return banded_values(weights, table, query_offset)
+
+    def position_bytes(self, n_q, n_k, d, bh, k, causal):
+        return bh * n_q * (2 * k + 1)  # Q w^T
+
+    def working_bytes(self, n_q, n_k, d, bh, k, itemsize):
+        return bh * block_rows(n_q, n_k, bh) * n_k * itemsize  # one block of rows
+
+
+METHODS: dict[str, Method] = {
+    m.name: m for m in (Loop(), Einsum(), Matmul(), Skew(), Bucket(), Banded())
+}
+METHOD_NAMES = tuple(METHODS)
+AUTO_ORDER = ("banded", "bucket", "skew", "einsum", "matmul", "loop")  # fastest first
+
+
+def get_method(name: object) -> Method:
+    """The registered method called ``name`` (ValueError naming the choices otherwise)."""
+    if not isinstance(name, str) or name not in METHODS:
+        raise ValueError(f"method must be one of auto, {', '.join(METHOD_NAMES)}; got {name!r}")
+    return METHODS[name]
+
+
+def choose_method(
+    n_q: int, n_k: int, query_offset: int = 0, *, trace: bool = False, grad: bool = False
+) -> Method:
+    """What ``method="auto"`` runs: the first method of AUTO_ORDER that can do what is asked.
+
+    Measured on a 2-core CPU (``python -m relpos_lab.bench``), banded is the fastest exact
+    method at every n tried and the least memory-hungry, and it supports every shape, offset,
+    trace and gradient, so it is the answer today; the scan keeps "auto" honest if a method
+    with limits is ever put first.
+
+    >>> choose_method(1024, 1024).name
+    'banded'
+    """
+    for name in AUTO_ORDER:
+        method = METHODS[name]
+        if method.unsupported(n_q, n_k, query_offset) is None:
+            if (method.can_trace or not trace) and (method.has_grad or not grad):
+                return method
+    raise AssertionError("the loop definition supports everything")
+
+
+def memory_bytes(
+    method: str,
+    n: int,
+    d: int,
+    heads: int = 1,
+    batch: int = 1,
+    bytes_per_value: int = 4,
+    *,
+    max_relative_position: int | None = None,
+    causal: bool = False,
+) -> int:
+    """Bytes of the position-dependent intermediate ``method`` builds for an n x n attention.
+
+    einsum / matmul: a^K, (n, n, d), shared by heads and batch. skew: Er, (2n-1, d) for
+    two-sided attention, (n, d) when ``causal`` (Huang's masked skew). bucket: Q w^T,
+    (b, h, n, 2k+1). banded: Q w^T plus its one reused (b, h, rows, n) block. loop: one vector.
+    bucket and banded need ``max_relative_position``.
+
+    >>> memory_bytes("einsum", 2048, 512) / 1e9  # Music Transformer's 8.5 GB
+    8.589934592
+    >>> memory_bytes("skew", 2048, 512, causal=True) / 1e6  # ... versus 4.2 MB
+    4.194304
+    """
+    chosen = get_method(method)
+    n = check_int("n (sequence length)", n, 1)
+    d = check_int("d (head dim)", d, 1)
+    bh = check_int("heads", heads, 1) * check_int("batch", batch, 1)
+    itemsize = check_int("bytes_per_value", bytes_per_value, 1)
+    check_bool("causal", causal)
+    if max_relative_position is None:
+        if chosen.name in ("bucket", "banded"):
+            raise ValueError(f"max_relative_position is required for method {method!r}, got None")
+        k = 0
+    else:
+        k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
+    total = chosen.position_bytes(n, n, d, bh, k, causal) * itemsize
+    if chosen.name == "banded":
+        total += chosen.working_bytes(n, n, d, bh, k, itemsize)
+    return total
+
+
+def attention_bytes(
+    method: Method,
+    shape: tuple[int, int, int, int, int, int],
+    max_relative_position: int,
+    *,
+    itemsize: int = 4,
+    trace: bool = False,
+    return_weights: bool = False,
+    grad: bool = False,
+    causal: bool = False,
+) -> int:
+    """Estimated peak bytes of one ``relative_attention`` call, an upper bound for the guard.
+
+    ``shape`` = (b, h, n_q, n_k, d, d_v). Counts the method's position intermediate and working
+    memory, the (b, h, n_q, n_k) tensors the call holds at once (a trace keeps six, an unfused
+    output about three, autograd through unfused ops about four more; the fused banded path one
+    block, three with gradients) and the output.
+    """
+    b, h, n_q, n_k, d, d_v = shape
+    bh, k = b * h, max_relative_position
+    square = bh * n_q * n_k * itemsize
+    total = method.position_bytes(n_q, n_k, d, bh, k, causal) * itemsize
+    total += bh * n_q * (d_v + 2 * k + 1) * itemsize  # the output and the bucket masses
+    if method.fused and not trace and not (grad and return_weights):
+        block = method.working_bytes(n_q, n_k, d, bh, k, itemsize)
+        total += (3 if grad else 1) * block + (square if return_weights else 0)
+        return total
+    total += method.working_bytes(n_q, n_k, d, bh, k, itemsize)
+    return total + square * (6 if trace else 3) + (4 * square if grad else 0)
