@@ -1,10 +1,8 @@
-"""Drawing helpers: a figure with its formula and shape, PNG export, CSV / .npy downloads."""
+"""Drawing helpers: a figure with its formula and shape, and PNG export from its toolbar."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import io
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,18 +24,6 @@ def png_config(key: str) -> dict:
     }
 
 
-def csv_bytes(matrix: np.ndarray) -> bytes:
-    buffer = io.StringIO()
-    np.savetxt(buffer, np.atleast_2d(matrix), delimiter=",", fmt="%.7g")
-    return buffer.getvalue().encode()
-
-
-def npy_bytes(matrix: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, matrix, allow_pickle=False)
-    return buffer.getvalue()
-
-
 def shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ")"
 
@@ -51,9 +37,9 @@ def chart(
     shape: tuple[int, ...] | None = None,
     note: str = "",
 ) -> None:
-    """Formula and shape, then the figure, then CSV / .npy downloads of ``matrix``.
+    """Formula and shape, then the figure and its note.
 
-    The bytes are built only when a download is clicked (a callable ``data``).
+    ``matrix`` is what the page's one download (explorer.downloads) should carry for it.
     """
     if formula or shape is not None:
         parts = [f"`{formula}`" if formula else ""]
@@ -61,25 +47,8 @@ def chart(
             parts.append(f"shape `{shape_text(shape)}`")
         st.markdown(" · ".join(p for p in parts if p))
     st.plotly_chart(fig, key=f"chart_{key}", width="stretch", config=png_config(key))
-    row = st.container(horizontal=True, vertical_alignment="center")
-    row.download_button(
-        "CSV",
-        functools.partial(csv_bytes, matrix),
-        file_name=f"{key}.csv",
-        mime="text/csv",
-        key=f"csv_{key}",
-        icon=":material/download:",
-    )
-    row.download_button(
-        ".npy",
-        functools.partial(npy_bytes, matrix),
-        file_name=f"{key}.npy",
-        mime="application/octet-stream",
-        key=f"npy_{key}",
-        icon=":material/download:",
-    )
     if note:
-        row.caption(md_escape(note))
+        st.caption(md_escape(note))
 
 
 def agreement_badge(label: str, max_diff: float, tolerance: float = 1e-4) -> None:
