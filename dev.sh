@@ -46,8 +46,9 @@ check_python() {
         die "$("$PYTHON" --version 2>&1) is too old: Python >= 3.11 is needed (PYTHON=python3.11 ./dev.sh ...)"
 }
 
+# A venv that runs and has pip (a failed `python3 -m venv` on Debian leaves one without pip).
 venv_works() {
-    [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -m pip --version >/dev/null 2>&1
+    [[ -x "$VENV/bin/python" && -x "$VENV/bin/pip" ]] && "$VENV/bin/python" -c '' 2>/dev/null
 }
 
 ensure_venv() {
