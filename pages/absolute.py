@@ -4,6 +4,7 @@ import streamlit as st
 
 from explorer import compute, formulas
 from explorer.controls import current_params
+from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import Panel, make_scale, panel_grid
@@ -68,3 +69,24 @@ with c2:
     )
 inset([similarity], similarity_scale, "absolute_zoom")
 agreement_badge("PE · PE along each diagonal (depends only on j - i)", view.diagonal_spread)
+
+start, stop = params.window
+labels = position_labels(params, start, stop)
+pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+download_view(
+    "absolute",
+    params,
+    {
+        "encoding": Labelled(
+            view.encoding, "sinusoidal PE", rows=labels, corner="position \\ channel"
+        ),
+        "similarity": Labelled(
+            view.similarity,
+            "PE_i . PE_j",
+            rows=labels,
+            cols=labels,
+            corner="position i \\ position j",
+        ),
+        "index": Labelled(view.index, "clip(j - i, k) + k", **pairs),
+    },
+)

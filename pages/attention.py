@@ -4,6 +4,7 @@ import streamlit as st
 
 from explorer import compute, formulas
 from explorer.controls import choice, current_params, head_picker, md_escape
+from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
@@ -159,3 +160,24 @@ def more_of_the_head() -> None:
 
 
 more_of_the_head()
+
+labels = position_labels(params, start, stop)
+pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+download_view(
+    "attention",
+    params,
+    {
+        "weights": Labelled(weights, "alpha_ij per head, on the window", **pairs, split="head"),
+        "logits": Labelled(view.masked_logits, f"e_ij of head {head}, masked cells empty", **pairs),
+        "output": Labelled(
+            view.output, f"z_i of head {head}", rows=labels, corner="query i \\ channel"
+        ),
+        "content_output": Labelled(
+            view.content_output, "sum_j alpha_ij v_j", rows=labels, corner="query i \\ channel"
+        ),
+        "relative_output": Labelled(
+            view.relative_output, "sum_j alpha_ij a^V_ij", rows=labels, corner="query i \\ channel"
+        ),
+    },
+    extra={"attention_head": head},
+)

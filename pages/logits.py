@@ -5,6 +5,7 @@ import streamlit as st
 
 from explorer import compute, formulas
 from explorer.controls import choice, current_params, head_picker
+from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import Panel, grid_columns, make_scale, panel_grid, pooled_note
@@ -148,3 +149,19 @@ def one_step() -> None:
 
 
 one_step()
+
+labels = position_labels(params, start, stop)
+pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+download_view(
+    "logits",
+    params,
+    {
+        "content_term": Labelled(
+            view.content, "q_i . k_j per head, unscaled", **pairs, split="head"
+        ),
+        "relative_term": Labelled(
+            view.relative, "q_i . a^K_ij per head, unscaled", **pairs, split="head"
+        ),
+    },
+    extra={"logits_head": head},
+)

@@ -4,6 +4,7 @@ import streamlit as st
 
 from explorer import compute, formulas
 from explorer.controls import choice, current_params, int_slider
+from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import Panel, make_scale, panel_grid
@@ -121,3 +122,28 @@ def a_k_slice() -> None:
 
 
 a_k_slice()
+
+labels = position_labels(params, start, stop)
+pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+distances = [str(r) for r in range(-params.k, params.k + 1)]
+download_view(
+    "lookup",
+    params,
+    {
+        "distance": Labelled(view.distance, "j - i", **pairs),
+        "clipped": Labelled(view.clipped, "clip(j - i, k)", **pairs),
+        "index": Labelled(view.index, "clip(j - i, k) + k", **pairs),
+        "w_K": Labelled(
+            view.table_k,
+            "w^K, row r = distance r - k",
+            rows=distances,
+            corner="distance \\ channel",
+        ),
+        "w_V": Labelled(
+            view.table_v,
+            "w^V, row r = distance r - k",
+            rows=distances,
+            corner="distance \\ channel",
+        ),
+    },
+)
