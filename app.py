@@ -9,7 +9,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.controls import PARAMS_STATE_KEY, md_escape, show_warnings, sidebar_controls
+from explorer.controls import (
+    PARAMS_STATE_KEY,
+    md_escape,
+    report_other_keys,
+    show_warnings,
+    sidebar_controls,
+)
 
 HERE = Path(__file__).resolve().parent
 PAGES_DIR = HERE / "pages"  # absolute paths: see tests/app/harness/entry.py
@@ -22,9 +28,8 @@ st.set_page_config(
 
 
 def main() -> None:
-    params, warnings = sidebar_controls()
+    params, parsed = sidebar_controls()
     st.session_state[PARAMS_STATE_KEY] = params
-    show_warnings(warnings)
     pages = [
         st.Page(PAGES_DIR / "overview.py", title="Overview", icon=":material/home:", default=True),
         st.Page(PAGES_DIR / "lookup.py", title="Lookup table", icon=":material/table:"),
@@ -35,7 +40,11 @@ def main() -> None:
         st.Page(PAGES_DIR / "trained.py", title="Trained model", icon=":material/school:"),
         st.Page(PAGES_DIR / "speed.py", title="Speed & memory", icon=":material/speed:"),
     ]
-    st.navigation(pages).run()
+    page = st.navigation(pages)
+    show_warnings(parsed.warnings)
+    notes = st.container()  # filled after the page ran: only then are its controls known
+    page.run()
+    report_other_keys(parsed.other_keys, notes)
 
 
 try:

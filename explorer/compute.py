@@ -29,7 +29,6 @@ from explorer.params import ViewParams
 CACHE_ENTRIES = 8
 A_K_BUDGET = 2**22  # values of a materialized (rows, n, d) a^K block (16 MB of float32)
 LOOP_PAIRS = 2048  # (i, j) pairs the Python-loop definition is run on
-DISPLAY_ROWS = 2048  # rows of a flattened intermediate drawn in one heatmap
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
@@ -115,11 +114,11 @@ def window_index(params: ViewParams) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LogitsView:
-    content: np.ndarray  # (W, W) q_i · k_j of the head on the window
-    definition: np.ndarray  # (loop_rows, W) q_i · w_clip(j-i,k), one pair at a time
-    einsum: np.ndarray  # (materialized_rows, W)
-    matmul: np.ndarray  # (materialized_rows, W)
-    bucket: np.ndarray  # (W, W) the relative term on the window
+    content: np.ndarray  # (h, W, W) q_i · k_j of every head on the window
+    relative: np.ndarray  # (h, W, W) the relative term q_i · a^K_ij (bucket method)
+    definition: np.ndarray  # (h, loop_rows, W) q_i · w_clip(j-i,k), one pair at a time
+    einsum: np.ndarray  # (h, materialized_rows, W)
+    matmul: np.ndarray  # (h, materialized_rows, W)
     max_diff: dict[str, float]  # method -> max |method - definition| over all heads
 
 
@@ -131,7 +130,8 @@ def window_inputs(params: ViewParams) -> tuple[ExampleInputs, torch.Tensor]:
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
-def logits_view(params: ViewParams, head: int) -> LogitsView:
+def logits_view(params: ViewParams) -> LogitsView:
+    """Every head's content and relative logits on the window, and each method's agreement."""
     inputs, q = window_inputs(params)  # relative logits on the window = those of q over W
     table, n, d, h, k = inputs.table_k, q.shape[-2], params.head_dim, params.heads, params.k
     start, stop = params.window
@@ -140,7 +140,7 @@ def logits_view(params: ViewParams, head: int) -> LogitsView:
     for method, rows in (("loop", m_loop), ("einsum", m_mat), ("matmul", m_mat)):
         plan_compute("relative logits", method, n, d, h, k=k, rows=rows, traces=2)
     plan_compute("relative logits", "skew", n, d, h, k=k, traces=2)
-    plan_compute("relative logits", "bucket", n, d, h, k=k, traces=2)
+    plan_compute("relative logits", "bucket", n, d, h, k=k, traces=3)
     definition = rc.relative_logits(q[:, :, :m_loop], table, n, method="loop")
     by_method = {
         "einsum": rc.relative_logits(q[:, :, :m_mat], table, n, method="einsum"),
@@ -152,13 +152,13 @@ def logits_view(params: ViewParams, head: int) -> LogitsView:
         name: float((rel[:, :, :m_loop] - definition).abs().max())
         for name, rel in by_method.items()
     }
-    keys = inputs.k[0, head, start:stop]  # (W, d)
+    keys = inputs.k[0, :, start:stop]  # (h, W, d)
     return LogitsView(
-        content=_np(q[0, head] @ keys.T),  # (W,d),(d,W) -> (W,W)
-        definition=_np(definition[0, head]),
-        einsum=_np(by_method["einsum"][0, head]),
-        matmul=_np(by_method["matmul"][0, head]),
-        bucket=_np(by_method["bucket"][0, head]),
+        content=_np(q[0] @ keys.transpose(-2, -1)),  # (h,W,d),(h,d,W) -> (h,W,W)
+        relative=_np(by_method["bucket"][0]),
+        definition=_np(definition[0]),
+        einsum=_np(by_method["einsum"][0]),
+        matmul=_np(by_method["matmul"][0]),
         max_diff=max_diff,
     )
 
@@ -172,20 +172,32 @@ MATMUL_AXES = {
     "product_r": ("i", "b", "h", "j"),
     "result": ("b", "h", "i", "j"),
 }
+SLICES_MAX = 8  # slices of a tensor drawn (the leading axes' first combinations)
 
 
-def flatten_rows(value: np.ndarray) -> np.ndarray:
-    """(a, b, ..., last) -> (a*b*..., last): leading axes merged into rows, C order."""
-    return value.reshape(-1, value.shape[-1]) if value.ndim > 1 else value[None, :]
+@dataclass(frozen=True)
+class TensorStep:
+    """One of tensor2tensor's steps as the tensor it is: its shape and axis names, and its first
+    ``SLICES_MAX`` slices over the leading axes (each slice the last two axes)."""
+
+    name: str
+    formula: str
+    shape: tuple[int, ...]
+    axes: tuple[str, ...]
+    slices: np.ndarray  # (s, rows, cols): slice t is value[index[t]]
+    index: tuple[tuple[int, ...], ...]  # leading-axes index of each slice
+
+    @property
+    def slice_count(self) -> int:
+        """Slices of the whole tensor (the product of its leading axes)."""
+        return int(np.prod(self.shape[:-2], dtype=np.int64))
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
-def matmul_panels(params: ViewParams) -> tuple[Panel, ...]:
+def matmul_steps(params: ViewParams) -> tuple[TensorStep, ...]:
     """tensor2tensor's six steps (seed 000) on the first ``materialized_rows`` queries.
 
-    Each tensor is drawn with its leading axes merged into rows, so a transpose shows up as a
-    reordering of rows and a reshape as no change at all. Above DISPLAY_MAX positions: the
-    window's queries over the window's keys.
+    Above DISPLAY_MAX positions: the window's queries over the window's keys.
     """
     inputs, q = window_inputs(params)
     n = q.shape[-2]
@@ -194,26 +206,23 @@ def matmul_panels(params: ViewParams) -> tuple[Panel, ...]:
         "tensor2tensor steps", "matmul", n, params.head_dim, params.heads, k=params.k, rows=m
     )
     trace = rc.trace_matmul_logits(q[:, :, :m], inputs.table_k, n)
-    panels = []
+    steps = []
     for step in trace.steps():
-        axes = MATMUL_AXES[step.name]
-        flat = flatten_rows(_np(step.value))
-        note = ""
-        if flat.shape[0] > DISPLAY_ROWS:
-            note = f"showing the first {DISPLAY_ROWS} of {flat.shape[0]} rows"
-            flat = flat[:DISPLAY_ROWS]
-        panels.append(
-            Panel(
+        value = _np(step.value)
+        lead = value.shape[:-2]
+        index = tuple(np.ndindex(*lead))[:SLICES_MAX]
+        flat = value.reshape(-1, *value.shape[-2:])[:SLICES_MAX]
+        steps.append(
+            TensorStep(
                 name=step.name,
                 formula=step.formula,
-                shape=step.shape,
-                z=flat,
-                rows_title="rows (" + ", ".join(axes[:-1]) + ")",
-                cols_title=axes[-1],
-                note=note,
+                shape=tuple(value.shape),
+                axes=MATMUL_AXES[step.name],
+                slices=np.ascontiguousarray(flat),
+                index=index,
             )
         )
-    return tuple(panels)
+    return tuple(steps)
 
 
 # ---- attention ------------------------------------------------------------------------------
@@ -277,6 +286,11 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
         weight_inside=(float(mass.min()), float(mass.max())),
         scale=trace.scale,
     )
+
+
+def attention_weights_heads(params: ViewParams) -> np.ndarray:
+    """(h, W, W) weights of every head on the window, NaN where the mask forbids."""
+    return np.stack([attention_view(params, head).weights for head in range(params.heads)])
 
 
 # ---- absolute vs relative -------------------------------------------------------------------

@@ -2,18 +2,30 @@
 
 Every control is bound to the URL (``bind="query-params"``), so a copied link reproduces the
 view. Streamlit silently drops a bound value it cannot use (``?n=abc``, ``?n=100000``,
-``?k=-5``) and falls back to the default; the issue asks for a visible warning and clamping, so
-the raw query string is validated first by :func:`explorer.params.parse_query`, and every
-corrected value is written into the widget's session state before the widget is created.
+``?k=-5``, ``?n=1&n=2``) and falls back to the default, so the raw query string is validated
+first by :func:`explorer.url_query.parse_query`, and every corrected value is written into the
+widget's session state before the widget is created.
+
+That alone leaves the corrected key out of the address bar: on a session's first run Streamlit
+drops a URL value its bound widget cannot take, and does not write the value set in session
+state. So on a run that corrects a key, that one widget is created unbound, and the corrected
+value is written into the URL with ``st.query_params`` (allowed for a key no widget is bound
+to). From the next run on the widget is bound again and keeps its value, which is set once more
+so that Streamlit writes into the URL a change the browser made while the widget was unbound.
+The address bar then holds exactly the view shown (a default is left out, as a bound widget
+leaves it out).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import difflib
 import re
 from collections.abc import Callable, Collection, Sequence
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.pages_manager import PagesManager
 
 from explorer.params import (
@@ -33,10 +45,11 @@ from explorer.params import (
     SEED_MAX,
     TEXT_MAX_CHARS,
     ViewParams,
-    parse_query,
 )
+from explorer.url_query import DEFAULTS, QUERY_KEYS, ParsedQuery, parse_query
 
 PARAMS_STATE_KEY = "_view_params"
+_UNBOUND_STATE_KEY = "_url_unbound"  # widgets created unbound in the last run
 BIND = "query-params"
 _MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 
@@ -46,11 +59,22 @@ def md_escape(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
-def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
-    """Draw the shared controls; return the view and the warnings about the URL it came from."""
-    parsed = parse_query(st.query_params.to_dict())
-    for key, value in parsed.corrections.items():
-        st.session_state[key] = value  # a bound widget takes a corrected value this way only
+def raw_query() -> dict[str, list[str]]:
+    """Every value of every key in the address (``?n=1&n=2`` -> ``{"n": ["1", "2"]}``)."""
+    return {key: st.query_params.get_all(key) for key in st.query_params.to_dict()}
+
+
+def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
+    """Draw the shared controls; return the view and what was parsed from the URL it came from.
+
+    Reruns once when the URL had to be corrected (see the module docstring).
+    """
+    parsed = parse_query(raw_query())
+    unbound = fix_url(parsed)
+
+    def bind(key: str) -> str | None:
+        return None if key in unbound else BIND
+
     with st.sidebar:
         st.header("Controls")
         text = st.text_input(
@@ -58,7 +82,7 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
             value="",
             max_chars=TEXT_MAX_CHARS,
             key="text",
-            bind=BIND,
+            bind=bind("text"),
             placeholder="e.g. the cat sat on the mat",
         )
         has_text = bool(text.split())
@@ -68,7 +92,7 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
             N_MAX,
             N_DEFAULT,
             key="n",
-            bind=BIND,
+            bind=bind("n"),
             disabled=has_text,
             help="Disabled while a sentence is typed: n is then its token count.",
         )
@@ -78,7 +102,7 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
             K_MAX,
             K_DEFAULT,
             key="k",
-            bind=BIND,
+            bind=bind("k"),
             help="Distances beyond ±k share the edge vectors; k = 0 is one shared vector.",
         )
         left, right = st.columns(2)
@@ -87,24 +111,26 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
             D_MODEL_CHOICES,
             index=D_MODEL_CHOICES.index(D_MODEL_DEFAULT),
             key="d_model",
-            bind=BIND,
+            bind=bind("d_model"),
         )
         heads = right.selectbox(
             "heads",
             HEADS_CHOICES,
             index=HEADS_CHOICES.index(HEADS_DEFAULT),
             key="heads",
-            bind=BIND,
+            bind=bind("heads"),
             help="Every choice divides every d_model: head dim = d_model / heads.",
         )
-        seed = st.number_input("seed", 0, SEED_MAX, SEED_DEFAULT, step=1, key="seed", bind=BIND)
+        seed = st.number_input(
+            "seed", 0, SEED_MAX, SEED_DEFAULT, step=1, key="seed", bind=bind("seed")
+        )
         mask = st.radio(
             "mask",
             MASK_KINDS,
             index=MASK_KINDS.index(MASK_DEFAULT),
             horizontal=True,
             key="mask",
-            bind=BIND,
+            bind=bind("mask"),
         )
         pad = st.number_input(
             "pad (trailing padded keys)",
@@ -113,7 +139,7 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
             PAD_DEFAULT,
             step=1,
             key="pad",
-            bind=BIND,
+            bind=bind("pad"),
             disabled="padding" not in mask,
         )
         params = ViewParams(
@@ -126,7 +152,9 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
             pad=int(pad),
             text=text,
         )
-        params = dataclasses.replace(params, win=window_start(params, parsed.params.win))
+        params = dataclasses.replace(
+            params, win=window_start(params, parsed.params.win, bind("win"))
+        )
         st.caption(
             f"n = {params.length}{' (token count)' if has_text else ''} · "
             f"head dim d = {params.d_model} / {params.heads} = {params.head_dim} · "
@@ -135,10 +163,63 @@ def sidebar_controls() -> tuple[ViewParams, tuple[str, ...]]:
         )
         if has_text and len(text.split()) > N_MAX:
             st.caption(f"Only the first {N_MAX} tokens are used.")
-    return params, parsed.warnings
+    return params, parsed
 
 
-def window_start(params: ViewParams, url_start: int) -> int:
+def fix_url(parsed: ParsedQuery) -> set[str]:
+    """Put every corrected value into its widget and the address bar; drop removed keys.
+
+    Returns the keys whose widget must be created unbound in this run (see the module
+    docstring). A key already bound by an earlier run of this session stays bound: Streamlit
+    then writes the programmatic value into the URL itself.
+    """
+    for key in st.session_state.pop(_UNBOUND_STATE_KEY, ()):
+        if key in st.session_state:  # unbound last run: the browser did not write its changes
+            st.session_state[key] = st.session_state[key]  # so Streamlit writes the URL now
+    unbound = set()
+    for key, value in parsed.corrections.items():
+        st.session_state[key] = value  # a bound widget takes a corrected value this way only
+        try:
+            if value == DEFAULTS[key]:
+                st.query_params.pop(key, None)
+            else:
+                st.query_params[key] = str(value)
+        except StreamlitAPIException:  # bound by an earlier run
+            continue
+        unbound.add(key)
+    st.session_state[_UNBOUND_STATE_KEY] = unbound
+    for key in parsed.remove:
+        with contextlib.suppress(StreamlitAPIException):
+            st.query_params.pop(key, None)
+    return unbound
+
+
+def report_other_keys(keys: Sequence[str], where) -> None:
+    """After the page ran: warn about each URL key neither shared nor one of its controls.
+
+    A page's own controls keep their values in session state under their key, so a key that
+    is not there is not used by this view (a typo, another page's control, a control hidden
+    in this view, a tracking tag). It is removed from the address so a copied link is clean.
+    """
+    unused = [key for key in keys if key not in st.session_state and key in st.query_params]
+    if not unused:
+        return
+    known = [*QUERY_KEYS, *(k for k in st.session_state if isinstance(k, str) and k[:1] != "_")]
+    for key in unused:
+        near = difflib.get_close_matches(key, known, n=1)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        with where:
+            st.warning(
+                md_escape(
+                    f"URL parameter {key} is not a setting of this page{hint}; ignored and "
+                    "removed from the address"
+                ),
+                icon=":material/warning:",
+            )
+        st.query_params.pop(key, None)
+
+
+def window_start(params: ViewParams, url_start: int, bind: str | None = BIND) -> int:
     """The window slider (only above DISPLAY_MAX positions); returns the window's first position.
 
     A kept or URL (``url_start``) value beyond the last possible start is moved to that start.
@@ -153,7 +234,7 @@ def window_start(params: ViewParams, url_start: int) -> int:
         0,
         last,
         key="win",
-        bind=BIND,
+        bind=bind,
         help=f"n is above {DISPLAY_MAX}: every n x n heatmap shows the queries and keys "
         f"[start, start + {DISPLAY_MAX}).",
     )

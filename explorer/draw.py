@@ -1,16 +1,19 @@
-"""Drawing helpers: a figure with its formula and shape, PNG export, CSV / .npy downloads."""
+"""Drawing helpers: a figure with its formula and shape, and PNG export from its toolbar."""
 
 from __future__ import annotations
 
-import functools
-import io
+import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.controls import md_escape
+from explorer.controls import int_slider, md_escape
+from explorer.heatmaps import IMAGE_SIDE, Panel, Scale, grid_columns, inset_bounds, panel_grid
 from explorer.params import DISPLAY_MAX, ViewParams
+
+INSET_SIDE = 32  # rows and columns of the exact-value zoom under an image
 
 
 def png_config(key: str) -> dict:
@@ -19,18 +22,6 @@ def png_config(key: str) -> dict:
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": key, "scale": 2},
     }
-
-
-def csv_bytes(matrix: np.ndarray) -> bytes:
-    buffer = io.StringIO()
-    np.savetxt(buffer, np.atleast_2d(matrix), delimiter=",", fmt="%.7g")
-    return buffer.getvalue().encode()
-
-
-def npy_bytes(matrix: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, matrix, allow_pickle=False)
-    return buffer.getvalue()
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
@@ -46,9 +37,9 @@ def chart(
     shape: tuple[int, ...] | None = None,
     note: str = "",
 ) -> None:
-    """Formula and shape, then the figure, then CSV / .npy downloads of ``matrix``.
+    """Formula and shape, then the figure and its note.
 
-    The bytes are built only when a download is clicked (a callable ``data``).
+    ``matrix`` is what the page's one download (explorer.downloads) should carry for it.
     """
     if formula or shape is not None:
         parts = [f"`{formula}`" if formula else ""]
@@ -56,25 +47,8 @@ def chart(
             parts.append(f"shape `{shape_text(shape)}`")
         st.markdown(" · ".join(p for p in parts if p))
     st.plotly_chart(fig, key=f"chart_{key}", width="stretch", config=png_config(key))
-    row = st.container(horizontal=True, vertical_alignment="center")
-    row.download_button(
-        "CSV",
-        functools.partial(csv_bytes, matrix),
-        file_name=f"{key}.csv",
-        mime="text/csv",
-        key=f"csv_{key}",
-        icon=":material/download:",
-    )
-    row.download_button(
-        ".npy",
-        functools.partial(npy_bytes, matrix),
-        file_name=f"{key}.npy",
-        mime="application/octet-stream",
-        key=f"npy_{key}",
-        icon=":material/download:",
-    )
     if note:
-        row.caption(md_escape(note))
+        st.caption(md_escape(note))
 
 
 def agreement_badge(label: str, max_diff: float, tolerance: float = 1e-4) -> None:
@@ -113,3 +87,73 @@ def window_caption(params: ViewParams, what: str = "every n x n heatmap") -> Non
             f"({n}, {n})), not a downsample; every value is exact. Move it with *window start* "
             "in the sidebar."
         )
+
+
+def figure(
+    fig: go.Figure,
+    key: str,
+    *,
+    latex: str = "",
+    shape: tuple[int, ...] | None = None,
+    caption: str = "",
+) -> None:
+    """An optional LaTeX formula, the figure at its own (square-celled) size, then a caption.
+
+    The PNG of the figure comes from its toolbar (camera button, saved as ``<key>.png``).
+    """
+    if latex:
+        st.latex(latex)
+    st.plotly_chart(fig, key=f"chart_{key}", width="content", config=png_config(key))
+    parts = [f"shape {shape_text(shape)}"] if shape is not None else []
+    if caption:
+        parts.append(caption)
+    if parts:
+        st.caption(md_escape(" · ".join(parts)))
+
+
+def inset(
+    panels: Sequence[Panel], scale: Scale, key: str, *, side: int = INSET_SIDE, label: str = "query"
+) -> None:
+    """Exact values of large panels: a ``side`` x ``side`` heatmap of each around a picked row.
+
+    Shown only when some panel travels as an image (more than IMAGE_SIDE rows or columns); the
+    picker is URL-bound (``<key>``), and the inset redraws alone (a fragment).
+    """
+    big = [p for p in panels if max(p.z.shape) > IMAGE_SIDE]
+    if big:
+        _inset_fragment(tuple(big), scale, key, side, label)
+
+
+@st.fragment
+def _inset_fragment(
+    panels: tuple[Panel, ...], scale: Scale, key: str, side: int, label: str
+) -> None:
+    first = panels[0]
+    rows, cols = first.z.shape
+    start, stop = first.row_offset, first.row_offset + rows
+    centre = int_slider(
+        f"zoom: exact values around {label}",
+        start,
+        stop - 1,
+        key,
+        value=start,
+        help=f"The charts above are images: here a {side} x {side} block of exact values.",
+    )
+    r0, r1 = inset_bounds(centre, start, stop, side)
+    c_lo, c_hi = first.col_offset, first.col_offset + cols
+    c0, c1 = inset_bounds(centre, c_lo, c_hi, side) if cols > side else (c_lo, c_hi)
+    zoomed = [
+        dataclasses.replace(
+            p,
+            z=p.z[r0 - p.row_offset : r1 - p.row_offset, c0 - p.col_offset : c1 - p.col_offset],
+            row_offset=r0,
+            col_offset=c0,
+            title=f"{p.title} [{r0}:{r1}, {c0}:{c1}]",
+        )
+        for p in panels
+    ]
+    figure(
+        panel_grid(zoomed, scale, columns=grid_columns(len(zoomed), 2), cell_px=11),
+        key + "_zoom",
+        caption=f"rows {r0}-{r1 - 1}, columns {c0}-{c1 - 1}: every value exact on hover",
+    )

@@ -1,14 +1,12 @@
-"""The explorer's view parameters: limits, validation, and parsing of untrusted URL strings.
+"""The explorer's view parameters: limits and validation of one frozen :class:`ViewParams`.
 
-Pure (no streamlit): the app reads its query string, passes the raw strings here, and gets back
-a valid :class:`ViewParams` plus human-readable warnings for everything it had to clamp or ignore.
-A URL can never make the app raise.
+Pure (no streamlit). Untrusted URL strings are parsed into a ViewParams by
+:mod:`explorer.url_query`; a URL can never make the app raise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 N_MAX = 4096  # longest sequence the explorer computes (one named limit; raise it here)
 N_DEFAULT = 8
@@ -113,117 +111,6 @@ class ViewParams:
     def n_pad(self) -> int:
         """Trailing padded keys: ``pad`` clipped to the length, 0 unless the mask is padding."""
         return min(self.pad, self.length) if "padding" in self.mask else 0
-
-
-@dataclass(frozen=True)
-class ParsedQuery:
-    """Result of :func:`parse_query`: the view, what was wrong, and the values to force.
-
-    ``corrections`` maps each URL key whose raw value was unusable to the value used instead, so
-    the app can put the corrected value into its widget.
-    """
-
-    params: ViewParams
-    warnings: tuple[str, ...] = ()
-    corrections: dict[str, object] = field(default_factory=dict)
-
-
-_INT_LIMITS = {
-    "n": ("n (sequence length)", 1, N_MAX, N_DEFAULT),
-    "k": ("k (clip distance)", 0, K_MAX, K_DEFAULT),
-    "seed": ("seed", 0, SEED_MAX, SEED_DEFAULT),
-    "pad": ("pad (padded positions)", 0, N_MAX, PAD_DEFAULT),
-    "win": ("win (window start)", 0, WIN_MAX, 0),
-}
-_CHOICES: dict[str, tuple[tuple[object, ...], object]] = {
-    "d_model": (D_MODEL_CHOICES, D_MODEL_DEFAULT),
-    "heads": (HEADS_CHOICES, HEADS_DEFAULT),
-    "mask": (MASK_KINDS, MASK_DEFAULT),
-}
-QUERY_KEYS = (*_INT_LIMITS, *_CHOICES, "text")
-
-
-def _shown(raw: str, limit: int = 40) -> str:
-    return repr(raw if len(raw) <= limit else raw[:limit] + "...")
-
-
-def parse_query(raw: Mapping[str, str | Sequence[str]]) -> ParsedQuery:
-    """Validate raw query-string values into a :class:`ViewParams`; never raises.
-
-    Integers out of range are clamped, non-integers and unknown choices fall back to the
-    default, over-long text is truncated; each such fix adds a warning naming the parameter,
-    the allowed range and the value received. Unknown keys are left alone (the page path and
-    other pages' parameters live there too).
-
-    >>> parsed = parse_query({"n": "100000", "k": "abc"})
-    >>> parsed.params.n, parsed.params.k
-    (4096, 2)
-    >>> parsed.warnings[0]
-    "URL parameter n: n (sequence length) must be an integer in [1, 4096], got '100000'; using 4096"
-    """
-    values: dict[str, object] = {}
-    warnings: list[str] = []
-    corrections: dict[str, object] = {}
-    for key, value in raw.items():
-        if key not in QUERY_KEYS:
-            continue
-        text = value if isinstance(value, str) else (value[-1] if len(value) else "")
-        if key in _INT_LIMITS:
-            name, low, high, default = _INT_LIMITS[key]
-            number = _to_int(text)
-            if number is None:
-                got, use = default, default
-            else:
-                got, use = number, min(high, max(low, number))
-            if got != use or number is None or text.strip() != str(number):
-                warnings.append(
-                    f"URL parameter {key}: {name} must be an integer in [{low}, {high}], "
-                    f"got {_shown(text)}; using {use}"
-                )
-                corrections[key] = use
-            values[key] = use
-        elif key in _CHOICES:
-            choices, default = _CHOICES[key]
-            match = next((c for c in choices if str(c) == text.strip()), None)
-            if match is None:
-                allowed = ", ".join(str(c) for c in choices)
-                warnings.append(
-                    f"URL parameter {key}: must be one of {allowed}, got {_shown(text)}; "
-                    f"using {default}"
-                )
-                corrections[key] = default
-                match = default
-            values[key] = match
-        else:
-            if len(text) > TEXT_MAX_CHARS:
-                warnings.append(
-                    f"URL parameter text: at most {TEXT_MAX_CHARS} characters, "
-                    f"got {len(text)}; truncated"
-                )
-                text = text[:TEXT_MAX_CHARS]
-                corrections[key] = text
-            if any(ch in text for ch in "<>&`[]*_\\"):
-                warnings.append(
-                    "The text contains markup characters; it is shown as plain text, never rendered"
-                )
-            if len(text.split()) > N_MAX:
-                warnings.append(
-                    f"The text has {len(text.split())} tokens; only the first {N_MAX} are used"
-                )
-            values[key] = text
-    return ParsedQuery(ViewParams(**values), tuple(warnings), corrections)  # type: ignore[arg-type]
-
-
-def _to_int(text: str) -> int | None:
-    """An integer, or a finite decimal truncated toward zero as Streamlit does; else None."""
-    try:
-        return int(text.strip())
-    except ValueError:
-        pass
-    try:
-        return int(float(text))
-    except (ValueError, OverflowError):
-        return None
 
 
 def _check_range(name: str, value: object, low: int, high: int) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 import torch
 
+from explorer.downloads import Labelled
 from relpos_lab.models import Encoder
 from relpos_lab.trained import (
     distance_cosine,
@@ -117,3 +118,64 @@ def prediction_view(kind: str, tokens: tuple[int, ...]) -> PredictionView:
         weights=np.stack([_np(trace.weights[0]) for trace in result.traces]),
         accuracy=result.accuracy,
     )
+
+
+def download_arrays(
+    gen: GeneralizationView, tables_kind: str, layer: int, kind: str, view: PredictionView
+) -> dict[str, Labelled]:
+    """Everything the Trained model page shows, labelled for explorer.downloads."""
+    tables = tables_view(tables_kind, layer)
+    metrics = ("token accuracy", "sequence accuracy")
+    steps = next(iter(gen.loss_curves.values()))[0]
+    positions = [f"{i} {t}" for i, t in enumerate(view.tokens.tolist())]
+    distances = list(tables.distances)
+    arrays = {
+        "generalization": Labelled(
+            gen.table,
+            "accuracy per evaluation length and model",
+            rows=[str(n) for n in gen.lengths],
+            cols=[f"{m} {metric}" for m in gen.curves for metric in metrics],
+            corner="length \\ model metric",
+        ),
+        "training_loss": Labelled(
+            np.stack([loss for _, loss in gen.loss_curves.values()]).T,
+            "training loss per step",
+            rows=[str(int(s)) for s in steps],
+            cols=list(gen.loss_curves),
+            corner="step \\ model",
+        ),
+    }
+    for name, table, cos in (
+        ("w_k", tables.w_k, tables.cos_k),
+        ("w_v", tables.w_v, tables.cos_v),
+    ):
+        arrays[f"{name}_{tables_kind}_layer{layer}"] = Labelled(
+            table,
+            f"{name} of the {KIND_LABELS[tables_kind]} model, layer {layer}",
+            rows=distances,
+            cols=[str(c) for c in range(table.shape[1])],
+            corner="distance j - i \\ channel",
+        )
+        arrays[f"cos_{name}_{tables_kind}_layer{layer}"] = Labelled(
+            cos,
+            f"cosine similarity between the distances of {name}",
+            rows=distances,
+            cols=distances,
+            corner="distance \\ distance",
+        )
+    arrays[f"prediction_{kind}"] = Labelled(
+        np.stack([view.tokens, view.target, view.prediction]).T,
+        f"input token, target and prediction of the {KIND_LABELS[kind]} model",
+        rows=positions,
+        cols=["input", "target", "prediction"],
+        corner="position token",
+    )
+    arrays[f"attention_{kind}"] = Labelled(
+        view.weights,
+        "attention weights alpha_ij per layer and head",
+        rows=positions,
+        cols=positions,
+        corner="query i \\ key j",
+        split=("layer", "head"),
+    )
+    return arrays

@@ -2,80 +2,91 @@
 
 import streamlit as st
 
-from explorer import compute
+from explorer import compute, formulas
 from explorer.controls import current_params
-from explorer.draw import agreement_badge, chart, window_caption, window_note
+from explorer.downloads import Labelled, download_view, position_labels
+from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
-from explorer.plots import heatmap, pair_customdata
+from explorer.heatmaps import Panel, make_scale, panel_grid
 
 params = current_params()
-n, d_model = params.length, params.d_model
+n, d_model, k = params.length, params.d_model, params.k
 rows, cols = axis_labels(params)
 view = compute.encoding_view(params)
-start = params.window[0]
-hover = pair_customdata(view.index, start, start)
-at = {"row_offset": start, "col_offset": start}
-note = window_note(params)
+start, stop = params.window
+at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 
 st.title("Absolute vs relative")
 st.markdown(
-    "The Transformer's sinusoid adds an absolute position to every token: "
-    "PE[pos, 2m] = sin(pos / 10000^(2m/d)), PE[pos, 2m+1] = cos(pos / 10000^(2m/d)). "
-    "Its dot products depend only on the offset: PE_i · PE_j = Σ_m cos(ω_m (j - i)), constant "
-    "along every diagonal, like the relative index table. Relative representations learn that "
-    "function of j - i directly, and clip it at ±k."
+    "The Transformer's sinusoid adds an absolute position to every token. Its dot products "
+    "depend only on the offset, PE_i · PE_j = Σ_m cos(ω_m (j - i)): constant along every "
+    "diagonal, like the relative index table. Relative representations learn that function of "
+    "j - i directly, and clip it at ±k."
 )
+st.latex(formulas.SINUSOID)
 window_caption(params, "every heatmap (the encoding: its rows)")
-chart(
-    heatmap(
-        view.encoding,
-        title="sinusoidal encoding PE",
-        x_title="channel",
-        y_title="position",
-        y_labels=rows,
-        height=360,
-        row_offset=start,
-    ),
-    "sinusoidal_encoding",
+encoding = Panel(
     view.encoding,
-    formula="PE (n, d_model)",
+    title="sinusoidal encoding PE",
+    x_title="channel",
+    y_title="position p",
+    y_labels=rows,
+    row_offset=start,
+    x_symbol="channel",
+    y_symbol="p",
+)
+figure(
+    panel_grid([encoding], make_scale("diverging", [view.encoding], zrange=(-1.0, 1.0))),
+    "sinusoidal_encoding",
     shape=(n, d_model),
-    note="" if not params.windowed else f"positions {start}-{params.window[1] - 1} of {n}",
+    caption="Diverging colour scale from -1 to 1"
+    + ("" if not params.windowed else f"; positions {start}-{stop - 1} of {n}"),
+)
+similarity = Panel(view.similarity, title="similarity PE_i · PE_j", **at)
+similarity_scale = make_scale("diverging", [view.similarity])
+index = Panel(
+    view.index,
+    title=f"relative index clip(j - i, {k}) + {k}",
+    cell_text=view.index.astype(int),
+    **at,
 )
 c1, c2 = st.columns(2)
 with c1:
-    chart(
-        heatmap(
-            view.similarity,
-            title="similarity PE_i · PE_j",
-            x_labels=cols,
-            y_labels=rows,
-            customdata=hover,
-            **at,
-        ),
+    figure(
+        panel_grid([similarity], similarity_scale, max_width=480),
         "encoding_similarity",
-        view.similarity,
-        formula="PE_i · PE_j = Σ_m cos(ω_m (j - i))",
         shape=(n, n),
-        note=note,
+        caption=similarity_scale.caption.replace("; one scale for every panel", ""),
     )
 with c2:
-    chart(
-        heatmap(
-            view.index,
-            title=f"relative index clip(j - i, {params.k}) + {params.k}",
-            x_labels=cols,
-            y_labels=rows,
-            scale="index",
-            customdata=hover,
-            cell_text=view.index.astype(int),
-            zrange=(0, max(2 * params.k, 1)),
-            **at,
+    figure(
+        panel_grid(
+            [index], make_scale("index", [view.index], zrange=(0, max(2 * k, 1))), max_width=480
         ),
         "relative_index",
-        view.index,
-        formula="clip(j - i, k) + k",
+        latex=formulas.INDEX,
         shape=(n, n),
-        note=note,
     )
+inset([similarity], similarity_scale, "absolute_zoom")
 agreement_badge("PE · PE along each diagonal (depends only on j - i)", view.diagonal_spread)
+
+start, stop = params.window
+labels = position_labels(params, start, stop)
+pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+download_view(
+    "absolute",
+    params,
+    {
+        "encoding": Labelled(
+            view.encoding, "sinusoidal PE", rows=labels, corner="position \\ channel"
+        ),
+        "similarity": Labelled(
+            view.similarity,
+            "PE_i . PE_j",
+            rows=labels,
+            cols=labels,
+            corner="position i \\ position j",
+        ),
+        "index": Labelled(view.index, "clip(j - i, k) + k", **pairs),
+    },
+)

@@ -1,189 +1,183 @@
-"""Attention, per head: logits -> masked logits -> softmax weights -> the output, split in two."""
+"""Attention: every head's weights side by side, one head in detail, the tokens as lines."""
 
 import streamlit as st
 
-from explorer import compute
-from explorer.controls import current_params, head_picker, md_escape
-from explorer.draw import agreement_badge, chart, window_caption, window_note
+from explorer import compute, formulas
+from explorer.controls import choice, current_params, head_picker, md_escape
+from explorer.downloads import Labelled, download_view, position_labels
+from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
-from explorer.plots import heatmap, pair_customdata
+from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
+from explorer.token_view import LINES_PER_HEAD, WEIGHT_MIN, token_view
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads
 rows, cols = axis_labels(params)
 start, stop = params.window
-index = compute.window_index(params)  # the window's pairs
-hover = pair_customdata(index, start, start)
-at = {"row_offset": start, "col_offset": start}
-note = window_note(params)
+size = stop - start
+at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 
 st.title("Attention")
 st.markdown(
-    "e_ij = (q_i · k_j + q_i · a^K_ij) / sqrt(d), α_ij = softmax_j(e_ij) over the keys the mask "
-    "allows, z_i = Σ_j α_ij v_j + Σ_j α_ij a^V_ij (Shaw et al. 2018, eqs. 2-4)."
+    "Shaw et al. 2018, eqs. 2-4: the logit, the weights over the keys the mask allows, "
+    "and the output, each with a relative term."
 )
-tokens = params.tokens
-if tokens:
-    shown = [token.replace("`", "'") for token in tokens[:64]]  # inline code shows the rest as is
-    st.markdown("Tokens: " + " · ".join(f"`{token}`" for token in shown))
-    repeated = sorted({t for t in tokens if tokens.count(t) > 1})
-    if repeated:
-        st.info(
-            md_escape(
-                "Repeated tokens (" + ", ".join(repeated[:8]) + ") have identical content, so "
-                "identical queries, keys and values: their rows of QK^T are the same, and only "
-                "the relative term tells the copies apart."
-            ),
-            icon=":material/lightbulb:",
-        )
+for formula in (formulas.LOGIT, formulas.WEIGHT, formulas.OUTPUT):
+    st.latex(formula)
 mask_text = {
     "none": "no mask: every query sees every key",
     "causal": "causal mask: query i sees keys j <= i",
     "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
     "causal-padding": f"causal mask and the last {params.n_pad} key(s) as padding",
 }[params.mask]
-st.caption(f"{mask_text}. Masked cells are blank. Scale 1/sqrt(d) with d = {d}.")
+st.caption(f"{mask_text}. Masked cells are blank (grey). d_z = {d}.")
 window_caption(params)
 if params.windowed:
     st.caption(
         f"Each of the window's query rows is computed against all {n} keys (softmax needs "
-        "them all), for the selected head only: rows are independent, so the window is exact."
-    )
-
-head = head_picker(heads, "attention_head")
-view = compute.attention_view(params, head)
-
-c1, c2, c3 = st.columns(3)
-with c1:
-    chart(
-        heatmap(
-            view.scaled_logits,
-            title=f"logits e_ij, head {head}",
-            x_labels=cols,
-            y_labels=rows,
-            customdata=hover,
-            **at,
-        ),
-        "attention_logits",
-        view.scaled_logits,
-        formula="(q_i · k_j + q_i · a^K_ij) / sqrt(d)",
-        shape=(n, n),
-        note=note,
-    )
-with c2:
-    chart(
-        heatmap(
-            view.masked_logits,
-            title="masked logits",
-            x_labels=cols,
-            y_labels=rows,
-            customdata=hover,
-            **at,
-        ),
-        "attention_masked_logits",
-        view.masked_logits,
-        formula="e_ij, blank where masked",
-        shape=(n, n),
-        note=note,
-    )
-with c3:
-    chart(
-        heatmap(
-            view.weights,
-            title="weights α (softmax over keys)",
-            x_labels=cols,
-            y_labels=rows,
-            scale="sequential",
-            customdata=hover,
-            **at,
-        ),
-        "attention_weights",
-        view.weights,
-        formula="α_ij = softmax_j(e_ij)",
-        shape=(n, n),
-        note=note,
+        "them all): rows are independent, so the window is exact."
     )
 if params.n_pad == n:
     st.warning("Every key is padding: all weights and outputs are zero (no key to attend to).")
-with st.expander("the two logit terms and the mask", expanded=False):
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        chart(
-            heatmap(
-                view.content_logits,
-                title="content q_i · k_j",
-                x_labels=cols,
-                y_labels=rows,
-                customdata=hover,
-                **at,
-            ),
-            "attention_content_logits",
-            view.content_logits,
-            formula="q_i · k_j",
-            shape=(n, n),
-            note=note,
-        )
-    with c2:
-        chart(
-            heatmap(
-                view.relative_logits,
-                title="relative q_i · a^K_ij",
-                x_labels=cols,
-                y_labels=rows,
-                customdata=hover,
-                **at,
-            ),
-            "attention_relative_logits",
-            view.relative_logits,
-            formula="q_i · a^K_ij",
-            shape=(n, n),
-            note=note,
-        )
-    with c3:
-        chart(
-            heatmap(
-                view.allowed,
-                title="mask (1 = may attend)",
-                x_labels=cols,
-                y_labels=rows,
-                scale="sequential",
-                zrange=(0.0, 1.0),
-                **at,
-            ),
-            "attention_mask",
-            view.allowed,
-            formula="allowed_ij",
-            shape=(n, n),
-            note=note,
-        )
 
-st.subheader("The output, split")
-c1, c2, c3 = st.columns(3)
-for column, (name, title, formula, z) in zip(
-    (c1, c2, c3),
-    (
-        ("content_output", "Σ_j α_ij v_j", "content part", view.content_output),
-        ("relative_output", "Σ_j α_ij a^V_ij", "relative part", view.relative_output),
-        ("output", "z_i = sum of both", "output", view.output),
-    ),
-    strict=True,
-):
-    with column:
-        chart(
-            heatmap(z, title=title, x_title="channel", y_labels=rows, row_offset=start),
-            f"attention_{name}",
-            z,
-            formula=formula,
-            shape=(n, d),
-            note="" if not params.windowed else f"query rows {start}-{stop - 1} of {n}",
-        )
-agreement_badge(
-    "z = content part + relative part",
-    float(abs(view.output - view.content_output - view.relative_output).max()),
+weights = compute.attention_weights_heads(params)  # (h, W, W)
+scale = make_scale("weights", list(weights), n_keys=n)
+st.subheader(f"Every head's weights α ({heads} heads)")
+grid_side = 256 if size > 256 else 512
+grid = [Panel(weights[h], title=f"head {h}", **at) for h in range(heads)]
+figure(
+    panel_grid(grid, scale, columns=grid_columns(heads), image_side=grid_side),
+    "attention_heads",
+    shape=(1, heads, n, n),
+    caption=scale.caption + " " + pooled_note(grid, grid_side),
 )
+
+head = head_picker(heads, "attention_head")
+view = compute.attention_view(params, head)
+st.subheader(f"Head {head}")
+detail = [
+    Panel(view.weights, title=f"weights α, head {head}", **at),
+    Panel(view.masked_logits, title=f"logits e, head {head}", **at),
+]
+logit_scale = make_scale("diverging", [view.masked_logits])
+c1, c2 = st.columns(2)
+with c1:
+    figure(panel_grid(detail[:1], scale, max_width=480), "attention_weights", shape=(n, n))
+with c2:
+    if size <= IMAGE_SIDE:
+        figure(
+            panel_grid(detail[1:], logit_scale, max_width=480),
+            "attention_logits",
+            shape=(n, n),
+            caption=logit_scale.caption.replace("; one scale for every panel", ""),
+        )
+    else:  # the weights are an image: their exact values here, the logits further down
+        inset(detail[:1], scale, "attention_zoom")
 if params.windowed:
     st.caption(
         f"The weights drawn are the window's keys only: each row puts between "
         f"{view.weight_inside[0]:.1%} and {view.weight_inside[1]:.1%} of its weight on them "
         "(100% over all keys)."
     )
+
+if params.tokens:
+    st.subheader("The tokens, as BertViz draws them")
+    tokens_view = token_view(weights, params.tokens, offset=start)
+    figure(tokens_view.figure, "attention_tokens")
+    left_out = []
+    if tokens_view.tokens_shown < tokens_view.tokens_total:
+        left_out.append(
+            f"the first {tokens_view.tokens_shown} of {tokens_view.tokens_total} tokens"
+        )
+    left_out.append(
+        f"lines for weights of at least {WEIGHT_MIN}, at most {LINES_PER_HEAD} per "
+        f"head ({tokens_view.lines_shown} of {tokens_view.lines_total} drawn)"
+    )
+    st.caption(
+        md_escape(
+            "Query tokens left, key tokens right; a line's width and opacity grow with α, one "
+            "colour per head (click a head in the legend to hide it). Drawn: "
+            + "; ".join(left_out)
+            + "."
+        )
+    )
+    repeated = sorted({t for t in params.tokens if params.tokens.count(t) > 1})
+    if repeated:
+        st.info(
+            md_escape(
+                "Repeated tokens (" + ", ".join(repeated[:8]) + ") have identical content, so "
+                "identical queries, keys and values: only the relative term tells the copies "
+                "apart."
+            ),
+            icon=":material/lightbulb:",
+        )
+
+
+@st.fragment
+def more_of_the_head() -> None:
+    """The rest of one head's computation, one picture at a time (reruns only this part)."""
+    what = choice(
+        f"more of head {head}",
+        ["the output, split", "the logits", "the mask"],
+        "attention_more",
+    )
+    panels: list[Panel]
+    if what == "the output, split":
+        out_at = {"row_offset": start, "y_labels": rows, "x_title": "channel", "x_symbol": "c"}
+        panels = [
+            Panel(view.content_output, title="content part", **out_at),
+            Panel(view.relative_output, title="relative part", **out_at),
+            Panel(view.output, title="output z", **out_at),
+        ]
+        latex = rf"{formulas.OUTPUT} = {formulas.CONTENT_OUTPUT} + {formulas.RELATIVE_OUTPUT}"
+        key, shape = "attention_output", (n, d)
+        panel_scale = make_scale("diverging", [p.z for p in panels])
+    elif what == "the logits":
+        panels = [
+            Panel(view.content_logits * view.scale, title="content term", **at),
+            Panel(view.relative_logits * view.scale, title="relative term", **at),
+            Panel(view.masked_logits, title="e = their sum, masked", **at),
+        ]
+        latex = rf"e_{{ij}} = {formulas.CONTENT_TERM} + {formulas.RELATIVE_TERM}"
+        key, shape = "attention_terms", (n, n)
+        panel_scale = make_scale("diverging", [p.z for p in panels])
+    else:
+        panels = [Panel(view.allowed, title="allowed (1 = may attend)", **at)]
+        latex, key, shape = "", "attention_mask", (n, n)
+        panel_scale = make_scale("index", [view.allowed], zrange=(0.0, 1.0))
+    figure(
+        panel_grid(panels, panel_scale, columns=len(panels)),
+        key,
+        latex=latex,
+        shape=shape,
+        caption=panel_scale.caption,
+    )
+    if what == "the output, split":
+        agreement_badge(
+            "z = content part + relative part",
+            float(abs(view.output - view.content_output - view.relative_output).max()),
+        )
+
+
+more_of_the_head()
+
+labels = position_labels(params, start, stop)
+pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+download_view(
+    "attention",
+    params,
+    {
+        "weights": Labelled(weights, "alpha_ij per head, on the window", **pairs, split="head"),
+        "logits": Labelled(view.masked_logits, f"e_ij of head {head}, masked cells empty", **pairs),
+        "output": Labelled(
+            view.output, f"z_i of head {head}", rows=labels, corner="query i \\ channel"
+        ),
+        "content_output": Labelled(
+            view.content_output, "sum_j alpha_ij v_j", rows=labels, corner="query i \\ channel"
+        ),
+        "relative_output": Labelled(
+            view.relative_output, "sum_j alpha_ij a^V_ij", rows=labels, corner="query i \\ channel"
+        ),
+    },
+    extra={"attention_head": head},
+)

@@ -1,29 +1,29 @@
-"""Relative logits: QK^T, and q_i · a^K_ij by the definition, by einsum and by t2t's matmul."""
+"""Relative logits: every head's relative term, one head in detail, four methods that agree,
+and tensor2tensor's six steps drawn as the tensors they are."""
 
 import streamlit as st
 
-from explorer import compute
-from explorer.controls import current_params, head_picker
-from explorer.draw import agreement_badge, chart, window_caption, window_note
+from explorer import compute, formulas
+from explorer.controls import choice, current_params, head_picker
+from explorer.downloads import Labelled, download_view, position_labels
+from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
-from explorer.plots import heatmap, pair_customdata
-from relpos_core.lookup import relative_index
+from explorer.heatmaps import Panel, grid_columns, make_scale, panel_grid, pooled_note
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads
 rows, cols = axis_labels(params)
 start, stop = params.window
 size = stop - start
-index = relative_index(size, size, params.k).numpy()  # the window is diagonal: same j - i
-at = {"row_offset": start, "col_offset": start}
-note = window_note(params)
+at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 
 st.title("Relative logits")
 st.markdown(
-    "The logit of query i for key j has a content part and a relative part "
-    "(Shaw et al. 2018, eq. 4): e_ij = (q_i · k_j + q_i · a^K_ij) / sqrt(d). "
-    "The relative part is computed here three ways, which must agree."
+    "The logit of query i for key j has a content term and a relative term (Shaw et al. 2018, "
+    "eq. 4). The charts show both products without the common factor 1/√d_z."
 )
+st.latex(rf"{formulas.LOGIT} = {formulas.CONTENT_TERM} + {formulas.RELATIVE_TERM}")
+st.latex(formulas.A_K)
 window_caption(params)
 if params.windowed:
     st.caption(
@@ -31,108 +31,137 @@ if params.windowed:
         f"of the window's {size} queries over a sequence of {size}: every method below runs on "
         "that block."
     )
-head = head_picker(heads, "logits_head")
-view = compute.logits_view(params, head)
-m_loop, m_mat = view.definition.shape[0], view.einsum.shape[0]
+view = compute.logits_view(params)
 
+st.subheader(f"Every head's relative term ({heads} heads)")
+rel_scale = make_scale("diverging", list(view.relative))
+grid_side = 256 if size > 256 else 512
+grid = [Panel(view.relative[h], title=f"head {h}", **at) for h in range(heads)]
+figure(
+    panel_grid(
+        grid,
+        rel_scale,
+        columns=grid_columns(heads),
+        image_side=grid_side,
+    ),
+    "logits_heads",
+    shape=(1, heads, n, n),
+    caption=rel_scale.caption + " " + pooled_note(grid, grid_side),
+)
+
+head = head_picker(heads, "logits_head")
+st.subheader(f"Head {head}: content and relative term")
+detail = [
+    Panel(view.content[head], title=f"content q_i · k_j, head {head}", **at),
+    Panel(view.relative[head], title=f"relative q_i · a^K_ij, head {head}", **at),
+]
+detail_scale = make_scale("diverging", [p.z for p in detail])
+figure(
+    panel_grid(detail, detail_scale, columns=2),
+    "logits_head",
+    shape=(n, n),
+    caption=detail_scale.caption,
+)
+inset(detail, detail_scale, "logits_zoom")
+
+st.subheader("Four methods, one relative term")
 badges = st.container(horizontal=True)
 with badges:
     for method in ("einsum", "matmul", "skew", "bucket"):
         agreement_badge(f"{method} vs definition", view.max_diff[method])
+m_loop, m_mat = view.definition.shape[1], view.einsum.shape[1]
 if m_loop < size:
     st.caption(
         f"The definition is a Python loop over pairs: it runs on the first {m_loop} query rows "
         f"of the window ({m_loop * size} pairs); the badges compare those rows, every head."
     )
 
-c1, c2 = st.columns(2)
-with c1:
-    chart(
-        heatmap(
-            view.content,
-            title=f"content logits QK^T, head {head}",
-            x_labels=cols,
-            y_labels=rows,
-            customdata=pair_customdata(index, start, start),
-            **at,
-        ),
-        "content_logits",
-        view.content,
-        formula="q_i · k_j",
-        shape=(1, heads, n, n),
-        note=note,
-    )
-with c2:
-    chart(
-        heatmap(
-            view.definition,
-            title="relative term by the definition (loop over i, j)",
-            x_labels=cols,
-            y_labels=rows,
-            customdata=pair_customdata(index[:m_loop], start, start),
-            **at,
-        ),
-        "relative_definition",
-        view.definition,
-        formula="e_ij = q_i · w^K[clip(j - i, k) + k], one pair at a time",
-        shape=(1, heads, m_loop, size),
-        note=note,
-    )
-c1, c2 = st.columns(2)
-with c1:
-    chart(
-        heatmap(
-            view.einsum,
-            title="relative term by einsum over the gathered a^K",
-            x_labels=cols,
-            y_labels=rows,
-            customdata=pair_customdata(index[:m_mat], start, start),
-            **at,
-        ),
-        "relative_einsum",
-        view.einsum,
-        formula='einsum("bhid,ijd->bhij", q, a^K)',
-        shape=(1, heads, m_mat, size),
-        note="" if m_mat == size else f"first {m_mat} query rows: a^K is kept under 16 MB",
-    )
-with c2:
-    chart(
-        heatmap(
-            view.matmul,
-            title="relative term by transpose -> reshape -> matmul",
-            x_labels=cols,
-            y_labels=rows,
-            customdata=pair_customdata(index[:m_mat], start, start),
-            **at,
-        ),
-        "relative_matmul",
-        view.matmul,
-        formula="tensor2tensor's _relative_attention_inner",
-        shape=(1, heads, m_mat, size),
-        note="" if m_mat == size else f"first {m_mat} query rows: a^K is kept under 16 MB",
+METHODS = {
+    "definition": ("loop over (i, j)", r"q_i \cdot w^K_{\operatorname{clip}(j-i,\,k)}"),
+    "einsum": ("einsum over the gathered a^K", r"\mathrm{einsum}(bhid,\,ijd \to bhij)"),
+    "matmul": ("transpose, reshape, matmul", r"\text{tensor2tensor's relative attention inner}"),
+}
+
+
+@st.fragment
+def one_method() -> None:
+    """One method's relative term for the picked head (reruns only this part)."""
+    method = choice("method", list(METHODS), "logits_method")
+    values = getattr(view, method)[head]
+    note = "" if values.shape[0] == size else f"first {values.shape[0]} query rows"
+    title, latex = METHODS[method]
+    figure(
+        panel_grid([Panel(values, title=f"{title}, head {head}", **at)], detail_scale),
+        "relative_method",
+        latex=latex,
+        shape=(1, heads, values.shape[0], size),
+        caption=", ".join(p for p in (note, "same colour scale as the head above") if p),
     )
 
-st.subheader("tensor2tensor's six steps, every intermediate")
+
+one_method()
+
+st.subheader("tensor2tensor's six steps, as the tensors they are")
 st.markdown(
-    "Each tensor is drawn with its leading axes merged into rows (C order), so a transpose "
-    "reorders rows and a reshape changes nothing. The matmul is batched over queries: each "
-    "query i multiplies its b·h rows by its own a^K_i, of shape (n_k, d)."
+    "A tensor of shape (A, B, R, C) is drawn as a grid of its R x C slices, one per (a, b). "
+    "The matmul is batched over queries: each query i multiplies its b·h rows by its own "
+    "a^K_i, of shape (n_k, d)."
     + (f" Here on the window's block: n_q = n_k = {size}." if params.windowed else "")
 )
-panels = compute.matmul_panels(params)
-for first in range(0, len(panels), 4):
-    for column, panel in zip(st.columns(4), panels[first : first + 4], strict=False):
-        with column:
-            chart(
-                heatmap(
-                    panel.z,
-                    title=f"{panel.name}  {panel.shape}",
-                    x_title=panel.cols_title,
-                    y_title=panel.rows_title,
-                ),
-                f"t2t_{panel.name}",
-                panel.z,
-                formula=panel.formula,
-                shape=panel.shape,
-                note=panel.note,
-            )
+steps = compute.matmul_steps(params)
+
+
+@st.fragment
+def one_step() -> None:
+    """One step of the six, its tensor as a grid of slices (reruns only this part)."""
+    names = [s.name for s in steps]
+    name = choice("step", names, "t2t_step")
+    step = next(s for s in steps if s.name == name)
+    lead = step.axes[:-2]
+    panels = [
+        Panel(
+            z,
+            title=", ".join(f"{a} = {v}" for a, v in zip(lead, index, strict=True)),
+            x_title=step.axes[-1],
+            y_title=step.axes[-2],
+            x_symbol=step.axes[-1],
+            y_symbol=step.axes[-2],
+        )
+        for z, index in zip(step.slices, step.index, strict=True)
+    ]
+    scale = make_scale("diverging", [p.z for p in panels])
+    shown = len(panels)
+    figure(
+        panel_grid(panels, scale, columns=grid_columns(shown), image_side=256),
+        f"t2t_{name}",
+        shape=step.shape,
+        caption=f"{step.formula}. Axes ({', '.join(step.axes)}); "
+        + (
+            f"the first {shown} of {step.slice_count} slices."
+            if shown < step.slice_count
+            else f"all {shown} slice(s)."
+        )
+        + " "
+        + scale.caption
+        + " "
+        + pooled_note(panels, 256),
+    )
+
+
+one_step()
+
+labels = position_labels(params, start, stop)
+pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+download_view(
+    "logits",
+    params,
+    {
+        "content_term": Labelled(
+            view.content, "q_i . k_j per head, unscaled", **pairs, split="head"
+        ),
+        "relative_term": Labelled(
+            view.relative, "q_i . a^K_ij per head, unscaled", **pairs, split="head"
+        ),
+    },
+    extra={"logits_head": head},
+)

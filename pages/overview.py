@@ -1,94 +1,133 @@
-"""Overview: what relative position representations are, why, and where each step is drawn."""
+"""Overview: what relative position representations are, why, and a link to every page."""
 
 from pathlib import Path
 
 import streamlit as st
 
-from explorer import compute
+from explorer import compute, formulas
 from explorer.controls import current_params
-from explorer.draw import chart, window_caption, window_note
+from explorer.downloads import Labelled, download_view, position_labels
+from explorer.draw import chart
 from explorer.example import axis_labels
 from explorer.plots import heatmap, pair_customdata
 
 PAGES = Path(__file__).resolve().parent  # page_link by absolute path: any entry script works
+CORNER = 12  # the index table is drawn for the first positions only: it is an illustration
+#: Every page of the app but this one, in the navigation's order: (file, title, icon, what).
+PAGE_LIST = (
+    ("lookup.py", "Lookup table", ":material/table:",
+     "$j - i$, clipped to $\\pm k$, the index table, the tables $w^K$ and $w^V$, and $a^K_{ij}$ "
+     "gathered from them"),
+    ("logits.py", "Relative logits", ":material/functions:",
+     "the content term and the relative term of $e_{ij}$ for every head, three exact ways to "
+     "compute it, "
+     "and tensor2tensor's steps as the tensors they are"),
+    ("skew.py", "Skew", ":material/swap_horiz:",
+     "Huang et al.'s pad, reshape and slice of $Q E_r^\\top$, step by step, with the distance "
+     "in every cell"),
+    ("attention.py", "Attention", ":material/visibility:",
+     "logits $e_{ij}$, masks and weights $\\alpha_{ij}$ of every head side by side, and the "
+     "output $z_i$ split into its content and relative parts"),
+    ("absolute.py", "Absolute vs relative", ":material/compare:",
+     "the sinusoidal encoding and why its similarity depends on $j - i$ only"),
+    ("trained.py", "Trained model", ":material/school:",
+     "a small model that needs relative position: length generalization and learned tables"),
+    ("speed.py", "Speed & memory", ":material/speed:",
+     "what each method builds as $n$ grows, and a benchmark run on this server"),
+)  # fmt: skip
+
 params = current_params()
 
 st.title("Relative position attention, step by step")
 st.markdown(
     "Self-attention by itself cannot tell word order: permute the keys and every query sees the "
     "same set. **Relative position representations** (Shaw et al. 2018) add what the *distance* "
-    "j - i between query i and key j contributes, learned once per distance and shared by every "
-    "position, instead of adding an absolute position to each token."
+    "$j - i$ between query $i$ and key $j$ contributes, learned once per distance and shared by "
+    "every position, instead of adding an absolute position to each token."
 )
+
+st.subheader("The pages")
+for file, title, icon, what in PAGE_LIST:
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.page_link(PAGES / file, label=title, icon=icon, width="content")
+        st.caption(what)
+
 left, right = st.columns(2)
 with left:
     st.subheader("Shaw et al. 2018")
-    st.latex(
-        r"a^K_{ij} = w^K_{\mathrm{clip}(j-i,\,k)},\quad a^V_{ij} = w^V_{\mathrm{clip}(j-i,\,k)}"
-    )
-    st.latex(r"\mathrm{clip}(x, k) = \max(-k, \min(k, x))")
-    st.latex(r"e_{ij} = \frac{x_i W^Q \,(x_j W^K)^\top + x_i W^Q\, (a^K_{ij})^\top}{\sqrt{d}}")
-    st.latex(
-        r"\alpha_{ij} = \mathrm{softmax}_j(e_{ij}),\qquad "
-        r"z_i = \sum_j \alpha_{ij}\,(x_j W^V + a^V_{ij})"
-    )
     st.markdown(
-        "Only 2k+1 vectors per table, w = (w_-k, ..., w_k): distances beyond ±k share the edge "
-        "vector. Stored 0-based, pair (i, j) reads row clip(j - i, k) + k."
+        "Two tables of $2k + 1$ vectors each, $w^K = (w^K_{-k}, \\dots, w^K_k)$ and $w^V$: "
+        "distances beyond $\\pm k$ share the edge vector."
     )
+    st.latex(formulas.CLIP)
+    st.latex(formulas.A_K + r",\qquad " + formulas.A_V)
+    st.markdown(
+        "The logit $e_{ij}$ is the content term plus the relative term; the output adds "
+        "$a^V_{ij}$ to each value:"
+    )
+    st.latex(formulas.LOGIT)
+    st.latex(formulas.WEIGHT)
+    st.latex(formulas.OUTPUT)
+    st.markdown("Stored 0-based, pair $(i, j)$ reads table row")
+    st.latex(formulas.INDEX)
 with right:
     st.subheader("Huang et al. 2018 (Music Transformer)")
     st.markdown(
-        "Gathering a^K for every pair builds an (n, n, d) tensor: for n = 2048, d = 512 that is "
-        "8.6 GB per layer in float32. The **skew** instead multiplies the queries by one "
-        "embedding per distance, Q Er^T of shape (n, 2n-1) (or (n, n) for causal attention), "
-        "then moves each row into place with a pad, a reshape and a slice: memory O(n d)."
+        "Gathering $a^K_{ij}$ for every pair builds an $(n, n, d_z)$ tensor: for $n = 2048$, "
+        "$d = 512$ that is 8.6 GB per layer in float32. The **skew** instead multiplies the "
+        "queries by one embedding per distance, $Q E_r^\\top$ of shape $(n, 2n - 1)$ (or "
+        "$(n, n)$ for causal attention), then moves each row into place with a pad, a reshape "
+        "and a slice: memory $O(n d)$."
     )
-    st.latex(r"S^{rel}_{ij} = (Q E_r^\top)_{i,\; j - i + n - 1}")
+    st.latex(formulas.SKEW)
     view = compute.lookup_view(params)
-    rows, cols = axis_labels(params)
     start = params.window[0]
+    size = min(CORNER, view.index.shape[0])
+    corner = view.index[:size, :size]
+    rows, cols = axis_labels(params)
     chart(
         heatmap(
-            view.index,
-            title=f"this view's index table (n = {params.length}, k = {params.k})",
-            x_labels=cols,
-            y_labels=rows,
+            corner,
+            title=f"this view's index table, positions {start}-{start + size - 1} "
+            f"(n = {params.length}, k = {params.k})",
+            x_labels=cols[start : start + size],
+            y_labels=rows[start : start + size],
             scale="index",
-            customdata=pair_customdata(view.index, start, start),
+            customdata=pair_customdata(corner, start, start),
             row_offset=start,
             col_offset=start,
-            cell_text=view.index.astype(int),
+            cell_text=corner.astype(int),
             zrange=(0, max(2 * params.k, 1)),
-            height=320,
+            height=360,
         ),
         "overview_index",
-        view.index,
-        formula="clip(j - i, k) + k",
-        shape=(params.length, params.length),
-        note=window_note(params),
+        corner,
+        note=(
+            f"The first {size} x {size} of the ({params.length}, {params.length}) table; "
+            "the Lookup table page draws the rest."
+            if size < params.length
+            else f"shape ({size}, {size})"
+        ),
     )
-    window_caption(params, "the index table")
-
-st.subheader("The pages")
-st.page_link(
-    PAGES / "lookup.py", label="Lookup table: j - i, clipped, the index table, w^K, w^V, a^K"
-)
-st.page_link(
-    PAGES / "logits.py",
-    label="Relative logits: QK^T and q_i·a^K_ij three ways, tensor2tensor's six steps",
-)
-st.page_link(PAGES / "skew.py", label="Skew: masked and unmasked, padded, reshaped, sliced; memory")
-st.page_link(
-    PAGES / "attention.py", label="Attention: logits, masks, softmax weights, the output split"
-)
-st.page_link(
-    PAGES / "absolute.py", label="Absolute vs relative: the sinusoid and its PE·PE similarity"
-)
 
 st.caption(
     f"Current view: n = {params.length}, k = {params.k}, d_model = {params.d_model}, "
     f"heads = {params.heads} (head dim {params.head_dim}), seed = {params.seed}, "
     f"mask = {params.mask}. Every number on every page comes from relpos_core; every control "
     "lives in the URL, so a copied link reproduces the view."
+)
+labels = position_labels(params, start, start + size)
+download_view(
+    "overview",
+    params,
+    {
+        "index": Labelled(
+            corner,
+            f"clip(j - i, k) + k, the table row pair (i, j) reads; positions {start}-"
+            f"{start + size - 1}",
+            rows=labels,
+            cols=labels,
+            corner="query i \\ key j",
+        )
+    },
 )

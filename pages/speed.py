@@ -1,11 +1,11 @@
 """Speed & memory: what each method materializes as n grows, and a benchmark run on this server."""
 
-import numpy as np
 import streamlit as st
 
 from explorer import speed
 from explorer.budget import REQUEST_BUDGET_BYTES, format_bytes
 from explorer.controls import current_params
+from explorer.downloads import download_view
 from explorer.draw import png_config
 from explorer.plots import horizontal_line, loglog_figure, mark_points
 from relpos_lab.bench import METHODS
@@ -45,8 +45,9 @@ st.caption(
 st.subheader("Measure now")
 st.markdown(
     f"Times one forward pass of relative attention (key and value terms) per method on this "
-    f"server, at d = {d}, heads = {heads}, k = {k} (the sidebar), b = 1: the median of a few "
-    "calls after a warm-up, with the inputs of `relpos_lab.bench`. *sdpa* and *plain* are "
+    f"server, at d = {d}, heads = {heads}, k = {k} (the sidebar), b = 1, with the inputs of "
+    "`relpos_lab.bench`: after a warm-up, the methods take turns call by call; the chart shows "
+    "the median and, as bars, the interquartile range of the repeats. *sdpa* and *plain* are "
     "attention without relative terms, the yardsticks. A click runs for at most "
     f"{speed.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
 )
@@ -55,7 +56,14 @@ methods = left.multiselect("methods", METHODS, default=list(METHODS), key="speed
 largest = middle.select_slider(
     "largest n", speed.BENCH_NS, value=512, key="speed_max_n", help="sizes: powers of 2 up to it"
 )
-repeats = right.slider("repeats", 1, speed.BENCH_REPEATS_MAX, 3, key="speed_repeats")
+repeats = right.slider(
+    "repeats",
+    3,
+    speed.BENCH_REPEATS_MAX,
+    speed.BENCH_REPEATS_DEFAULT,
+    key="speed_repeats",
+    help="Timed calls per method and n, after the warm-up; the spread needs a few.",
+)
 ns = tuple(n for n in speed.BENCH_NS if n <= largest)[-6:]  # the six largest sizes up to it
 allowed, refused = speed.plan_benchmark(tuple(methods), ns, d, heads, k)
 if refused:
@@ -81,33 +89,35 @@ if st.button("Measure now", key="speed_measure", type="primary", disabled=not al
 
 result = st.session_state.get(RESULTS_KEY)
 if isinstance(result, speed.BenchResult) and result.rows:
-    timings: dict[str, tuple[list[int], list[float]]] = {}
-    for row in result.rows:
-        xs, ys = timings.setdefault(str(row["method"]), ([], []))
-        xs.append(int(row["n"]))  # type: ignore[call-overload]
-        ys.append(float(row["median_ms"]))  # type: ignore[arg-type]
-    arrays = {m: (np.array(x, dtype=np.float64), np.array(y)) for m, (x, y) in timings.items()}
-    st.plotly_chart(
-        loglog_figure(
-            arrays,
-            title=f"median ms vs n at d = {result.d}, heads = {result.heads}, k = {result.k}, "
-            f"{result.repeats} repeat(s)",
-            y_title="median time per forward pass (ms)",
-            dashed=("sdpa", "plain"),
-            hovertemplate="%{fullData.name}<br>n=%{x}<br>%{y:.3g} ms<extra></extra>",
-        ),
-        key="chart_speed_timing",
-        width="stretch",
-        config=png_config("timing"),
+    fig = loglog_figure(
+        speed.timing_curves(result),
+        title=f"ms vs n at d = {result.d}, heads = {result.heads}, k = {result.k}: median and "
+        f"interquartile range of {result.repeats} repeats",
+        y_title="time per forward pass (ms)",
+        dashed=("sdpa", "plain"),
+        hovertemplate="%{fullData.name}<br>n=%{x}<br>median %{y:.3g} ms<extra></extra>",
     )
+    speed.add_spread_bars(fig, result)
+    st.plotly_chart(fig, key="chart_speed_timing", width="stretch", config=png_config("timing"))
     st.dataframe(speed.result_table(result), key="speed_table", hide_index=True)
     note = (
-        f"Measured in {result.seconds:.1f} s on this server just now (ms, median). Other work "
-        "on the same machine (other sessions too) slows these down: compare within one click."
+        f"Measured in {result.seconds:.1f} s on this server just now: median (first quartile-"
+        f"third quartile) in ms; load average {result.load[0]:.1f} before and {result.load[1]:.1f} "
+        f"after, on {result.cores} core(s). Other work on the same machine (other sessions "
+        "too) slows these down: compare within one click."
     )
     if result.skipped:
         skipped = ", ".join(f"{m} at n = {n}" for m, n in result.skipped)
         note += f" Skipped to stay within {speed.BENCH_SECONDS:.0f} s: {skipped}."
     st.caption(note)
+    for warning in speed.noise_notes(result):
+        st.warning(warning, icon=":material/speed:")
 elif isinstance(result, speed.BenchResult):
     st.info("Nothing was measured: every requested size was refused or skipped.")
+
+download_view(
+    "speed",
+    None,
+    speed.download_arrays(curves, result if isinstance(result, speed.BenchResult) else None),
+    extra={"d": d, "heads": heads, "k": k, "_memory_dtype": "float32"},
+)

@@ -13,6 +13,7 @@ from explorer.controls import (
     int_slider,
     md_escape,
 )
+from explorer.downloads import download_view
 from explorer.draw import chart
 from explorer.plots import heatmap
 from explorer.train_plots import generalization_figure, loss_figure, prediction_figure
@@ -57,7 +58,7 @@ with st.expander("Training loss"):
     losses = np.stack([loss for _, loss in gen.loss_curves.values()]).T
     chart(loss_figure(gen.loss_curves), "trained_loss", losses, shape=losses.shape)
 
-st.subheader("Learned distance tables w^K and w^V")
+st.subheader("Learned distance tables $w^K$ and $w^V$")
 tables_kind = choice(
     "tables", ["relative", "random"], "trained_tables_kind", format_func=trained.KIND_LABELS.get
 )
@@ -71,6 +72,9 @@ for column, name, table, cos in (
 ):
     key = name[-1].lower()
     with column:
+        st.markdown(
+            f"${name}$: row $r$ holds ${name}_{{r - {k}}}$, the vector of distance $r - {k}$"
+        )
         chart(
             heatmap(
                 table,
@@ -81,8 +85,10 @@ for column, name, table, cos in (
             ),
             f"trained_w_{key}",
             table,
-            formula=f"{name}: row r is w_(r - {k})",
             shape=table.shape,
+        )
+        st.markdown(
+            f"Cosine similarity $\\cos({name}_r, {name}_s)$ between the vectors of two distances"
         )
         chart(
             heatmap(
@@ -96,7 +102,6 @@ for column, name, table, cos in (
             ),
             f"trained_cos_{key}",
             cos,
-            formula="cos(w_r, w_s)",
             shape=cos.shape,
         )
 st.caption(
@@ -156,15 +161,17 @@ st.markdown(
     f"(length {n}, {seen} the training lengths)."
 )
 strip = np.stack([view.tokens, view.target, view.prediction])
+st.markdown(
+    f"Target: $\\mathrm{{target}}_i = \\mathrm{{input}}_{{i - {shift}}}$, or · where $i < {shift}$."
+)
 chart(
     prediction_figure(view.tokens, view.target, view.prediction, blank=BLANK),
     "trained_prediction",
     strip,
-    formula=f"target[i] = input[i - {shift}], or · where i < {shift}",
     shape=strip.shape,
 )
 for layer_index in range(view.weights.shape[0]):
-    st.markdown(f"**Layer {layer_index}**: attention weights α per head")
+    st.markdown(f"**Layer {layer_index}**: attention weights $\\alpha_{{ij}}$ per head")
     columns = st.columns(view.weights.shape[1])
     for head, column in enumerate(columns):
         with column:
@@ -181,3 +188,19 @@ for layer_index in range(view.weights.shape[0]):
                 weights,
                 shape=weights.shape,
             )
+
+if source == "random":
+    inputs: dict[str, object] = {"trained_length": int(length), "trained_seed": int(seed)}
+else:
+    inputs = {"trained_source": "Typed", "trained_tokens": " ".join(str(int(t)) for t in tokens)}
+download_view(
+    "trained",
+    None,
+    trained.download_arrays(gen, tables_kind, layer, kind, view),
+    extra={
+        "trained_model": trained.KIND_LABELS[kind],
+        "trained_tables_kind": trained.KIND_LABELS[tables_kind],
+        "trained_tables_layer": layer,
+        **inputs,
+    },
+)

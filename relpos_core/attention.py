@@ -125,11 +125,22 @@ def combine_masks(
 
 
 def check_attention_inputs(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, table_k: torch.Tensor, table_v: torch.Tensor
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    table_k: torch.Tensor,
+    table_v: torch.Tensor,
+    finite: bool = True,
 ) -> None:
-    """Shapes and dtypes of one call: q (b,h,n_q,d), k (b,h,n_k,d), v (b,h,n_k,d_v), tables."""
-    for name, t in (("q", q), ("k", k), ("v", v), ("table_k", table_k), ("table_v", table_v)):
-        check_tensor(name, t, 2 if name.startswith("table") else 4)
+    """Shapes and dtypes of one call: q (b,h,n_q,d), k (b,h,n_k,d), v (b,h,n_k,d_v), tables.
+
+    ``finite=False`` skips the pass over q, k and v that looks for NaN and inf (the tables,
+    small, are always checked).
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(name, t, 4, finite=finite)
+    for name, t in (("table_k", table_k), ("table_v", table_v)):
+        check_tensor(name, t, 2)
     check_same_dtype(q=q, k=k, v=v, table_k=table_k, table_v=table_v)
     b, h, n_q, d = q.shape
     if n_q < 1 or d < 1:
@@ -199,7 +210,9 @@ def relative_attention(
                     is above this; None: the device's total memory. Pass a larger number to
                     run a method the estimate thinks too big for the machine.
 
-    A query with no key to attend to gets zero weights and a zero output (not NaN).
+    A query with no key to attend to gets zero weights and a zero output (not NaN). With
+    ``trace=True`` a NaN or inf in q, k or v is refused; the fast path lets it propagate, as
+    torch's own attention does, rather than pay a pass over the inputs.
 
     >>> q = k = v = torch.zeros(1, 1, 2, 1)
     >>> w = torch.zeros(3, 1)
@@ -209,9 +222,9 @@ def relative_attention(
     >>> relative_attention(q[:, :, 1:], k, v, w, w, query_offset=1, causal=True).shape
     torch.Size([1, 1, 1, 1])
     """
-    check_attention_inputs(q, k, v, table_k, table_v)
-    check_bool("causal", causal)
     check_bool("trace", trace)
+    check_attention_inputs(q, k, v, table_k, table_v, finite=trace)
+    check_bool("causal", causal)
     check_bool("return_weights", return_weights)
     query_offset = check_int("query_offset (position of the first query)", query_offset, 0)
     dropout_p = _check_dropout(dropout_p)

@@ -43,6 +43,11 @@ def block_rows(n_q: int, n_k: int, batch_heads: int = 1) -> int:
     return max(1, min(n_q, 256, max(64, rows)))
 
 
+#: Query rows that share one strip inside a block: the strip is STRIP_ROWS + 2k - 2 columns wide,
+#: so a block's per-cell gather and scatter touch rows x (STRIP_ROWS + 2k) cells, not rows^2.
+STRIP_ROWS = 32
+
+
 def strip_columns(p0: int, p1: int, n_k: int, k: int) -> tuple[int, int]:
     """Columns [c0, c1) the band crosses for queries at positions [p0, p1), clamped to [0, n_k]."""
     c0 = min(max(p0 - k + 1, 0), n_k)
@@ -62,14 +67,40 @@ def strip(
             [0, 1]]))
     """
     c0, c1 = strip_columns(p0, p1, n_k, k)
-    if c1 == c0:
-        return c0, c1, torch.empty(p1 - p0, 0, dtype=torch.int64, device=device)
     # keys c0.. seen from queries p0..: the key axis starts at c0, so the queries sit at p0 - c0
-    return c0, c1, relative_index(p1 - p0, c1 - c0, k, query_offset=p0 - c0, device=device)
+    return c0, c1, relative_index(p1 - p0, max(c1 - c0, 1), k, p0 - c0, device)[:, : c1 - c0]
+
+
+class Strips:
+    """The strips of a block of rows, STRIP_ROWS rows each, with their indices cached.
+
+    Inner strips (not clipped by the ends of the key sequence) all have the same index, so a
+    call builds a handful of small index tensors however long the sequence.
+    """
+
+    def __init__(self, n_k: int, k: int, device: torch.device | str | None = None) -> None:
+        self.n_k, self.k, self.device = n_k, k, device
+        self._index: dict[tuple[int, int, int], torch.Tensor] = {}
+
+    def pieces(self, p0: int, rows: int, n_k: int | None = None):
+        """(r0, r1, c0, c1, index) for the row pieces [r0, r1) of the block at position p0."""
+        n_k = self.n_k if n_k is None else n_k
+        for r0 in range(0, rows, STRIP_ROWS):
+            r1 = min(rows, r0 + STRIP_ROWS)
+            c0, c1 = strip_columns(p0 + r0, p0 + r1, n_k, self.k)
+            key = (p0 + r0 - c0, r1 - r0, c1 - c0)
+            if key not in self._index:
+                self._index[key] = strip(p0 + r0, p0 + r1, n_k, self.k, self.device)[2]
+            yield r0, r1, c0, c1, self._index[key]
 
 
 def add_by_bucket(
-    out: torch.Tensor, per_bucket: torch.Tensor, p0: int, k: int, shift: bool = False
+    out: torch.Tensor,
+    per_bucket: torch.Tensor,
+    p0: int,
+    k: int,
+    shift: bool = False,
+    strips: Strips | None = None,
 ) -> torch.Tensor:
     """out[.., i, j] += per_bucket[.., i, clip(j - i, k) + k] for queries at positions p0..
 
@@ -79,31 +110,45 @@ def add_by_bucket(
     hold. In place; returns ``out``.
     """
     rows, n_k = out.shape[-2:]
-    c0, c1, index = strip(p0, p0 + rows, n_k, k, out.device)
-    if not shift:
-        out[..., :c0] += per_bucket[..., :1]
-    out[..., c1:] += per_bucket[..., 2 * k :]
-    if c1 > c0:
-        out[..., c0:c1] += per_bucket.gather(-1, index.expand(*per_bucket.shape[:-1], -1))
+    strips = Strips(n_k, k, out.device) if strips is None else strips
+    for r0, r1, c0, c1, index in strips.pieces(p0, rows, n_k):
+        piece, p = out[..., r0:r1, :], per_bucket[..., r0:r1, :]
+        if not shift:
+            piece[..., :c0] += p[..., :1]
+        piece[..., c1:] += p[..., 2 * k :]
+        if c1 > c0:
+            piece[..., c0:c1] += p.gather(-1, index.expand(*p.shape[:-1], -1))
     return out
 
 
-def bucket_mass(weights: torch.Tensor, p0: int, k: int) -> torch.Tensor:
+def bucket_mass(
+    weights: torch.Tensor,
+    p0: int,
+    k: int,
+    strips: Strips | None = None,
+    rows_sum_to_one: bool = False,
+) -> torch.Tensor:
     """Weight per distance bucket for the queries at positions p0.. of ``weights`` (.., rows, n_k).
 
     Returns (.., rows, 2k+1): bucket 0 sums j <= i - k, bucket 2k sums j >= i + k, the others
-    are single cells of the band.
+    are single cells of the band. With ``rows_sum_to_one`` the right edge is 1 minus the others
+    (one pass less; only for rows of a softmax with nothing masked).
 
     >>> bucket_mass(torch.ones(1, 3), 0, 1)  # query 0 over keys 0, 1, 2 with k = 1
     tensor([[0., 1., 2.]])
     """
     *lead, rows, n_k = weights.shape
-    c0, c1, index = strip(p0, p0 + rows, n_k, k, weights.device)
+    strips = Strips(n_k, k, weights.device) if strips is None else strips
     buckets = weights.new_zeros(*lead, rows, 2 * k + 1)
-    if c1 > c0:
-        buckets.scatter_add_(-1, index.expand(*lead, -1, -1), weights[..., c0:c1])
-    buckets[..., 0] += weights[..., :c0].sum(-1)
-    buckets[..., 2 * k] += weights[..., c1:].sum(-1)  # += : with k = 0 both edges are bucket 0
+    for r0, r1, c0, c1, index in strips.pieces(p0, rows, n_k):
+        piece, mass = weights[..., r0:r1, :], buckets[..., r0:r1, :]
+        if c1 > c0:
+            mass.scatter_add_(-1, index.expand(*lead, -1, -1), piece[..., c0:c1])
+        mass[..., 0] += piece[..., :c0].sum(-1)
+        if not rows_sum_to_one:  # += : with k = 0 both edges are bucket 0
+            mass[..., 2 * k] += piece[..., c1:].sum(-1)
+    if rows_sum_to_one:
+        buckets[..., 2 * k] = 1 - buckets[..., : 2 * k].sum(-1) if k else 1.0
     return buckets
 
 

@@ -27,7 +27,7 @@ import math
 
 import torch
 
-from relpos_core.banded import add_by_bucket, block_rows, bucket_mass, strip
+from relpos_core.banded import Strips, add_by_bucket, block_rows, bucket_mass
 from relpos_core.lookup import clip_distance_from_table
 
 _softmax_out = torch.ops.aten._softmax.out  # softmax into a given buffer: the block in place
@@ -105,6 +105,7 @@ class _Blocks:
         self.allowed, self.causal, self.offset = allowed, causal, query_offset
         self.dropout_p, self.seed = dropout_p, seed
         self.rows = block_rows(self.n_q, self.n_k, bh)
+        self.strips = Strips(self.n_k, self.kk, q.device)
         self.buffer = q.new_empty(bh * self.rows * self.n_k)  # reused by every block
 
     def spans(self):
@@ -119,7 +120,9 @@ class _Blocks:
         bh = self.b * self.h
         s = self.buffer[: bh * (i1 - i0) * cols].view(bh, i1 - i0, cols)
         torch.bmm(self.qs[:, i0:i1], self.keys[:, :cols].transpose(1, 2), out=s)
-        add_by_bucket(s, self.shifted[:, i0:i1], self.offset + i0, self.kk, shift=True)
+        add_by_bucket(
+            s, self.shifted[:, i0:i1], self.offset + i0, self.kk, shift=True, strips=self.strips
+        )
         blocked = self.blocked(i0, i1, cols)
         if blocked is not None:
             s.view(self.b, self.h, i1 - i0, cols).masked_fill_(blocked, float("-inf"))
@@ -144,8 +147,8 @@ class _Blocks:
         u = torch.rand(shape, generator=gen, device=self.qs.device, dtype=self.qs.dtype)
         return (u >= self.dropout_p).to(self.qs.dtype) / (1.0 - self.dropout_p)
 
-    def mass(self, weights: torch.Tensor, i0: int) -> torch.Tensor:
-        return bucket_mass(weights, self.offset + i0, self.kk)
+    def mass(self, weights: torch.Tensor, i0: int, rows_sum_to_one: bool = False) -> torch.Tensor:
+        return bucket_mass(weights, self.offset + i0, self.kk, self.strips, rows_sum_to_one)
 
 
 def _forward(
@@ -172,14 +175,7 @@ def _forward(
                 a.nan_to_num_(nan=0.0)
         if dropout_p > 0:
             a.mul_(blocks.keep_scale(i0, tuple(a.shape)))
-        c0, c1, _ = strip(query_offset + i0, query_offset + i1, cols, kk)
-        if rows_sum_to_one:
-            mass = a.new_zeros(bh, i1 - i0, 2 * kk + 1)
-            mass[..., :-1] = blocks.mass(a[..., :c1], i0)[..., :-1]  # buckets left of the edge
-            mass[..., -1] = 1 - mass[..., :-1].sum(-1)  # (k = 0: the one bucket holds 1)
-        else:
-            mass = blocks.mass(a, i0)
-        masses.append(mass)
+        masses.append(blocks.mass(a, i0, rows_sum_to_one))
         content.append(a @ blocks.values[:, :cols])  # (bh,rows,j),(bh,j,d_v) -> (bh,rows,d_v)
         if weights is not None:
             weights[..., i0:i1, :cols] = a.view(blocks.b, blocks.h, i1 - i0, cols)
@@ -211,7 +207,7 @@ def _backward(
         d_table_v += blocks.mass(used, i0).reshape(-1, 2 * kk + 1).T @ g_blk.reshape(-1, d_v)
         del used
         d_p = g_blk @ blocks.values[:, :cols].transpose(1, 2)  # (bh,rows,cols): g_i · v_j
-        add_by_bucket(d_p, g_by_bucket[:, i0:i1], query_offset + i0, kk)  # + g_i · a^V_ij
+        add_by_bucket(d_p, g_by_bucket[:, i0:i1], query_offset + i0, kk, strips=blocks.strips)
         if keep is not None:
             d_p.mul_(keep)
             row_d = (p * d_p).sum(-1)

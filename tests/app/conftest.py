@@ -25,7 +25,9 @@ def open_page(page: str = "overview", **query: str) -> AppTest:
 
 def chart_z(at: AppTest, key: str) -> np.ndarray:
     """The z matrix of the chart with key ``chart_<key>``, decoded from the plotly spec."""
-    z = chart_spec(at, key)["data"][0]["z"]
+    trace = chart_spec(at, key)["data"][0]
+    assert "z" in trace, f"chart_{key} starts with a {trace['type']}: see tests/app/panels.py"
+    z = trace["z"]
     assert isinstance(z, dict), "z must travel as a typed array, not a list"
     raw = base64.b64decode(z["bdata"])
     shape = [int(s) for s in str(z["shape"]).split(",")]

@@ -12,27 +12,14 @@ import relpos_core as rc
 from explorer.example import example_inputs
 from explorer.params import ViewParams
 from tests.app.conftest import PAGES, assert_clean, chart_keys, chart_spec, chart_z, open_page
+from tests.app.panels import panel_count, panel_z
 
 EXPECTED_CHARTS = {
     "overview": {"overview_index"},
-    "lookup": {"distance", "clipped", "index", "table_k", "table_v", "a_k_channel"},
-    "logits": {
-        "content_logits",
-        "relative_definition",
-        "relative_einsum",
-        "relative_matmul",
-        *(f"t2t_{name}" for name in ("q", "a_k", "q_t", "q_t_r", "product", "product_r")),
-        "t2t_result",
-    },
+    "lookup": {"distance", "index", "tables", "a_k_channel"},
+    "logits": {"logits_heads", "logits_head", "relative_method", "t2t_q"},
     "skew": {"skew_unmasked_input"},  # one step at a time: tests/app/test_skew_page.py
-    "attention": {
-        "attention_logits",
-        "attention_masked_logits",
-        "attention_weights",
-        "attention_content_output",
-        "attention_relative_output",
-        "attention_output",
-    },
+    "attention": {"attention_heads", "attention_weights", "attention_logits", "attention_output"},
     "absolute": {"sinusoidal_encoding", "encoding_similarity", "relative_index"},
 }
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
@@ -52,9 +39,13 @@ def test_lookup_values_match_core() -> None:
     params = ViewParams(n=6, k=2, seed=3)
     index = rc.relative_index(6, 6, 2)
     np.testing.assert_array_equal(chart_z(at, "index"), index.numpy())
-    np.testing.assert_array_equal(chart_z(at, "distance"), rc.relative_distances(6, 6).numpy())
-    table = example_inputs(params).table_k
-    np.testing.assert_allclose(chart_z(at, "table_k"), table.numpy(), **CLOSE)
+    distance = rc.relative_distances(6, 6)
+    np.testing.assert_array_equal(panel_z(at, "distance", 0), distance.numpy())
+    np.testing.assert_array_equal(panel_z(at, "distance", 1), distance.clamp(-2, 2).numpy())
+    inputs = example_inputs(params)
+    table = inputs.table_k
+    np.testing.assert_allclose(panel_z(at, "tables", 0), table.numpy(), **CLOSE)
+    np.testing.assert_allclose(panel_z(at, "tables", 1), inputs.table_v.numpy(), **CLOSE)
     a_k = rc.gather_relative(table, index)  # (6, 6, d)
     np.testing.assert_allclose(chart_z(at, "a_k_channel"), a_k[:, :, 0].numpy(), **CLOSE)
 
@@ -73,15 +64,24 @@ def test_logits_values_match_core() -> None:
     at = open_page("logits", n="7", k="3", heads="4")
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=7, k=3, heads=4))
-    content = (inputs.q @ inputs.k.transpose(-2, -1))[0, 0]
-    rel = rc.relative_logits(inputs.q, inputs.table_k, method="loop")[0, 0]
-    np.testing.assert_allclose(chart_z(at, "content_logits"), content.numpy(), **CLOSE)
-    for key in ("relative_definition", "relative_einsum", "relative_matmul"):
-        np.testing.assert_allclose(chart_z(at, key), rel.numpy(), **CLOSE)
-    # the six steps: q drawn as (b*h*i, d), the result as (b*h*i, j)
-    np.testing.assert_allclose(chart_z(at, "t2t_q"), inputs.q.reshape(-1, 4).numpy(), **CLOSE)
-    full = rc.relative_logits(inputs.q, inputs.table_k, method="loop")
-    np.testing.assert_allclose(chart_z(at, "t2t_result"), full.reshape(-1, 7).numpy(), **CLOSE)
+    content = (inputs.q @ inputs.k.transpose(-2, -1))[0]
+    rel = rc.relative_logits(inputs.q, inputs.table_k, method="loop")[0]
+    assert panel_count(at, "logits_heads") == 4  # every head, side by side
+    for head in range(4):
+        np.testing.assert_allclose(panel_z(at, "logits_heads", head), rel[head].numpy(), **CLOSE)
+    np.testing.assert_allclose(panel_z(at, "logits_head", 0), content[0].numpy(), **CLOSE)
+    np.testing.assert_allclose(panel_z(at, "logits_head", 1), rel[0].numpy(), **CLOSE)
+    for method in ("definition", "einsum", "matmul"):
+        at.button_group(key="logits_method").set_value(method).run()
+        np.testing.assert_allclose(chart_z(at, "relative_method"), rel[0].numpy(), **CLOSE)
+    # the six steps as tensors: q (b, h, i, d) is one (i, d) slice per (b, h)
+    for head in range(4):
+        np.testing.assert_allclose(panel_z(at, "t2t_q", head), inputs.q[0, head].numpy(), **CLOSE)
+    at.button_group(key="t2t_step").set_value("a_k").run()
+    a_k = rc.gather_relative(inputs.table_k, rc.relative_index(7, 7, 3))  # (i, j, d)
+    np.testing.assert_allclose(panel_z(at, "t2t_a_k", 2), a_k[2].numpy(), **CLOSE)
+    at.button_group(key="t2t_step").set_value("result").run()
+    np.testing.assert_allclose(panel_z(at, "t2t_result", 3), rel[3].numpy(), **CLOSE)
     badges = [m.value for m in at.markdown if "max |difference|" in m.value]
     assert len(badges) == 4 and all("green" in badge for badge in badges), badges
 
@@ -92,7 +92,7 @@ def test_logits_head_switch_changes_the_chart() -> None:
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=5, heads=2))
     content = (inputs.q @ inputs.k.transpose(-2, -1))[0, 1]
-    np.testing.assert_allclose(chart_z(at, "content_logits"), content.numpy(), **CLOSE)
+    np.testing.assert_allclose(panel_z(at, "logits_head", 0), content.numpy(), **CLOSE)
 
 
 @pytest.mark.parametrize("kind", ["masked (causal)", "unmasked (two-sided)"])
@@ -122,26 +122,40 @@ def test_skew_values_match_core(kind: str) -> None:
 
 
 def test_attention_values_match_core_with_causal_and_padding() -> None:
-    at = open_page("attention", n="6", k="2", mask="causal-padding", pad="2")
+    at = open_page("attention", n="6", k="2", mask="causal-padding", pad="2", heads="4")
     assert_clean(at)
-    inputs = example_inputs(ViewParams(n=6, k=2, mask="causal-padding", pad=2))
+    inputs = example_inputs(ViewParams(n=6, k=2, mask="causal-padding", pad=2, heads=4))
     trace = rc.relative_attention(
         inputs.q, inputs.k, inputs.v, inputs.table_k, inputs.table_v,
         mask=rc.trailing_padding_mask(6, 2), causal=True, trace=True,
     )  # fmt: skip
-    allowed = (torch.tril(torch.ones(6, 6)) * torch.tensor([1, 1, 1, 1, 0, 0.0])).bool()
-    weights = chart_z(at, "attention_weights")
-    assert np.isnan(weights[~allowed.numpy()]).all()  # masked cells blank, not -1e9
+    allowed = (torch.tril(torch.ones(6, 6)) * torch.tensor([1, 1, 1, 1, 0, 0.0])).bool().numpy()
+    assert panel_count(at, "attention_heads") == 4
+    for head in range(4):
+        weights = panel_z(at, "attention_heads", head)
+        assert np.isnan(weights[~allowed]).all()  # masked cells blank, not -1e9
+        expected = trace.weights[0, head].numpy()
+        np.testing.assert_allclose(weights[allowed], expected[allowed], **CLOSE)
     np.testing.assert_allclose(
-        weights[allowed.numpy()], trace.weights[0, 0][allowed].numpy(), **CLOSE
+        chart_z(at, "attention_logits"),
+        np.where(allowed, trace.scaled_logits[0, 0].numpy(), np.nan),
+        **CLOSE,
     )
-    np.testing.assert_allclose(chart_z(at, "attention_output"), trace.output[0, 0].numpy(), **CLOSE)
+    for part, name in enumerate(("content_output", "relative_output", "output")):
+        expected = getattr(trace, name)[0, 0].numpy()
+        np.testing.assert_allclose(panel_z(at, "attention_output", part), expected, **CLOSE)
+    at.button_group(key="attention_head").set_value(2).run()
     np.testing.assert_allclose(
-        chart_z(at, "attention_relative_output"), trace.relative_output[0, 0].numpy(), **CLOSE
+        chart_z(at, "attention_weights")[allowed], trace.weights[0, 2][allowed].numpy(), **CLOSE
     )
-    logits = chart_z(at, "attention_logits")
-    np.testing.assert_allclose(logits, trace.scaled_logits[0, 0].numpy(), **CLOSE)
-    assert math.isclose(trace.scale, 1 / math.sqrt(8))
+    at.button_group(key="attention_more").set_value("the logits").run()
+    assert_clean(at)
+    np.testing.assert_allclose(
+        panel_z(at, "attention_terms", 1),
+        trace.relative_logits[0, 2].numpy() * trace.scale,
+        **CLOSE,
+    )
+    assert math.isclose(trace.scale, 1 / math.sqrt(4))  # d_z = 16 / 4
 
 
 def test_absolute_values_match_core() -> None:
@@ -160,6 +174,12 @@ def test_typed_text_labels_the_axes_and_sets_n() -> None:
     assert chart_z(at, "attention_weights").shape == (6, 6)
     spec = chart_spec(at, "attention_weights")
     assert spec["layout"]["xaxis"]["ticktext"] == ["the", "cat", "sat", "on", "the", "mat"]
+    assert spec["data"][0]["hovertext"][4][0] == 'i = 4 "the"<br>j = 0 "the"'  # position + token
+    tokens = chart_spec(at, "attention_tokens")  # query tokens left, keys right, a colour a head
+    lines = [t for t in tokens["data"] if t["mode"] == "lines"]
+    assert {t["legendgroup"] for t in lines} == {"head 0", "head 1"}
+    labels = [t for t in tokens["data"] if t["mode"] == "markers+text"]
+    assert [t["text"] for t in labels] == [["the", "cat", "sat", "on", "the", "mat"]] * 2
     assert any("identical content" in info.value for info in at.info)
     # identical tokens, identical content: rows 0 and 4 of QK^T are equal
     inputs = example_inputs(ViewParams(text="the cat sat on the mat"))

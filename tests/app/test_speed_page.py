@@ -44,7 +44,8 @@ def test_measure_now_draws_the_timing_chart_and_table() -> None:
     at = open_page("speed")
     at.multiselect(key="speed_methods").set_value(["sdpa", "banded", "bucket"]).run()
     at.select_slider(key="speed_max_n").set_value(32).run()
-    at.slider(key="speed_repeats").set_value(1).run()
+    assert at.slider(key="speed_repeats").value == 11  # enough repeats for quartiles by default
+    at.slider(key="speed_repeats").set_value(5).run()
     at.button(key="speed_measure").click().run()
     assert_clean(at)
     traces = traces_by_name(at, "speed_timing")
@@ -52,15 +53,20 @@ def test_measure_now_draws_the_timing_chart_and_table() -> None:
     for trace in traces.values():
         np.testing.assert_array_equal(decode(trace["x"]), [16, 32])
         assert (decode(trace["y"]) > 0).all()
+        bars = trace["error_y"]  # the interquartile range around the median
+        assert bars["type"] == "data" and not bars["symmetric"]
+        assert (decode(bars["array"]) >= 0).all() and (decode(bars["arrayminus"]) >= 0).all()
     table = at.dataframe[0].value
     assert list(table["method"]) == ["sdpa", "banded", "bucket"]
     assert list(table.columns) == ["method", "n = 16", "n = 32"]
-    shown = {
-        (m, n): float(table[f"n = {n}"][i]) for i, m in enumerate(table["method"]) for n in (16, 32)
-    }
-    for name, trace in traces.items():  # the table holds the charted medians, to 3 digits
-        for n, ms in zip(decode(trace["x"]), decode(trace["y"]), strict=True):
-            assert shown[(name, int(n))] == float(f"{ms:.3g}")
+    shown = {(m, n): table[f"n = {n}"][i] for i, m in enumerate(table["method"]) for n in (16, 32)}
+    for name, trace in traces.items():  # the table holds the charted quartiles, to 3 digits
+        up, down = decode(trace["error_y"]["array"]), decode(trace["error_y"]["arrayminus"])
+        for n, ms, plus, minus in zip(
+            decode(trace["x"]), decode(trace["y"]), up, down, strict=True
+        ):
+            assert shown[(name, int(n))] == f"{ms:.3g} ({ms - minus:.3g}-{ms + plus:.3g})"
+    assert any("load average" in c.value for c in at.caption)
     at.slider(key="k").set_value(3).run()  # the results stay for this session
     assert "speed_timing" in chart_keys(at)
 
@@ -94,3 +100,35 @@ def test_a_second_measurement_waits_for_the_first() -> None:
     assert any("Another session is measuring" in info.value for info in at.info)
     at.button(key="speed_measure").click().run()
     assert "speed_timing" in chart_keys(at)
+
+
+def test_a_busy_machine_and_a_wide_spread_are_named() -> None:
+    from explorer import speed
+
+    row = {"method": "banded", "n": 16, "min_ms": 0.1, "q1_ms": 0.2, "median_ms": 0.3,
+           "q3_ms": 0.9, "max_ms": 2.0}  # fmt: skip
+    result = speed.BenchResult(8, 2, 2, 11, rows=[row], load=(3.5, 4.2), cores=2)
+    notes = speed.noise_notes(result)
+    assert "load average 4.2 on 2 core(s)" in notes[0]
+    assert "banded at n = 16" in notes[1]
+    quiet = speed.BenchResult(8, 2, 2, 11, rows=[{**row, "q3_ms": 0.35}], load=(0.5, 0.7))
+    assert speed.noise_notes(quiet) == []
+
+
+def test_the_benchmark_warms_up_and_times_every_repeat(monkeypatch) -> None:
+    from explorer import speed
+
+    calls: dict[str, int] = {}
+
+    def fake_runner(method, inputs):
+        def call():
+            calls[method] = calls.get(method, 0) + 1
+
+        return call
+
+    monkeypatch.setattr(speed.bench, "runner", fake_runner)
+    result = speed.run_benchmark(("sdpa", "banded"), (16,), 8, 2, 2, 7, lambda *a: None)
+    assert [(r["method"], r["n"]) for r in result.rows] == [("sdpa", 16), ("banded", 16)]
+    assert all(count >= 7 + speed.WARMUP_CALLS for count in calls.values())
+    for row in result.rows:
+        assert row["min_ms"] <= row["q1_ms"] <= row["median_ms"] <= row["q3_ms"] <= row["max_ms"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import torch
 
@@ -9,10 +11,19 @@ import relpos_core as rc
 from explorer.example import example_inputs
 from explorer.params import DISPLAY_MAX, ViewParams
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
+from tests.app.panels import panel_z
 
 N, WIN = 1200, 600
 CLOSE = {"rtol": 1e-4, "atol": 1e-5}
 BLOCK = slice(WIN, WIN + DISPLAY_MAX)
+
+
+def axis_positions(at, key: str, panel: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) positions of a heatmap panel: where the drawn block sits in the (n, n) matrix."""
+    trace = chart_spec(at, key)["data"][panel]
+    return tuple(  # type: ignore[return-value]
+        np.frombuffer(base64.b64decode(trace[a]["bdata"]), trace[a]["dtype"]) for a in ("x", "y")
+    )
 
 
 def test_attention_window_equals_the_rows_of_the_full_trace() -> None:
@@ -24,18 +35,30 @@ def test_attention_window_equals_the_rows_of_the_full_trace() -> None:
         inputs.q, inputs.k, inputs.v, inputs.table_k, inputs.table_v,
         mask=inputs.mask, causal=True, trace=True,
     )  # fmt: skip
-    weights = chart_z(at, "attention_weights")
-    expected = full.weights[0, 0, BLOCK, BLOCK].numpy()
-    allowed = full.allowed[0, 0, BLOCK, BLOCK].numpy()
-    assert weights.shape == (DISPLAY_MAX, DISPLAY_MAX)
-    np.testing.assert_allclose(weights[allowed], expected[allowed], **CLOSE)
-    assert np.isnan(weights[~allowed]).all()
-    output = chart_z(at, "attention_output")
-    np.testing.assert_allclose(output, full.output[0, 0, BLOCK].numpy(), **CLOSE)
-    spec = chart_spec(at, "attention_weights")["data"][0]
-    x, y = (np.frombuffer(__import__("base64").b64decode(spec[a]["bdata"]), spec[a]["dtype"])
-            for a in ("x", "y"))  # fmt: skip
-    assert x[0] == WIN and y[0] == WIN and x[-1] == WIN + DISPLAY_MAX - 1
+    heads = chart_spec(at, "attention_heads")["data"]
+    assert [t["type"] for t in heads[:2]] == ["image", "image"]  # large: PNGs, not 2 MB of z
+    assert heads[0]["source"].startswith("data:image/png;base64,")
+    assert chart_spec(at, "attention_weights")["data"][0]["type"] == "image"
+    # exact values: the zoom under the image, a 32 x 32 block from the window's first query
+    zoom = panel_z(at, "attention_zoom_zoom")
+    block = slice(WIN, WIN + 32)
+    expected = full.weights[0, 0, block, block].numpy()
+    allowed = full.allowed[0, 0, block, block].numpy()
+    np.testing.assert_allclose(zoom[allowed], expected[allowed], **CLOSE)
+    assert np.isnan(zoom[~allowed]).all()
+    x, y = axis_positions(at, "attention_zoom_zoom")
+    assert x[0] == WIN and y[0] == WIN
+    at.slider(key="attention_zoom").set_value(WIN + 300).run()
+    assert_clean(at)
+    x, y = axis_positions(at, "attention_zoom_zoom")
+    lo = WIN + 300 - 16
+    assert y[0] == lo and x[0] == lo
+    block = slice(lo, lo + 32)
+    expected, allowed = full.weights[0, 0, block, block].numpy(), full.allowed[0, 0, block, block]
+    zoom = panel_z(at, "attention_zoom_zoom")
+    np.testing.assert_allclose(zoom[allowed.numpy()], expected[allowed.numpy()], **CLOSE)
+    output = chart_spec(at, "attention_output")["data"]
+    assert output[2]["type"] == "image" and output[2]["y0"] == WIN
 
 
 def test_logits_window_is_the_block_of_the_full_logits() -> None:
@@ -43,17 +66,20 @@ def test_logits_window_is_the_block_of_the_full_logits() -> None:
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=N, win=WIN, heads=4))
     content = (inputs.q @ inputs.k.transpose(-2, -1))[0, 0, BLOCK, BLOCK]
-    np.testing.assert_allclose(chart_z(at, "content_logits"), content.numpy(), **CLOSE)
-    rel = rc.relative_logits(inputs.q, inputs.table_k, method="bucket")[0, 0, BLOCK, BLOCK]
-    definition = chart_z(at, "relative_definition")
-    np.testing.assert_allclose(definition, rel[: definition.shape[0]].numpy(), **CLOSE)
-    einsum = chart_z(at, "relative_einsum")
-    np.testing.assert_allclose(einsum, rel[: einsum.shape[0]].numpy(), **CLOSE)
+    rel = rc.relative_logits(inputs.q, inputs.table_k, method="bucket")[0, :, BLOCK, BLOCK]
+    assert [t["type"] for t in chart_spec(at, "logits_heads")["data"][:4]] == ["image"] * 4
+    zoom = slice(0, 32)
+    np.testing.assert_allclose(
+        panel_z(at, "logits_zoom_zoom", 0), content[zoom, zoom].numpy(), **CLOSE
+    )
+    np.testing.assert_allclose(
+        panel_z(at, "logits_zoom_zoom", 1), rel[0, zoom, zoom].numpy(), **CLOSE
+    )
     badges = [m.value for m in at.markdown if "max |difference|" in m.value]
     assert len(badges) == 4 and all("green" in badge for badge in badges), badges
 
 
-def test_skew_and_lookup_windows() -> None:
+def test_skew_window() -> None:
     at = open_page("skew", n=str(N), win=str(WIN), mask="causal", skew_step="4 sliced")
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=N, win=WIN))
@@ -65,10 +91,16 @@ def test_skew_and_lookup_windows() -> None:
     z = chart_z(at, "skew_inset")
     lower = x[None, :] <= y[:, None]
     np.testing.assert_allclose(z[lower], rel.numpy()[np.ix_(y - WIN, x - WIN)][lower], **CLOSE)
+
+
+def test_lookup_window() -> None:
     at = open_page("lookup", n=str(N), win=str(WIN))
     assert_clean(at)
-    index = rc.relative_index(N, N, 2)[BLOCK, BLOCK]
-    np.testing.assert_array_equal(chart_z(at, "index"), index.numpy())
+    index = chart_spec(at, "index")["data"][0]
+    assert index["type"] == "image" and index["x0"] == WIN and index["y0"] == WIN
+    distance = rc.relative_distances(N, N)[WIN : WIN + 32, WIN : WIN + 32]
+    np.testing.assert_array_equal(panel_z(at, "lookup_zoom_zoom", 0), distance.numpy())
+    np.testing.assert_array_equal(panel_z(at, "lookup_zoom_zoom", 1), distance.clamp(-2, 2))
 
 
 def test_window_slider_only_above_the_display_limit_and_clamped() -> None:
@@ -78,19 +110,19 @@ def test_window_slider_only_above_the_display_limit_and_clamped() -> None:
     at = open_page("lookup", n="1000", win="3000")  # valid URL value, past this n's end
     assert_clean(at)
     assert at.slider(key="win").value == 1000 - DISPLAY_MAX
-    index = rc.relative_index(1000, 1000, 2)[1000 - DISPLAY_MAX :, 1000 - DISPLAY_MAX :]
-    np.testing.assert_array_equal(chart_z(at, "index"), index.numpy())
+    assert chart_spec(at, "index")["data"][0]["x0"] == 1000 - DISPLAY_MAX
     at.slider(key="win").set_value(10).run()
     assert_clean(at)
-    np.testing.assert_array_equal(
-        chart_z(at, "index"), rc.relative_index(1000, 1000, 2)[10:522, 10:522].numpy()
-    )
+    assert chart_spec(at, "index")["data"][0]["x0"] == 10
+    x, _ = axis_positions(at, "lookup_zoom_zoom")
+    assert x[0] == 10
 
 
 def test_absolute_window() -> None:
     at = open_page("absolute", n=str(N), win=str(WIN), d_model="32")
     assert_clean(at)
     pe = rc.sinusoidal_encoding(N, 32, dtype=torch.float64)
-    np.testing.assert_allclose(chart_z(at, "sinusoidal_encoding"), pe[BLOCK].numpy(), **CLOSE)
-    sim = rc.encoding_similarity(pe)[BLOCK, BLOCK].numpy()
-    np.testing.assert_allclose(chart_z(at, "encoding_similarity"), sim, rtol=1e-4, atol=1e-4)
+    encoding = chart_spec(at, "sinusoidal_encoding")["data"][0]
+    assert encoding["type"] == "image" and encoding["y0"] == WIN
+    sim = rc.encoding_similarity(pe)[WIN : WIN + 32, WIN : WIN + 32].numpy()
+    np.testing.assert_allclose(panel_z(at, "absolute_zoom_zoom"), sim, rtol=1e-4, atol=1e-4)

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import torch
 
 from relpos_lab import bench
 
@@ -63,3 +64,39 @@ def test_markdown_table_marks_skips():
 def test_bad_arguments_exit_with_a_message():
     with pytest.raises(SystemExit, match="--heads must be >= 1"):
         bench.main(["--heads", "0"])
+
+
+@pytest.mark.parametrize("mode", ["train", "layer"])
+def test_training_modes_write_rows_for_every_method(tmp_path, mode):
+    out = tmp_path / "bench.json"
+    argv = ["--mode", mode, "--n", "8", "--d", "4", "--heads", "2", "--k", "2", "--repeats", "1"]
+    argv += ["--methods", "sdpa", "plain", "banded", "bucket", "--no-memory", "--json", str(out)]
+    bench.main(argv)
+    report = json.loads(out.read_text())
+    assert report["config"]["mode"] == mode
+    methods = {row["method"] for row in report["results"]}
+    assert methods == (
+        {"sdpa", "banded", "bucket"} if mode == "layer" else {"sdpa", "plain", "banded", "bucket"}
+    )
+    assert all(row["median_ms"] > 0 for row in report["results"])
+
+
+def test_train_mode_computes_the_same_gradients_with_every_relative_method():
+    grads = {}
+    for method in bench.RELATIVE_METHODS:
+        inputs = bench.make_inputs(6, 4, 2, 2, grad=True)
+        bench.runner(method, inputs, "train")()
+        grads[method] = [t.grad.clone() for t in inputs]
+    for method, got in grads.items():
+        for g, want in zip(got, grads["einsum"], strict=True):
+            assert g.abs().sum() > 0, method
+            torch.testing.assert_close(g, want, atol=1e-5, rtol=1e-4)
+
+
+def test_layer_mode_runs_the_relative_layer_and_its_sdpa_twin():
+    inputs = bench.make_inputs(5, 4, 2, 1)
+    for method in ("sdpa", "banded"):
+        out = bench.runner(method, inputs, "layer")()
+        assert out.shape == (1, 5, 8)
+    with pytest.raises(ValueError, match="SDPA layer only"):
+        bench.runner("plain", inputs, "layer")

@@ -1,0 +1,132 @@
+"""BertViz's head view as a plotly figure: query tokens left, key tokens right, one line per
+(query, key) pair weighted by its attention, one colour per head.
+
+A line's opacity and width grow with its weight. Lines are grouped into a few weight levels per
+head (plotly draws one style per trace), so a figure has at most ``heads * LEVELS`` line traces
+whatever the number of pairs. At most ``TOKENS_MAX`` tokens and, per head, the
+``LINES_PER_HEAD`` heaviest pairs are drawn; :func:`token_view` reports what it left out.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+TOKENS_MAX = 40
+LINES_PER_HEAD = 400
+WEIGHT_MIN = 0.02  # lighter pairs are not drawn
+LEVELS = (0.02, 0.1, 0.25, 0.5)  # lower edges of the weight levels
+HEAD_COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+)
+
+
+@dataclass(frozen=True)
+class TokenView:
+    figure: go.Figure
+    tokens_shown: int
+    tokens_total: int
+    lines_shown: int  # over all heads
+    lines_total: int  # pairs with weight >= WEIGHT_MIN, over all heads
+
+
+def head_colour(head: int) -> str:
+    return HEAD_COLOURS[head % len(HEAD_COLOURS)]
+
+
+def token_view(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    *,
+    offset: int = 0,
+    heads: Sequence[int] | None = None,
+    height_per_token: int = 22,
+) -> TokenView:
+    """``weights`` (h, n_q, n_k) (NaN = masked) of tokens at positions offset, offset + 1, ...
+
+    ``heads`` picks which heads get lines (all by default); every head keeps its colour.
+    """
+    weights = np.asarray(weights, dtype=np.float32)
+    if weights.ndim != 3:
+        raise ValueError(f"token_view needs weights (h, n_q, n_k), got shape {weights.shape}")
+    h, n_q, n_k = weights.shape
+    shown = min(TOKENS_MAX, n_q, n_k)
+    block = np.nan_to_num(weights[:, :shown, :shown], nan=0.0)
+    heads = list(range(h)) if heads is None else list(heads)
+    total = int((np.nan_to_num(weights, nan=0.0) >= WEIGHT_MIN).sum())
+    data: list[dict] = []
+    drawn = 0
+    for head in heads:
+        w = block[head]
+        flat = np.argsort(w, axis=None)[::-1][:LINES_PER_HEAD]
+        i, j = np.unravel_index(flat, w.shape)
+        keep = w[i, j] >= WEIGHT_MIN
+        i, j = i[keep], j[keep]
+        drawn += len(i)
+        edges = (*LEVELS, np.inf)
+        first = True
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+            sel = (w[i, j] >= lo) & (w[i, j] < hi)
+            if not sel.any():
+                continue
+            xs = np.tile(np.array([0.0, 1.0, np.nan]), int(sel.sum()))
+            ys = np.stack([i[sel], j[sel], np.full(sel.sum(), np.nan)], axis=1).ravel()
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "x": xs.astype(np.float32),
+                    "y": ys.astype(np.float32),
+                    "line": {"color": head_colour(head), "width": 1 + 5 * min(lo, 0.6)},
+                    "opacity": float(min(0.15 + 1.4 * lo, 0.9)),
+                    "hoverinfo": "skip",
+                    "showlegend": first,
+                    "legendgroup": f"head {head}",
+                    "name": f"head {head}",
+                }
+            )
+            first = False
+    labels = [html.escape(t, quote=False) for t in tokens[offset : offset + shown]]
+    labels += [""] * (shown - len(labels))
+    for x, symbol, side in ((0.0, "i", "left"), (1.0, "j", "right")):  # text outside
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers+text",
+                "x": np.full(shown, x, dtype=np.float32),
+                "y": np.arange(shown, dtype=np.float32),
+                "text": labels,
+                "textposition": f"middle {side}",
+                "marker": {"size": 6, "color": "#444"},
+                "customdata": np.arange(offset, offset + shown),
+                "hovertemplate": f'{symbol} = %{{customdata}} "%{{text}}"<extra></extra>',
+                "showlegend": False,
+                "name": "queries" if x == 0 else "keys",
+            }
+        )
+    layout = {
+        "xaxis": {"range": [-0.6, 1.6], "visible": False, "fixedrange": True},
+        "yaxis": {"range": [shown - 0.5, -1.2], "visible": False, "fixedrange": True},
+        "height": int(80 + height_per_token * shown),
+        "width": 520,
+        "margin": {"l": 10, "r": 10, "t": 30, "b": 10},
+        "annotations": [
+            {"x": 0, "y": -1, "text": "<b>query i</b>", "showarrow": False, "xanchor": "right"},
+            {"x": 1, "y": -1, "text": "<b>key j</b>", "showarrow": False, "xanchor": "left"},
+        ],
+        "legend": {"orientation": "v", "x": 1.0, "y": 1.0, "itemclick": "toggle"},
+        "plot_bgcolor": "white",
+    }
+    fig = go.Figure({"data": data, "layout": layout})
+    return TokenView(fig, shown, min(n_q, n_k), drawn, total)

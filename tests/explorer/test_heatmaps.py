@@ -1,0 +1,70 @@
+"""explorer.heatmaps and explorer.token_view: shared scale, square cells, images, hover."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+from PIL import Image
+
+from explorer.heatmaps import IMAGE_SIDE, Panel, make_scale, panel_grid, pool
+from explorer.token_view import token_view
+
+
+def test_panels_share_one_scale_and_have_square_cells() -> None:
+    a, b = np.array([[1.0, -2.0], [0.5, 0.0]]), np.array([[4.0, 0.0], [0.0, -1.0]])
+    scale = make_scale("diverging", [a, b])
+    assert (scale.zmin, scale.zmax) == (-4.0, 4.0)  # centred at 0, the largest |value|
+    fig = panel_grid([Panel(a, title="head 0"), Panel(b, title="head 1")], scale)
+    assert [t.type for t in fig.data] == ["heatmap", "heatmap", "scatter"]
+    assert fig.data[0].zmin == fig.data[1].zmin == -4.0
+    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis2.scaleanchor == "x2"
+    assert fig.layout.yaxis.range == (1.5, -0.5)  # row 0 at the top
+    np.testing.assert_array_equal(fig.data[1].z, b.astype(np.float32))
+
+
+def test_hover_names_position_and_token() -> None:
+    z = np.zeros((2, 2))
+    fig = panel_grid([Panel(z, x_labels=["the", "<b>"], y_labels=["the", "<b>"])],
+                     make_scale("diverging", [z]))  # fmt: skip
+    assert fig.data[0].hovertext[1][0] == 'i = 1 "&lt;b&gt;"<br>j = 0 "the"'
+
+
+def test_weights_scale_is_logarithmic_from_a_floor() -> None:
+    w = np.array([[0.5, 0.5], [0.9, 0.1]])
+    scale = make_scale("weights", [w], n_keys=2)
+    floor = scale.zmin_display
+    assert np.isclose(floor, 0.05) and scale.zmax == np.float32(0.9)
+    p = scale.position(np.array([floor, np.sqrt(floor * 0.9), 0.9, 0.001, np.nan]))
+    np.testing.assert_allclose(p[:4], [0.0, 0.5, 1.0, 0.0], atol=1e-6)
+    assert np.isnan(p[4])
+
+
+def test_large_panels_travel_as_png_images_with_masked_cells_grey() -> None:
+    n = IMAGE_SIDE + 72
+    z = np.random.default_rng(0).normal(size=(n, n)).astype(np.float32)
+    z[0, 0] = np.nan
+    fig = panel_grid([Panel(z, row_offset=600, col_offset=600)], make_scale("diverging", [z]))
+    image = fig.data[0]
+    assert image.type == "image" and image.x0 == 600 and image.y0 == 600
+    png = base64.b64decode(image.source.split(",", 1)[1])
+    pixels = np.asarray(Image.open(io.BytesIO(png)))
+    assert pixels.shape == (n, n, 3) and tuple(pixels[0, 0]) == (217, 217, 217)
+
+
+def test_pool_averages_blocks_and_keeps_fully_masked_blocks_blank() -> None:
+    z = np.array([[1.0, 3.0, np.nan, np.nan], [5.0, 7.0, np.nan, np.nan]])
+    pooled, block = pool(z, 2)
+    assert block == 2 and pooled[0, 0] == 4.0 and np.isnan(pooled[0, 1])
+
+
+def test_token_view_draws_tokens_and_one_colour_per_head() -> None:
+    w = np.full((2, 3, 3), 1 / 3, dtype=np.float32)
+    view = token_view(w, ["a", "b", "c"])
+    lines = [t for t in view.figure.data if t.mode == "lines"]
+    assert {t.line.color for t in lines} == {"#1f77b4", "#ff7f0e"}
+    assert view.lines_shown == view.lines_total == 18
+    assert [list(t.text) for t in view.figure.data if t.mode == "markers+text"] == [
+        ["a", "b", "c"]
+    ] * 2
