@@ -332,19 +332,7 @@ def image_figure(
     rows, cols = step.shape
     bound = colour_bound(story)
     x0, y0 = float(step.x[0]), float(step.y[0])
-    data = [  # trace 0 draws nothing: it carries the colour bar of the image's scale
-        {
-            "type": "heatmap",
-            "z": np.full((1, 1), np.nan, dtype=np.float32),
-            "x": [x0],
-            "y": [y0],
-            "colorscale": SCALE,
-            "zmin": -bound,
-            "zmax": bound,
-            "hoverinfo": "skip",
-            "colorbar": {"thickness": 12, "len": 0.8, "title": {"text": "value"}},
-            "name": "scale",
-        },
+    data = [
         {
             "type": "image",
             "source": step_png(params, head, story.masked, name),
@@ -354,6 +342,24 @@ def image_figure(
             "dy": 1,
             "hovertemplate": f"{step.y_title} %{{y}}, {step.x_title} %{{x}}<extra></extra>",
             "name": name,
+        },
+        {  # an invisible marker carrying the image's colour bar
+            "type": "scatter",
+            "x": [None],
+            "y": [None],
+            "mode": "markers",
+            "marker": {
+                "size": 0.1,
+                "opacity": 0,
+                "color": [0.0],
+                "colorscale": SCALE,
+                "cmin": -bound,
+                "cmax": bound,
+                "showscale": True,
+                "colorbar": {"thickness": 12, "len": 0.8, "title": {"text": "value"}},
+            },
+            "hoverinfo": "skip",
+            "name": "scale",
         },
     ]
     outline = outline_path(step.kept, x0, y0)

@@ -15,6 +15,7 @@ from explorer.controls import (
     md_escape,
     toggle,
 )
+from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, bytes_text, window_caption
 from explorer.example import axis_labels
 from explorer.params import ViewParams
@@ -153,6 +154,36 @@ def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
         )
 
 
+def offer_download(
+    params: ViewParams, story: SkewStory, variant: str, head: int, i: int, j: int
+) -> None:
+    """One zip: the four steps of this head with their axes, and the definition."""
+    positions = position_labels(params, start, stop)
+    tables = {}
+    for number, name in enumerate(STEPS, start=1):
+        step = story.step(name)
+        if name in ("input", "padded"):
+            pad = step.pad.all(axis=0)
+            cols = ["pad" if p else f"r={r}" for r, p in zip(step.x, pad, strict=True)]
+            rows, corner = positions, "query i \\ distance r"
+        elif name == "reshaped":
+            cols, rows, corner = [str(c) for c in step.x], [str(r) for r in step.y], "row \\ column"
+        else:
+            cols, rows, corner = positions, positions, "query i \\ key j"
+        tables[f"step{number}_{STEP_WORDS[number]}"] = Labelled(
+            step.z, f"step {number} of the skew, head {head}", rows=rows, cols=cols, corner=corner
+        )
+    tables["definition"] = Labelled(
+        story.definition,
+        f"q_i . w^K[clip(j - i, k) + k], head {head}: equals step 4 on the valid cells",
+        rows=positions,
+        cols=positions,
+        corner="query i \\ key j",
+    )
+    extra = {"skew_kind": variant, "skew_head": head, "skew_i": i, "skew_j": j}
+    download_view("skew", params, tables, extra=extra, where=st)
+
+
 @st.fragment
 def story_panel(params: ViewParams) -> None:
     labels = axis_labels(params)[0] if params.tokens else None
@@ -245,6 +276,7 @@ def story_panel(params: ViewParams) -> None:
                 config={"displaylogo": False},
             )
     agreement_badge("skew vs definition on the valid cells, every head", story.max_diff)
+    offer_download(params, story, variant, head, i, j)
     m1, m2, m3 = st.columns(3)
     m1.metric(
         "skew needs $E_r$",

@@ -167,7 +167,7 @@ def test_large_n_draws_an_image_and_an_exact_inset(masked: bool) -> None:
     at = open_story(4, masked, i, j, n=str(n), win=str(win))
     assert {f"skew_{name}_result", "skew_inset"} <= chart_keys(at)
     image = chart_spec(at, f"skew_{name}_result")
-    assert [t["type"] for t in image["data"]] == ["heatmap", "image"]
+    assert [t["type"] for t in image["data"]] == ["image", "scatter"]  # the PNG, its colour bar
     assert picked_cell(image) == (j, i)
     params = ViewParams(n=n, win=win)
     inputs = example_inputs(params)
@@ -191,3 +191,13 @@ def test_a_picked_cell_outside_the_window_warns_and_falls_back() -> None:
     assert not at.exception
     assert any("skew_i" in w.value.replace("\\", "") for w in at.warning)
     assert at.number_input(key="skew_i").value == 3
+
+
+def test_one_download_names_the_view_and_holds_every_step() -> None:
+    at = open_page("skew", n="6", skew_head="1")
+    assert_clean(at)
+    (button,) = at.get("download_button")
+    text = button.proto.help
+    assert text.startswith("relpos_skew_n6_k2_d16_h2_seed0_mask-none_kind-follows-the-mask_head1")
+    for name in ("step1_relative", "step2_padded", "step3_reshaped", "step4_sliced", "definition"):
+        assert name in text, text
