@@ -24,6 +24,8 @@ from explorer.downloads import Labelled
 from relpos_core import logits_bytes, memory_bytes
 from relpos_lab import bench
 
+BENCH_METHODS = bench.METHODS  # what the page offers: the baselines and every relative method
+
 MEMORY_NS = 2 ** np.arange(4, 17)  # n = 16 .. 65536
 BENCH_NS = (16, 32, 64, 128, 256, 512, 1024, 2048)  # sizes the button may run
 BENCH_REPEATS_DEFAULT = 11  # enough for quartiles that say something

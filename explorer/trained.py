@@ -11,13 +11,18 @@ import torch
 
 from explorer.downloads import Labelled
 from relpos_lab.models import Encoder
+from relpos_lab.tasks import BLANK
 from relpos_lab.trained import (
     distance_cosine,
+    example_tokens,
     generalization_table,
     load_trained,
+    parse_tokens,
     predict_with_traces,
     relative_tables,
 )
+
+__all__ = ["BLANK", "example_tokens", "parse_tokens"]  # the page's inputs, through the app side
 
 CACHE_ENTRIES = 8
 KIND_LABELS = {

@@ -8,7 +8,6 @@ from explorer.controls import current_params
 from explorer.downloads import download_view
 from explorer.draw import png_config
 from explorer.plots import horizontal_line, loglog_figure, mark_points
-from relpos_lab.bench import METHODS
 
 RESULTS_KEY = "speed_results"  # this session's measurements, never shared with other sessions
 params = current_params()
@@ -52,7 +51,9 @@ st.markdown(
     f"{speed.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
 )
 left, middle, right = st.columns(3)
-methods = left.multiselect("methods", METHODS, default=list(METHODS), key="speed_methods")
+methods = left.multiselect(
+    "methods", speed.BENCH_METHODS, default=list(speed.BENCH_METHODS), key="speed_methods"
+)
 largest = middle.select_slider(
     "largest n", speed.BENCH_NS, value=512, key="speed_max_n", help="sizes: powers of 2 up to it"
 )

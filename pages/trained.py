@@ -17,8 +17,6 @@ from explorer.downloads import download_view
 from explorer.draw import chart
 from explorer.plots import heatmap
 from explorer.train_plots import generalization_figure, loss_figure, prediction_figure
-from relpos_lab.tasks import BLANK
-from relpos_lab.trained import example_tokens, parse_tokens
 
 LENGTH_MAX = 128
 SEED_LIMIT = 2**31 - 1
@@ -138,7 +136,7 @@ if source == "random":
         )
     check_url_value("trained_seed", int_in(0, SEED_LIMIT), 0, f"an integer in [0, {SEED_LIMIT}]")
     seed = right.number_input("seed", 0, SEED_LIMIT, 0, step=1, key="trained_seed", bind=BIND)
-    tokens = example_tokens(int(length), int(seed))
+    tokens = trained.example_tokens(int(length), int(seed))
 else:
     text = st.text_input(
         f"token ids 1..{vocab - 1}, separated by spaces",
@@ -148,7 +146,7 @@ else:
         bind=BIND,
     )
     try:
-        tokens = parse_tokens(text, vocab)[:LENGTH_MAX]
+        tokens = trained.parse_tokens(text, vocab)[:LENGTH_MAX]
     except ValueError as error:
         st.error(md_escape(str(error)), icon=":material/error:")
         st.stop()
@@ -165,7 +163,7 @@ st.markdown(
     f"Target: $\\mathrm{{target}}_i = \\mathrm{{input}}_{{i - {shift}}}$, or · where $i < {shift}$."
 )
 chart(
-    prediction_figure(view.tokens, view.target, view.prediction, blank=BLANK),
+    prediction_figure(view.tokens, view.target, view.prediction, blank=trained.BLANK),
     "trained_prediction",
     strip,
     shape=strip.shape,

@@ -107,15 +107,21 @@ def add_by_bucket(
     out (.., rows, n_k), per_bucket (.., rows, 2k+1). With ``shift`` the left constant
     per_bucket[.., 0] is left out everywhere (for a softmax, which ignores it): the left part
     is untouched and the others get their difference to it, which ``per_bucket`` must already
-    hold. In place; returns ``out``.
+    hold. In place; returns ``out``. The two constant parts of the whole block take one op
+    each; only the block's strip is walked piece by piece.
     """
     rows, n_k = out.shape[-2:]
     strips = Strips(n_k, k, out.device) if strips is None else strips
+    b0, b1 = strip_columns(p0, p0 + rows, n_k, k)
+    if not shift:
+        out[..., :b0] += per_bucket[..., :1]
+    out[..., b1:] += per_bucket[..., 2 * k :]
     for r0, r1, c0, c1, index in strips.pieces(p0, rows, n_k):
         piece, p = out[..., r0:r1, :], per_bucket[..., r0:r1, :]
-        if not shift:
-            piece[..., :c0] += p[..., :1]
-        piece[..., c1:] += p[..., 2 * k :]
+        if not shift and c0 > b0:
+            piece[..., b0:c0] += p[..., :1]
+        if b1 > c1:
+            piece[..., c1:b1] += p[..., 2 * k :]
         if c1 > c0:
             piece[..., c0:c1] += p.gather(-1, index.expand(*p.shape[:-1], -1))
     return out
@@ -139,14 +145,19 @@ def bucket_mass(
     """
     *lead, rows, n_k = weights.shape
     strips = Strips(n_k, k, weights.device) if strips is None else strips
+    b0, b1 = strip_columns(p0, p0 + rows, n_k, k)
     buckets = weights.new_zeros(*lead, rows, 2 * k + 1)
+    buckets[..., 0] = weights[..., :b0].sum(-1)  # left of the whole block's strip
+    if not rows_sum_to_one:  # += : with k = 0 both edges are bucket 0
+        buckets[..., 2 * k] += weights[..., b1:].sum(-1)
     for r0, r1, c0, c1, index in strips.pieces(p0, rows, n_k):
         piece, mass = weights[..., r0:r1, :], buckets[..., r0:r1, :]
         if c1 > c0:
             mass.scatter_add_(-1, index.expand(*lead, -1, -1), piece[..., c0:c1])
-        mass[..., 0] += piece[..., :c0].sum(-1)
-        if not rows_sum_to_one:  # += : with k = 0 both edges are bucket 0
-            mass[..., 2 * k] += piece[..., c1:].sum(-1)
+        if c0 > b0:
+            mass[..., 0] += piece[..., b0:c0].sum(-1)
+        if b1 > c1 and not rows_sum_to_one:
+            mass[..., 2 * k] += piece[..., c1:b1].sum(-1)
     if rows_sum_to_one:
         buckets[..., 2 * k] = 1 - buckets[..., : 2 * k].sum(-1) if k else 1.0
     return buckets

@@ -131,8 +131,10 @@ class _Blocks:
     def blocked(self, i0: int, i1: int, cols: int) -> torch.Tensor | None:
         """Bool (b|1, h|1, rows|1, cols): True where rows [i0, i1) may not attend."""
         blocked = None
-        if self.allowed is not None:
-            blocked = ~self.allowed[..., i0:i1, :cols]
+        if self.allowed is not None:  # broadcastable: slice only the axes it really has
+            mask = self.allowed
+            mask = mask[..., i0:i1, :] if mask.shape[-2] > 1 else mask
+            blocked = ~(mask[..., :cols] if mask.shape[-1] > 1 else mask)
         p0 = self.offset + i0
         if self.causal and cols > p0 + 1:
             device = self.qs.device

@@ -27,7 +27,12 @@ class RelativePosition(nn.Module):
         self.num_units = check_int("num_units", num_units, 1)
         self.max_relative_position = check_int("max_relative_position", max_relative_position, 0)
         rows = 2 * max_relative_position + 1
-        check_fits(f"a ({rows}, {num_units}) relative table", 4 * rows * num_units, None)
+        check_fits(
+            f"RelativePosition with max_relative_position = {max_relative_position} and "
+            f"num_units = {num_units} (a ({rows}, {num_units}) float32 table)",
+            4 * rows * num_units,
+            None,
+        )
         self.embeddings_table = nn.Parameter(torch.empty(2 * max_relative_position + 1, num_units))
         nn.init.xavier_uniform_(self.embeddings_table)
 
@@ -69,6 +74,13 @@ class RelativeMultiHeadAttention(nn.Module):
         self.head_dim = hid_dim // n_heads
         self.max_relative_position = check_int("max_relative_position", max_relative_position, 0)
         self.method = check_choice("method", method, ATTENTION_METHODS)
+        table_values = 2 * (2 * max_relative_position + 1) * self.head_dim  # w^K and w^V
+        check_fits(
+            f"RelativeMultiHeadAttention with max_relative_position = {max_relative_position}, "
+            f"hid_dim = {hid_dim}, n_heads = {n_heads}",
+            4 * (table_values + 4 * hid_dim * (hid_dim + 1)),
+            None,
+        )
         self.relative_position_k = RelativePosition(self.head_dim, max_relative_position)
         self.relative_position_v = RelativePosition(self.head_dim, max_relative_position)
         self.fc_q = nn.Linear(hid_dim, hid_dim)

@@ -76,7 +76,12 @@ def relative_table(
     """
     k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
     d = check_int("d (embedding size)", d, 1)
-    check_fits("relative_table", (2 * k + 1) * d * 8, max_bytes=None)
+    check_fits(
+        f"relative_table with max_relative_position = {k} and d = {d} "
+        f"(a ({2 * k + 1}, {d}) table)",
+        (2 * k + 1) * d * 8,
+        max_bytes=None,
+    )
     seed = check_int("seed", seed, 0)
     if dtype not in (torch.float32, torch.float64):
         raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype}")

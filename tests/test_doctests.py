@@ -22,6 +22,25 @@ MUST_HAVE_EXAMPLES = {
     "relpos_core.skew",
     "relpos_core.values",
     "relpos_core.attention",
+    "relpos_core.methods",
+    "relpos_core.banded",
+}
+# Every module of the package: a module added or removed shows up here first.
+EXPECTED_MODULES = {
+    "relpos_core.attention",
+    "relpos_core.banded",
+    "relpos_core.banded_attention",
+    "relpos_core.checks",
+    "relpos_core.encodings",
+    "relpos_core.layer",
+    "relpos_core.logits",
+    "relpos_core.lookup",
+    "relpos_core.masks",
+    "relpos_core.memory",
+    "relpos_core.methods",
+    "relpos_core.skew",
+    "relpos_core.trace",
+    "relpos_core.values",
 }
 
 
@@ -43,3 +62,4 @@ def test_module_doctests_pass(name):
 
 def test_core_modules_are_all_found():
     assert MUST_HAVE_EXAMPLES <= set(MODULES)
+    assert set(MODULES) == EXPECTED_MODULES

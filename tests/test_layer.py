@@ -2,13 +2,20 @@
 
 The reference below is seed 001's code with one change: ``max_relative_position`` is an argument
 instead of the hard-coded 2 (and ``torch.LongTensor(...)`` on an already-long tensor is dropped).
+Our layer runs method "auto" (the fused banded path, with its own backward) unless told otherwise.
 """
 
 import pytest
 import torch
 from torch import nn
 
-from relpos_core import ATTENTION_METHODS, RelativeMultiHeadAttention, RelativePosition
+from relpos_core import (
+    ATTENTION_METHODS,
+    RelativeMultiHeadAttention,
+    RelativePosition,
+    causal_mask,
+    relative_attention,
+)
 
 HID, HEADS = 16, 4
 
@@ -78,7 +85,7 @@ class SeedMultiHeadAttentionLayer(nn.Module):
         return x
 
 
-def pair(max_rel: int, method: str = "bucket", dropout: float = 0.0, seed: int = 0):
+def pair(max_rel: int, method: str = "auto", dropout: float = 0.0, seed: int = 0):
     """A randomly initialised seed layer and ours with its weights loaded strictly."""
     with torch.random.fork_rng():
         torch.manual_seed(seed)
@@ -158,21 +165,142 @@ def test_gradients_match_the_seed():
         torch.testing.assert_close(param.grad, ref_params[name].grad, rtol=1e-4, atol=1e-6)
 
 
-def test_training_dropout_runs_differs_from_eval_and_matches_the_seed():
-    """Dropout acts on the shared weights like the seed's: same RNG draw, same output."""
-    ref, ours = pair(2, dropout=0.5, seed=11)
+def split_heads(x: torch.Tensor) -> torch.Tensor:
+    b, n, _ = x.shape
+    return x.view(b, n, HEADS, HID // HEADS).permute(0, 2, 1, 3)
+
+
+def test_training_dropout_acts_on_the_shared_weights_like_the_seed():
+    """In training mode the weights both terms share are dropped (each kept with 1 - p, scaled
+    by 1 / (1 - p)) as in the seed: given the same dropped weights, the seed's layer computes
+    the same output. The keep-mask comes from relative_attention's own draw of the global RNG."""
+    p = 0.5
+    ref, ours = pair(2, dropout=p, seed=11)
     ref.train()
     ours.train()
     x = inputs(2, 6, seed=12)
     with torch.random.fork_rng(), torch.no_grad():
         torch.manual_seed(0)
         train_ours = ours(x, x, x)
-        torch.manual_seed(0)
+        torch.manual_seed(0)  # the same draw, through the function the layer calls
+        q, k, v = (split_heads(fc(x)) for fc in (ours.fc_q, ours.fc_k, ours.fc_v))
+        tables = (
+            ours.relative_position_k.embeddings_table,
+            ours.relative_position_v.embeddings_table,
+        )
+        out, used = relative_attention(q, k, v, *tables, dropout_p=p, return_weights=True)
+        _, trace = ours.eval().forward_with_trace(x, x, x)
+        eval_ours = ours(x, x, x)
+        ref.dropout.register_forward_hook(lambda module, args, result: used)
         train_ref = ref(x, x, x)
-        eval_ours = ours.eval()(x, x, x)
     assert torch.isfinite(train_ours).all()
     assert not torch.allclose(train_ours, eval_ours)
+    torch.testing.assert_close(train_ours, ours.fc_o(out.permute(0, 2, 1, 3).reshape(2, 6, HID)))
     torch.testing.assert_close(train_ours, train_ref, rtol=1e-5, atol=1e-6)
+    kept = used != 0
+    torch.testing.assert_close(used[kept], trace.weights[kept] / (1 - p))
+    assert 0.3 < 1 - kept.float().mean().item() < 0.7
+
+
+@pytest.mark.parametrize("method", ATTENTION_METHODS)
+def test_forward_equals_forward_with_trace_in_eval_mode(method):
+    _, ours = pair(3, method, seed=14)
+    x = inputs(2, 7, seed=15)
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 0, 0, 0]])[:, None, None, :]
+    with torch.no_grad():
+        for options in ({}, {"causal": True}):
+            out, trace = ours.forward_with_trace(x, x, x, mask, **options)
+            torch.testing.assert_close(ours(x, x, x, mask, **options), out)
+            assert trace.weights.shape == (2, HEADS, 7, 7)
+            if method != "auto":
+                assert trace.method == method
+
+
+def test_default_method_is_auto():
+    assert RelativeMultiHeadAttention(HID, HEADS, 2).method == "auto"
+
+
+def parameter_grads(layer, x, mask=None, **options):
+    layer.zero_grad()
+    weight = torch.randn(x.shape, generator=torch.Generator().manual_seed(1), dtype=x.dtype)
+    (layer(x, x, x, mask, **options) * weight).sum().backward()
+    return {name: param.grad.clone() for name, param in layer.named_parameters()}
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"causal": True}, {"mask": torch.tensor([1, 1, 1, 1, 0])[None, None, None]}]
+)
+def test_auto_and_loop_give_the_same_parameter_gradients(options):
+    """float64, forward + backward: the fused banded backward against autograd through the
+    loop definition, for every parameter of the layer."""
+    _, fused = pair(2, "auto", seed=16)
+    _, loop = pair(2, "loop", seed=16)
+    fused, loop = fused.double(), loop.double()
+    loop.load_state_dict(fused.state_dict())
+    x = inputs(2, 5, seed=17).double()
+    got = parameter_grads(fused, x, **options)
+    want = parameter_grads(loop, x, **options)
+    assert got.keys() == want.keys()
+    for name in got:
+        torch.testing.assert_close(got[name], want[name], msg=name)
+    assert got["relative_position_k.embeddings_table"].abs().sum() > 0
+    assert got["relative_position_v.embeddings_table"].abs().sum() > 0
+
+
+@pytest.mark.parametrize("method", ["auto", "bucket"])
+def test_training_with_dropout_runs_forward_and_backward(method):
+    _, ours = pair(2, method, dropout=0.3, seed=18)
+    x = inputs(2, 8, seed=19)
+    ours.train()
+    with torch.random.fork_rng():
+        torch.manual_seed(1)
+        train = ours(x, x, x, causal=True)
+        train.square().sum().backward()
+    assert all(torch.isfinite(p.grad).all() for p in ours.parameters())
+    assert ours.relative_position_v.embeddings_table.grad.abs().sum() > 0
+    with torch.no_grad():
+        eval_out = ours.eval()(x, x, x, causal=True)
+    assert not torch.allclose(train.detach(), eval_out)
+
+
+def test_forward_with_trace_in_training_keeps_the_weights_before_dropout():
+    _, ours = pair(2, dropout=0.5, seed=20)
+    x = inputs(1, 6, seed=21)
+    with torch.no_grad():
+        eval_out, eval_trace = ours.eval().forward_with_trace(x, x, x)
+        with torch.random.fork_rng():
+            torch.manual_seed(2)
+            train_out, train_trace = ours.train().forward_with_trace(x, x, x)
+    torch.testing.assert_close(train_trace.weights, eval_trace.weights)
+    assert not torch.allclose(train_out, eval_out)
+
+
+@pytest.mark.parametrize("method", ATTENTION_METHODS)
+def test_causal_matches_the_seed_with_a_causal_mask(method):
+    """causal=True is the seed's layer given the lower-triangular mask (0 = masked)."""
+    ref, ours = pair(2, method, seed=22)
+    x = inputs(2, 6, seed=23)
+    with torch.no_grad():
+        expected = ref(x, x, x, causal_mask(6).int())
+        torch.testing.assert_close(ours(x, x, x, causal=True), expected, rtol=1e-5, atol=1e-6)
+        out, trace = ours.forward_with_trace(x, x, x, causal=True)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
+    assert (trace.weights[..., ~causal_mask(6)] == 0).all()
+
+
+@pytest.mark.parametrize("method", [m for m in ATTENTION_METHODS if m != "skew"])
+def test_query_offset_passes_through(method):
+    """The last three queries at their positions (offset 3) are the last rows of the full
+    causal attention; forward_with_trace reports the offset."""
+    _, ours = pair(3, method, seed=24)
+    x = inputs(2, 6, seed=25)
+    with torch.no_grad():
+        full = ours(x, x, x, causal=True)
+        rows = ours(x[:, 3:], x, x, causal=True, query_offset=3)
+        out, trace = ours.forward_with_trace(x[:, 3:], x, x, causal=True, query_offset=3)
+    torch.testing.assert_close(rows, full[:, 3:])
+    torch.testing.assert_close(out, full[:, 3:])
+    assert trace.query_offset == 3 and trace.weights.shape == (2, HEADS, 3, 6)
 
 
 def test_relative_position_module_matches_the_seed():

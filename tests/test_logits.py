@@ -1,7 +1,8 @@
 """The relative key term S_rel[b, h, i, j] = q_i · w_{clip(j-i, k)} (Shaw et al. 2018, eq. 4).
 
 Every method is checked against a definition written here in numpy (not against the package's
-own "loop"), then against "loop", and on seed 000's printed numbers.
+own "loop"), then against "loop", and on seed 000's printed numbers; with a query offset the
+queries sit at positions query_offset, query_offset + 1, ... of the keys.
 """
 
 import numpy as np
@@ -67,15 +68,19 @@ SEED000_STEP4 = [
 ]  # fmt: skip
 
 
-def definition_logits(q: np.ndarray, table: np.ndarray, n_k: int) -> np.ndarray:
-    """e[b, h, i, j] = sum_c q[b, h, i, c] * w[clip(j - i, k) + k, c], one pair at a time."""
+def definition_logits(
+    q: np.ndarray, table: np.ndarray, n_k: int, query_offset: int = 0
+) -> np.ndarray:
+    """e[b, h, r, j] = sum_c q[b, h, r, c] * w[clip(j - i, k) + k, c] for the query at position
+    i = query_offset + r, one pair at a time."""
     k = (table.shape[0] - 1) // 2
     batch, heads, n_q, _ = q.shape
     out = np.zeros((batch, heads, n_q, n_k))
-    for i in range(n_q):
+    for r in range(n_q):
+        i = query_offset + r
         for j in range(n_k):
             w = table[max(-k, min(k, j - i)) + k]
-            out[:, :, i, j] = q[:, :, i, :] @ w
+            out[:, :, r, j] = q[:, :, r, :] @ w
     return out
 
 
@@ -87,7 +92,9 @@ def tolerance(dtype: torch.dtype) -> dict:
 
 @st.composite
 def logit_problems(draw, square: bool = False):
-    """Random (q, table, n_k): k from 0 through past the sequence length, both float dtypes."""
+    """Random (q, table, n_k, query_offset): k from 0 through past the sequence length, both
+    float dtypes, offsets 0 (most often), inside the keys, tensor2tensor's n_k - n_q and past
+    the last key."""
     n_q = draw(st.integers(1, 7))
     n_k = n_q if square else draw(st.integers(1, 7))
     k = draw(st.sampled_from([0, 1, 2, max(n_q, n_k) - 1, max(n_q, n_k) + 3]))
@@ -98,21 +105,25 @@ def logit_problems(draw, square: bool = False):
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(shape, generator=gen, dtype=dtype)
     table = torch.randn(2 * k + 1, d, generator=gen, dtype=dtype)
-    return q, table, n_k
+    offset = 0 if square else draw(st.sampled_from([0, 0, 1, max(n_k - n_q, 0), n_k + 2]))
+    return q, table, n_k, offset
 
 
 @given(problem=logit_problems())
 def test_every_method_matches_the_definition(problem):
-    """All methods (loop included) equal the numpy definition; skew needs n_q == n_k."""
-    q, table, n_k = problem
-    expected = torch.from_numpy(definition_logits(q.double().numpy(), table.double().numpy(), n_k))
-    loop = relative_logits(q, table, n_k, method="loop")
+    """All methods (loop included) equal the numpy definition; skew needs n_q == n_k and no
+    offset."""
+    q, table, n_k, offset = problem
+    expected = torch.from_numpy(
+        definition_logits(q.double().numpy(), table.double().numpy(), n_k, offset)
+    )
+    loop = relative_logits(q, table, n_k, method="loop", query_offset=offset)
     for method in LOGIT_METHODS:
-        if method == "skew" and q.shape[-2] != n_k:
-            with pytest.raises(ValueError, match=r"n_q=\d+, n_k=\d+"):
-                relative_logits(q, table, n_k, method=method)
+        if method == "skew" and (q.shape[-2] != n_k or offset):
+            with pytest.raises(ValueError, match=rf"n_q=\d+, n_k=\d+, query_offset={offset}"):
+                relative_logits(q, table, n_k, method=method, query_offset=offset)
             continue
-        got = relative_logits(q, table, n_k, method=method)
+        got = relative_logits(q, table, n_k, method=method, query_offset=offset)
         assert got.dtype == q.dtype and got.shape == (*q.shape[:-1], n_k)
         torch.testing.assert_close(got.double(), expected, **tolerance(q.dtype))
         torch.testing.assert_close(got, loop, **tolerance(q.dtype))
@@ -121,7 +132,7 @@ def test_every_method_matches_the_definition(problem):
 @given(problem=logit_problems(square=True))
 def test_skew_method_matches_the_definition_on_square_inputs(problem):
     """n_q == n_k drawn on purpose so the skew path is exercised every example."""
-    q, table, n_k = problem
+    q, table, n_k, _ = problem
     expected = torch.from_numpy(definition_logits(q.double().numpy(), table.double().numpy(), n_k))
     got = relative_logits(q, table, method="skew")
     torch.testing.assert_close(got.double(), expected, **tolerance(q.dtype))
@@ -188,10 +199,12 @@ def test_matmul_trace_steps_in_paper_order():
 
 @given(problem=logit_problems())
 def test_matmul_trace_result_matches_definition(problem):
-    """trace_matmul_logits(...).result follows the definition for cross lengths too."""
-    q, table, n_k = problem
-    expected = torch.from_numpy(definition_logits(q.double().numpy(), table.double().numpy(), n_k))
-    trace = trace_matmul_logits(q, table, n_k)
+    """trace_matmul_logits(...).result follows the definition for cross lengths and offsets."""
+    q, table, n_k, offset = problem
+    expected = torch.from_numpy(
+        definition_logits(q.double().numpy(), table.double().numpy(), n_k, offset)
+    )
+    trace = trace_matmul_logits(q, table, n_k, query_offset=offset)
     b, h, n_q, d = q.shape
     assert trace.q_t_r.shape == (n_q, b * h, d)
     assert trace.product.shape == (n_q, b * h, n_k)

@@ -48,6 +48,20 @@ def test_relative_distances_is_key_minus_query(n_q, n_k):
     assert distances.tolist() == expected
 
 
+@given(n_q=lengths, n_k=lengths, offset=st.integers(-12, 12))
+def test_relative_distances_with_an_offset(n_q, n_k, offset):
+    """Query row r sits at position offset + r (a negative offset puts it before key 0)."""
+    distances = relative_distances(n_q, n_k, query_offset=offset)
+    assert distances.tolist() == [[j - (offset + r) for j in range(n_k)] for r in range(n_q)]
+
+
+@given(n_q=lengths, n_k=lengths, k=clips, offset=st.integers(0, 12))
+def test_relative_index_with_an_offset_matches_clip_definition(n_q, n_k, k, offset):
+    index = relative_index(n_q, n_k, k, query_offset=offset)
+    expected = [[clip(j - (offset + r), k) + k for j in range(n_k)] for r in range(n_q)]
+    assert index.tolist() == expected
+
+
 @given(n_q=lengths, n_k=lengths, k=clips)
 def test_relative_index_matches_clip_definition(n_q, n_k, k):
     """index[i, j] = clip(j - i, k) + k, always inside the table's 2k+1 rows."""

@@ -1,10 +1,18 @@
-"""memory_bytes against Huang et al. (2018) Sec. 3.4.1 and the per-method formulas."""
+"""memory_bytes against Huang et al. (2018) Sec. 3.4.1 and the per-method formulas; the guard."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relpos_core import MEMORY_METHODS, logits_bytes, memory_bytes
+from relpos_core import (
+    METHOD_NAMES,
+    check_fits,
+    device_memory_bytes,
+    format_bytes,
+    logits_bytes,
+    memory_bytes,
+)
+from relpos_core.banded import block_rows
 
 
 def test_music_transformer_example():
@@ -31,22 +39,50 @@ sizes = st.integers(1, 300)
 )
 def test_formulas_per_method(n, d, heads, batch, bpv, k):
     """einsum/matmul (n, n, d) shared by heads and batch; skew (2n-1, d) or (n, d) causal;
-    bucket (b, h, n, 2k+1); loop one (d,) vector."""
+    bucket (b, h, n, 2k+1); banded the same plus one (b, h, rows, n) block; loop one (d,) vector."""
     kw = {"heads": heads, "batch": batch, "bytes_per_value": bpv}
     assert memory_bytes("einsum", n, d, **kw) == n * n * d * bpv
     assert memory_bytes("matmul", n, d, **kw) == n * n * d * bpv
     assert memory_bytes("skew", n, d, **kw) == (2 * n - 1) * d * bpv
     assert memory_bytes("skew", n, d, causal=True, **kw) == n * d * bpv
-    assert memory_bytes("bucket", n, d, k=k, **kw) == batch * heads * n * (2 * k + 1) * bpv
+    bucket = batch * heads * n * (2 * k + 1) * bpv
+    assert memory_bytes("bucket", n, d, max_relative_position=k, **kw) == bucket
+    block = batch * heads * block_rows(n, n, batch * heads) * n * bpv
+    assert memory_bytes("banded", n, d, max_relative_position=k, **kw) == bucket + block
     assert memory_bytes("loop", n, d, **kw) == d * bpv
     assert logits_bytes(n, heads, batch, bpv) == batch * heads * n * n * bpv
 
 
 def test_every_listed_method_is_accepted():
-    for method in MEMORY_METHODS:
-        assert memory_bytes(method, 8, 4, k=2) > 0
+    for method in METHOD_NAMES:
+        assert memory_bytes(method, 8, 4, max_relative_position=2) > 0
 
 
-def test_bucket_needs_k():
-    with pytest.raises(ValueError, match=r"(?s)(?=.*\bk\b)(?=.*None)"):
-        memory_bytes("bucket", 16, 8)
+@pytest.mark.parametrize("method", ["bucket", "banded"])
+def test_bucket_and_banded_need_the_clip_distance(method):
+    with pytest.raises(
+        ValueError, match=rf"(?s)(?=.*max_relative_position)(?=.*{method})(?=.*None)"
+    ):
+        memory_bytes(method, 16, 8)
+
+
+def test_device_memory_of_the_cpu_is_known():
+    total = device_memory_bytes("cpu")
+    assert total is None or total > 2**20
+    assert device_memory_bytes() == total
+
+
+def test_format_bytes_uses_binary_units():
+    assert format_bytes(0) == "0 B"
+    assert format_bytes(1023) == "1023 B"
+    assert format_bytes(2**20) == "1.0 MiB"
+    assert format_bytes(8589934592) == "8.0 GiB"
+    assert format_bytes(3 * 2**40) == "3.0 TiB"
+
+
+def test_check_fits_refuses_above_the_limit_only():
+    check_fits("small", 1000, max_bytes=1000)
+    with pytest.raises(ValueError, match=r"big needs about 1000 B, more than max_bytes = 999 "):
+        check_fits("big", 1000, max_bytes=999)
+    with pytest.raises(ValueError, match="the device's total memory"):
+        check_fits("huge", 2**70, max_bytes=None)

@@ -7,8 +7,10 @@ from collections.abc import Callable
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import relpos_core as rc
+import relpos_core.memory as memory_module
 
 NAN = float("nan")
 INF = float("inf")
@@ -34,10 +36,30 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
     # lookup
     ("distances n_q < 1", lambda: rc.relative_distances(0, 3), ValueError, ("n_q", ">= 1", "0")),
     ("distances n_k < 1", lambda: rc.relative_distances(3, -2), ValueError, ("n_k", ">= 1", "-2")),
-    ("index k < 0", lambda: rc.relative_index(3, 3, -1), ValueError, ("k (clip", ">= 0", "-1")),
-    ("index k bool", lambda: rc.relative_index(3, 3, True), TypeError, ("k (clip", "bool", "True")),
-    ("index k float", lambda: rc.relative_index(3, 3, 1.5), TypeError, ("k (clip", "float", "1.5")),
-    ("table k < 0", lambda: rc.relative_table(-1, 4), ValueError, ("k (clip", ">= 0", "-1")),
+    (
+        "index k < 0",
+        lambda: rc.relative_index(3, 3, -1),
+        ValueError,
+        ("max_relative_position", ">= 0", "-1"),
+    ),
+    (
+        "index k bool",
+        lambda: rc.relative_index(3, 3, True),
+        TypeError,
+        ("max_relative_position", "bool", "True"),
+    ),
+    (
+        "index k float",
+        lambda: rc.relative_index(3, 3, 1.5),
+        TypeError,
+        ("max_relative_position", "float", "1.5"),
+    ),
+    (
+        "table k < 0",
+        lambda: rc.relative_table(-1, 4),
+        ValueError,
+        ("max_relative_position", ">= 0", "-1"),
+    ),
     ("table d < 1", lambda: rc.relative_table(1, 0), ValueError, ("d (", ">= 1", "got 0")),
     ("table seed < 0", lambda: rc.relative_table(1, 4, seed=-3), ValueError, ("seed", "-3")),
     ("table d bool", lambda: rc.relative_table(1, True), TypeError, ("d (", "bool")),
@@ -126,7 +148,7 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
         "logits method",
         lambda: rc.relative_logits(q4(), torch.randn(3, 4), method="fast"),
         ValueError,
-        ("method", "loop, einsum, matmul, skew, bucket", "'fast'"),
+        ("method", "loop, einsum, matmul, skew, bucket, banded", "'fast'"),
     ),
     (
         "logits skew cross",
@@ -187,7 +209,7 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
         "values method",
         lambda: rc.relative_values(torch.rand(1, 1, 2, 2), torch.randn(3, 4), method="Skew"),
         ValueError,
-        ("method", "loop, einsum, matmul, skew, bucket", "'Skew'"),
+        ("method", "loop, einsum, matmul, skew, bucket, banded", "'Skew'"),
     ),
     (
         "values skew cross",
@@ -306,19 +328,19 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
         "memory method",
         lambda: rc.memory_bytes("flash", 8, 4),
         ValueError,
-        ("method", "loop, einsum, matmul, skew, bucket", "'flash'"),
+        ("method", "loop, einsum, matmul, skew, bucket, banded", "'flash'"),
     ),
     ("memory n", lambda: rc.memory_bytes("einsum", 0, 4), ValueError, ("n (", ">= 1", "0")),
     ("memory d", lambda: rc.memory_bytes("einsum", 8, -1), ValueError, ("d (", ">= 1", "-1")),
     (
         "memory heads",
-        lambda: rc.memory_bytes("bucket", 8, 4, heads=0, k=1),
+        lambda: rc.memory_bytes("bucket", 8, 4, heads=0, max_relative_position=1),
         ValueError,
         ("heads", ">= 1", "0"),
     ),
     (
         "memory batch",
-        lambda: rc.memory_bytes("bucket", 8, 4, batch=0, k=1),
+        lambda: rc.memory_bytes("bucket", 8, 4, batch=0, max_relative_position=1),
         ValueError,
         ("batch", ">= 1", "0"),
     ),
@@ -330,15 +352,15 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
     ),
     (
         "memory bucket k",
-        lambda: rc.memory_bytes("bucket", 8, 4, k=-2),
+        lambda: rc.memory_bytes("bucket", 8, 4, max_relative_position=-2),
         ValueError,
-        ("k (clip", ">= 0", "-2"),
+        ("max_relative_position", ">= 0", "-2"),
     ),
     (
         "memory bucket no k",
         lambda: rc.memory_bytes("bucket", 8, 4),
         ValueError,
-        ("k (clip", "None"),
+        ("max_relative_position", "bucket", "None"),
     ),
     ("memory n bool", lambda: rc.memory_bytes("einsum", True, 4), TypeError, ("n (", "bool")),
     ("logits_bytes n", lambda: rc.logits_bytes(0), ValueError, ("n (", ">= 1", "0")),
@@ -383,7 +405,7 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], tuple[str, ...]]] 
         "layer method",
         lambda: rc.RelativeMultiHeadAttention(8, 2, 2, method="fast"),
         ValueError,
-        ("method", "loop, einsum, matmul, skew, bucket", "'fast'"),
+        ("method", "loop, einsum, matmul, skew, bucket, banded", "'fast'"),
     ),
     (
         "position num_units",
@@ -450,8 +472,8 @@ ATTENTION_CASES = [
         ("causal", "bool", "'yes'"),
     ),
     (
-        "lean causal not a bool",
-        lambda: rc.relative_attention_output(*attention_args(), causal=1),
+        "causal 1 not a bool",
+        lambda: rc.relative_attention(*attention_args(), causal=1),
         TypeError,
         ("causal", "bool", "1"),
     ),
@@ -459,7 +481,7 @@ ATTENTION_CASES = [
         "table_v even rows",
         lambda: rc.relative_attention(*replaced(4, torch.randn(4, 4))),
         ValueError,
-        ("table_v", "2k+1", "4 rows"),
+        ("table_v", "(3, 4)", "(4, 4)"),
     ),
     (
         "padding pad_id not an int",
@@ -510,14 +532,18 @@ ATTENTION_CASES = [
         ("2k+1", "2 rows"),
     ),
     (
-        "v nan",
-        lambda: rc.relative_attention(*replaced(2, with_value((1, 2, 3, 4), (0, 1, 2, 3), NAN))),
+        "v nan (trace)",
+        lambda: rc.relative_attention(
+            *replaced(2, with_value((1, 2, 3, 4), (0, 1, 2, 3), NAN)), trace=True
+        ),
         ValueError,
         ("v", "finite"),
     ),
     (
-        "k inf",
-        lambda: rc.relative_attention(*replaced(1, with_value((1, 2, 3, 4), (0, 0, 0, 0), INF))),
+        "k inf (trace)",
+        lambda: rc.relative_attention(
+            *replaced(1, with_value((1, 2, 3, 4), (0, 0, 0, 0), INF)), trace=True
+        ),
         ValueError,
         ("k", "finite"),
     ),
@@ -537,7 +563,7 @@ ATTENTION_CASES = [
         "method",
         lambda: rc.relative_attention(*attention_args(), method="flash"),
         ValueError,
-        ("method", "loop, einsum, matmul, skew, bucket", "'flash'"),
+        ("method", "loop, einsum, matmul, skew, bucket, banded", "'flash'"),
     ),
     (
         "skew cross",
@@ -596,10 +622,168 @@ ATTENTION_CASES = [
 ]
 
 
+BIG = 2**70  # beyond int64: refused with a ValueError, not an OverflowError from torch
+BIG_TEXT = str(BIG)
+
+
+def zero_keys(method, trace=False):
+    q, _, _, table_k, table_v = attention_args()
+    empty = torch.randn(1, 2, 0, 4)
+    return lambda: rc.relative_attention(
+        q, empty, empty, table_k, table_v, method=method, trace=trace
+    )
+
+
+# Reported problems: each a clear error naming the argument, what is allowed and what came in.
+FINDING_CASES = [
+    *(
+        (f"zero keys {method}", zero_keys(method), ValueError, ("k", "n_k >= 1", "(1, 2, 0, 4)"))
+        for method in ("auto", "banded")
+    ),
+    ("zero keys, trace", zero_keys("auto", True), ValueError, ("k", "n_k >= 1", "(1, 2, 0, 4)")),
+    (
+        "d = 0",
+        lambda: rc.relative_attention(
+            *(torch.randn(1, 2, 3, 0) for _ in range(3)), torch.randn(3, 0), torch.randn(3, 0)
+        ),
+        ValueError,
+        ("q", "d >= 1", "(1, 2, 3, 0)"),
+    ),
+    (
+        "zero queries",
+        lambda: rc.relative_attention(*replaced(0, torch.randn(1, 2, 0, 4))),
+        ValueError,
+        ("q", "n_q >= 1", "(1, 2, 0, 4)"),
+    ),
+    (
+        "return_weights not a bool",
+        lambda: rc.relative_attention(*attention_args(), return_weights="no"),
+        TypeError,
+        ("return_weights", "bool", "'no'"),
+    ),
+    (
+        "causal 'no'",
+        lambda: rc.relative_attention(*attention_args(), causal="no"),
+        TypeError,
+        ("causal", "bool", "'no'"),
+    ),
+    (
+        "trace not a bool",
+        lambda: rc.relative_attention(*attention_args(), trace="no"),
+        TypeError,
+        ("trace", "bool", "'no'"),
+    ),
+    (
+        "mask NaN",
+        lambda: rc.relative_attention(*attention_args(), mask=torch.full((3, 3), NAN)),
+        ValueError,
+        ("mask", "bool", "0 and 1", "nan"),
+    ),
+    (
+        "mask 0.5",
+        lambda: rc.relative_attention(*attention_args(), mask=torch.full((1, 3), 0.5)),
+        ValueError,
+        ("mask", "bool", "0 and 1", "0.5"),
+    ),
+    (
+        "mask 2 (int)",
+        lambda: rc.relative_attention(
+            *attention_args(), mask=torch.tensor([1, 2, 0]), method="bucket"
+        ),
+        ValueError,
+        ("mask", "0 and 1", "2"),
+    ),
+    (
+        "mask NaN, trace",
+        lambda: rc.relative_attention(*attention_args(), mask=torch.tensor([NAN]), trace=True),
+        ValueError,
+        ("mask", "0 and 1", "nan"),
+    ),
+    (
+        "query_offset 2**70",
+        lambda: rc.relative_attention(*attention_args(), query_offset=BIG),
+        ValueError,
+        ("query_offset", "<= 2**62", BIG_TEXT),
+    ),
+    (
+        "query_offset 2**70, trace",
+        lambda: rc.relative_attention(*attention_args(), query_offset=BIG, trace=True),
+        ValueError,
+        ("query_offset", "<= 2**62", BIG_TEXT),
+    ),
+    (
+        "query_offset negative",
+        lambda: rc.relative_attention(*attention_args(), query_offset=-1),
+        ValueError,
+        ("query_offset", ">= 0", "-1"),
+    ),
+    (
+        "index query_offset 2**70",
+        lambda: rc.relative_index(3, 3, 1, query_offset=BIG),
+        ValueError,
+        ("query_offset", str(2**62), BIG_TEXT),
+    ),
+    (
+        "index k 2**70",
+        lambda: rc.relative_index(3, 3, BIG),
+        ValueError,
+        ("max_relative_position", "<= 2**62", BIG_TEXT),
+    ),
+    (
+        "index n_q 2**70",
+        lambda: rc.relative_index(BIG, 3, 1),
+        ValueError,
+        ("n_q", "<= 2**62", BIG_TEXT),
+    ),
+    (
+        "distances n_k 2**70",
+        lambda: rc.relative_distances(3, BIG),
+        ValueError,
+        ("n_k", "<= 2**62", BIG_TEXT),
+    ),
+    (
+        "logits query_offset 2**70",
+        lambda: rc.relative_logits(q4(), torch.randn(3, 4), query_offset=BIG),
+        ValueError,
+        ("query_offset", "<= 2**62", BIG_TEXT),
+    ),
+    (
+        "values query_offset 2**70",
+        lambda: rc.relative_values(torch.rand(1, 1, 2, 2), torch.randn(3, 4), query_offset=BIG),
+        ValueError,
+        ("query_offset", "<= 2**62", BIG_TEXT),
+    ),
+    (
+        "memory n 2**70",
+        lambda: rc.memory_bytes("einsum", BIG, 4),
+        ValueError,
+        ("n (", "<= 2**62", BIG_TEXT),
+    ),
+    (
+        "causal first 2**70",
+        lambda: rc.causal_mask(3, 3, first=BIG),
+        ValueError,
+        ("first", "<= 2**62", BIG_TEXT),
+    ),
+    (
+        "dropout_p 1.0",
+        lambda: rc.relative_attention(*attention_args(), dropout_p=1.0),
+        ValueError,
+        ("dropout_p", "[0, 1)", "1.0"),
+    ),
+    (
+        "dropout_p a string",
+        lambda: rc.relative_attention(*attention_args(), dropout_p="0.1"),
+        TypeError,
+        ("dropout_p", "float", "'0.1'"),
+    ),
+]
+
+
 @pytest.mark.parametrize(
     ("call", "error", "parts"),
-    [c[1:] for c in CASES + ATTENTION_CASES],
-    ids=[c[0] for c in CASES + ATTENTION_CASES],
+    [c[1:] for c in CASES + ATTENTION_CASES + FINDING_CASES],
+    ids=[c[0] for c in CASES + ATTENTION_CASES + FINDING_CASES],
 )
 def test_error_names_argument_and_value(call, error, parts):
     with pytest.raises(error, match=message_with(*parts)):
@@ -612,3 +796,85 @@ def test_message_helper_requires_every_part():
     assert re.search(pattern, "n_q (number of queries) must be >= 1, got 0")
     assert not re.search(pattern, "n_q (number of queries) must be >= 1, got 5")
     assert not re.search(pattern, "n_k (number of keys) must be >= 1, got 0")
+
+
+def test_nan_in_the_inputs_propagates_on_the_fast_path():
+    """trace=False skips the pass over q, k, v that looks for NaN (as torch's attention does):
+    the NaN reaches the output instead of being hidden."""
+    args = replaced(2, with_value((1, 2, 3, 4), (0, 1, 2, 3), NAN))
+    out = rc.relative_attention(*args)
+    assert out[0, 1].isnan().any()
+    assert not out[0, 0].isnan().any()
+
+
+# --- the memory guard: refused before anything large is allocated ---
+
+
+class LargestTensor(TorchDispatchMode):
+    """Records the largest tensor any aten op produces (factories such as empty included)."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        for t in result if isinstance(result, (tuple, list)) else (result,):
+            if isinstance(t, torch.Tensor):
+                self.largest = max(self.largest, t.numel())
+        return result
+
+
+MACHINE = 16 * 2**30  # the guard's default limit is the device's memory: fixed here
+
+
+@pytest.fixture
+def machine_16_gib(monkeypatch):
+    monkeypatch.setattr(memory_module, "device_memory_bytes", lambda device=None: MACHINE)
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_einsum_at_60000_is_refused_with_its_estimate(machine_16_gib, trace):
+    """n = 60000, method="einsum": a^K alone is n·n·d floats (921.6 GB at d = 64)."""
+    n, d = 60000, 64
+    q = torch.zeros(1, 1, n, d)
+    table = torch.zeros(33, d)
+    need = rc.attention_bytes(rc.METHODS["einsum"], (1, 1, n, n, d, d), 16, trace=trace)
+    assert need >= rc.memory_bytes("einsum", n, d) > MACHINE
+    watch = LargestTensor()
+    with watch, pytest.raises(ValueError) as error:
+        rc.relative_attention(q, q, q, table, table, method="einsum", trace=trace)
+    assert watch.largest <= q.numel()
+    message = str(error.value)
+    for part in (
+        "method 'einsum'",
+        f"q (1, 1, {n}, {d})",
+        f"needs about {rc.format_bytes(need)}",
+        f"max_bytes = {MACHINE}",
+    ):
+        assert part in message
+
+
+ENORMOUS_TABLES = [
+    ("layer", lambda: rc.RelativeMultiHeadAttention(8, 2, 10**9)),  # 2 tables of 32 GB
+    ("relative_table", lambda: rc.relative_table(10**9, 8)),  # 128 GB of float64 draws
+]
+
+
+@pytest.mark.parametrize(
+    "call", [c[1] for c in ENORMOUS_TABLES], ids=[c[0] for c in ENORMOUS_TABLES]
+)
+def test_an_enormous_table_is_refused_before_allocating(machine_16_gib, call):
+    watch = LargestTensor()
+    with watch, pytest.raises(ValueError, match=r"needs about .* GiB, more than max_bytes"):
+        call()
+    assert watch.largest < 10**6
+
+
+@pytest.mark.parametrize(
+    "call", [c[1] for c in ENORMOUS_TABLES], ids=[c[0] for c in ENORMOUS_TABLES]
+)
+def test_the_table_refusal_names_the_argument_and_value(machine_16_gib, call):
+    """The user passed max_relative_position = 10**9: the message should say so."""
+    with pytest.raises(ValueError, match=message_with("max_relative_position", "1000000000")):
+        call()

@@ -1,6 +1,7 @@
 """The relative value term z^rel_i = sum_j alpha_ij w^V_{clip(j-i, k)} (Shaw et al. 2018, eq. 3).
 
-Every method is checked against a numpy double loop written here, then against "loop".
+Every method is checked against a numpy double loop written here, then against "loop"; with a
+query offset the queries sit at positions query_offset, query_offset + 1, ... of the keys.
 """
 
 import numpy as np
@@ -14,15 +15,17 @@ from relpos_core import LOGIT_METHODS, relative_values
 DTYPES = (torch.float32, torch.float64)
 
 
-def definition_values(weights: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """z[b, h, i, :] = sum_j weights[b, h, i, j] * w[clip(j - i, k) + k], pair by pair."""
+def definition_values(weights: np.ndarray, table: np.ndarray, query_offset: int = 0) -> np.ndarray:
+    """z[b, h, r, :] = sum_j weights[b, h, r, j] * w[clip(j - i, k) + k] for the query at
+    position i = query_offset + r, pair by pair."""
     k = (table.shape[0] - 1) // 2
     batch, heads, n_q, n_k = weights.shape
     out = np.zeros((batch, heads, n_q, table.shape[1]))
-    for i in range(n_q):
+    for r in range(n_q):
+        i = query_offset + r
         for j in range(n_k):
             w = table[max(-k, min(k, j - i)) + k]
-            out[:, :, i, :] += weights[:, :, i, j, None] * w
+            out[:, :, r, :] += weights[:, :, r, j, None] * w
     return out
 
 
@@ -34,7 +37,8 @@ def tolerance(dtype: torch.dtype) -> dict:
 
 @st.composite
 def value_problems(draw, square: bool = False):
-    """Random (weights, table): arbitrary real weights (the term is linear in them)."""
+    """Random (weights, table, query_offset): arbitrary real weights (the term is linear in
+    them); offsets 0 (most often), inside the keys, n_k - n_q and past the last key."""
     n_q = draw(st.integers(1, 7))
     n_k = n_q if square else draw(st.integers(1, 7))
     k = draw(st.sampled_from([0, 1, 2, max(n_q, n_k) - 1, max(n_q, n_k) + 3]))
@@ -44,22 +48,26 @@ def value_problems(draw, square: bool = False):
     shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), n_q, n_k)
     weights = torch.randn(shape, generator=gen, dtype=dtype)
     table = torch.randn(2 * k + 1, d, generator=gen, dtype=dtype)
-    return weights, table
+    offset = 0 if square else draw(st.sampled_from([0, 0, 1, max(n_k - n_q, 0), n_k + 2]))
+    return weights, table, offset
 
 
 @given(problem=value_problems())
 def test_every_method_matches_the_definition(problem):
-    """All methods (loop included) equal the numpy definition; skew needs n_q == n_k."""
-    weights, table = problem
-    expected = torch.from_numpy(definition_values(weights.double().numpy(), table.double().numpy()))
-    loop = relative_values(weights, table, method="loop")
+    """All methods (loop included) equal the numpy definition; skew needs n_q == n_k and no
+    offset."""
+    weights, table, offset = problem
+    expected = torch.from_numpy(
+        definition_values(weights.double().numpy(), table.double().numpy(), offset)
+    )
+    loop = relative_values(weights, table, method="loop", query_offset=offset)
     n_q, n_k = weights.shape[-2:]
     for method in LOGIT_METHODS:
-        if method == "skew" and n_q != n_k:
-            with pytest.raises(ValueError, match=rf"n_q={n_q}, n_k={n_k}"):
-                relative_values(weights, table, method=method)
+        if method == "skew" and (n_q != n_k or offset):
+            with pytest.raises(ValueError, match=rf"n_q={n_q}, n_k={n_k}, query_offset={offset}"):
+                relative_values(weights, table, method=method, query_offset=offset)
             continue
-        got = relative_values(weights, table, method=method)
+        got = relative_values(weights, table, method=method, query_offset=offset)
         assert got.dtype == weights.dtype
         assert got.shape == (*weights.shape[:-1], table.shape[1])
         torch.testing.assert_close(got.double(), expected, **tolerance(weights.dtype))
@@ -69,7 +77,7 @@ def test_every_method_matches_the_definition(problem):
 @given(problem=value_problems(square=True))
 def test_skew_method_matches_the_definition_on_square_inputs(problem):
     """n_q == n_k drawn on purpose so the skew path runs every example."""
-    weights, table = problem
+    weights, table, _ = problem
     expected = torch.from_numpy(definition_values(weights.double().numpy(), table.double().numpy()))
     got = relative_values(weights, table, method="skew")
     torch.testing.assert_close(got.double(), expected, **tolerance(weights.dtype))
