@@ -77,8 +77,7 @@ def relative_table(
     k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
     d = check_int("d (embedding size)", d, 1)
     check_fits(
-        f"relative_table with max_relative_position = {k} and d = {d} "
-        f"(a ({2 * k + 1}, {d}) table)",
+        f"relative_table with max_relative_position = {k} and d = {d} (a ({2 * k + 1}, {d}) table)",
         (2 * k + 1) * d * 8,
         max_bytes=None,
     )

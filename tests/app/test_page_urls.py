@@ -52,9 +52,10 @@ def panels(at, key: str) -> list[np.ndarray]:
         ),
         (
             "skew",
-            {"skew_kind": "unmasked (two-sided)", "skew_head": "1"},
+            {"skew_kind": "unmasked (two-sided)", "skew_head": "1", "skew_step": "4 sliced"},
             [("segmented_control", "skew_kind", "unmasked (two-sided)"),
-             ("segmented_control", "skew_head", 1)],
+             ("segmented_control", "skew_head", 1),
+             ("segmented_control", "skew_step", 4)],
             "skew_unmasked_result",
         ),
         (
