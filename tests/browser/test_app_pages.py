@@ -28,8 +28,11 @@ def test_page_opens_with_a_chart_and_no_error(
 
 
 def clip_title(page: Page, k: int):
-    """The lookup page's clipped-distance chart title for clip distance ``k``."""
-    return page.locator('[data-testid="stPlotlyChart"] .gtitle', has_text=f"clipped to ±{k}")
+    """The lookup page's clipped-distance panel title for clip distance ``k`` (a subplot title
+    of the distances figure, drawn as an annotation)."""
+    return page.locator(
+        '[data-testid="stPlotlyChart"] .annotation-text', has_text=f"clipped to ±{k}"
+    )
 
 
 def test_keyboard_slider_move_redraws_rewrites_url_and_reproduces(
