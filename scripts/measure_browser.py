@@ -149,7 +149,8 @@ INSTRUMENT_JS = r"""
   w.state = () => {
     w.check();
     return {
-      now: performance.now(), ready: w.readySince !== null, readySince: w.readySince,
+      origin: performance.timeOrigin, now: performance.now(),
+      ready: w.readySince !== null, readySince: w.readySince,
       firstDraw: w.firstDraw, lastDraw: w.lastDraw, draws: w.draws, hooked: w.hooked,
       keyAt: w.keyAt, changedAt: w.changedAt,
     };
@@ -252,7 +253,8 @@ class PageClock:
     sample with the shortest round trip gives the offset, good to half that round trip.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, origin: float | None = None) -> None:
+        self.origin = origin  # the document's performance.timeOrigin
         self.offset_s = 0.0
         self.round_trip_s = float("inf")
 
@@ -281,6 +283,8 @@ class Tab:
         """The in-page watcher's state; also a clock sample."""
         before = time.monotonic()
         state = self.page.evaluate("window.__measure.state()")
+        if state["origin"] != self.clock.origin:  # a new document: a new performance.now()
+            self.clock = PageClock(state["origin"])
         self.clock.sample(before, state["now"], time.monotonic())
         return state
 
@@ -338,11 +342,11 @@ def measure_load(tab: Tab, url: str, quiet_ms: float = 300, timeout_s: float = 3
     tab.page.goto(url, timeout=timeout_s * 1000)
     idle_page_ms = wait_until_idle(tab, start, quiet_ms, timeout_s)
     state = tab.poll()
-    frames = tab.net.since(start)
+    frames = tab.net.since(start)  # none after the idle moment: it is the last activity
     idle = tab.clock.to_monotonic(idle_page_ms)
     first = state["firstDraw"]
     return {
-        "ws_bytes": sum(size for stamp, size in frames if stamp <= idle),
+        "ws_bytes": sum(size for _, size in frames),
         "ws_frames": len(frames),
         "http_bytes": tab.net.http_bytes,
         "first_chart_s": None if first is None else tab.clock.to_monotonic(first) - start,

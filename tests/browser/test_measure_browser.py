@@ -6,6 +6,8 @@ times in order), never how fast anything is: the machine may be busy.
 
 from __future__ import annotations
 
+import base64
+
 from playwright.sync_api import Browser
 
 from relpos_core.params import K_DEFAULT
@@ -15,7 +17,15 @@ from scripts.measure_browser import (
     measure_keypresses,
     measure_load,
     open_tab,
+    payload_bytes,
 )
+
+
+def test_frame_sizes_are_the_decoded_sizes() -> None:
+    for size in range(7):
+        data = base64.b64encode(bytes(range(size))).decode()
+        assert payload_bytes({"opcode": 2, "payloadData": data}) == size
+    assert payload_bytes({"opcode": 1, "payloadData": "né"}) == 3  # text: UTF-8 bytes
 
 
 def test_pages_are_read_from_app_py() -> None:
