@@ -1,0 +1,613 @@
+"""Measure what a person waits for in a real browser, per page of the explorer.
+
+    python scripts/measure_browser.py [--pages lookup skew] [--queries "" "?n=1024"]
+                                      [--repeats 7] [--load-repeats 3] [--slider k]
+                                      [--keypress] [--url http://127.0.0.1:8501]
+                                      [--json bench-results/browser.json]
+
+Serves app.py on a free port (or measures ``--url``) and drives Debian's Chromium. For every
+page of app.py's ``st.navigation`` list (URL path: the file stem; the default page is ``/``) at
+every query string:
+
+* load: a fresh browser context (nothing cached), ``page.goto`` to idle. Counts the bytes the
+  websocket received (payloads of CDP ``Network.webSocketFrameReceived``, binary frames decoded)
+  and the HTTP bytes (``Network.loadingFinished`` encodedDataLength), and times the first chart
+  drawn and the page idle. Repeated ``--load-repeats`` times, each in a new context; the first
+  load of a view may also fill the server's caches.
+* key press (at the default view, at every query with ``--keypress``): focus a sidebar slider,
+  press an arrow key (right, left, right, ... so the value stays near where it was), time the
+  first chart drawn with new data and the page idle again, ``--repeats`` times.
+
+Idle means: Streamlit reports the app connected and its script run finished, no status widget,
+no element still loading its code (``stSkeleton``), every chart drawn (plotly's
+``plotly_afterplot`` seen and its ``.main-svg`` present), and no websocket frame, HTTP request
+or response, chart draw or change of those conditions for ``--quiet-ms``. The idle moment
+reported is the last of those events, not the end of the quiet wait.
+
+Prints the machine (CPU, cores, load average at start and end: other work slows every number
+here), a markdown table and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from playwright.sync_api import Browser, BrowserContext, CDPSession, Page, sync_playwright
+
+if __package__:  # imported as scripts.measure_browser (the tests)
+    from .local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS, REPO, served_app
+else:  # run as python scripts/measure_browser.py
+    from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS, REPO, served_app
+
+DEFAULT_QUERIES = ("", "?n=1024", "?n=4096")
+SLIDERS = {"k": "k (clip distance)", "n": "n (sequence length)"}  # labels in explorer/controls.py
+VIEWPORT = {"width": 1400, "height": 900}
+POLL_S = 0.02
+MB = 1e6
+
+# Installed in every document before the app's own scripts run (context.add_init_script).
+# It keeps, in the page's own clock (performance.now(), ms):
+#   readySince  when the idle conditions last became true (null while they are false)
+#   firstDraw / lastDraw  the first and the latest plotly_afterplot of any chart
+#   keyAt       the timeStamp of the first keydown after arm()
+#   changedAt   the first plotly_afterplot, after arm(), of a chart whose data is none of the
+#               charts' data at arm() time (a chart redrawn with new data)
+# Plotly attaches its event emitter to a chart's div as `div._ev` before the first draw; a
+# setter on HTMLElement.prototype sees that moment, so no draw is missed, whether Streamlit
+# redraws a chart in place or mounts a new div for it.
+INSTRUMENT_JS = r"""
+(() => {
+  if (window.__measure) return;
+  const APP_IDLE = __APP_IDLE__;
+  const w = window.__measure = {
+    readySince: null, firstDraw: null, lastDraw: null, draws: 0, hooked: 0,
+    base: null, keyAt: null, changedAt: null,
+  };
+  const pick = (text) => {  // a cheap hash of a long string: its length and a strided sample
+    const step = Math.max(1, Math.floor(text.length / 4096));
+    let h = 2166136261;
+    for (let i = 0; i < text.length; i += step) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+    return text.length + '#' + (h >>> 0).toString(36);
+  };
+  const sample = (v, depth) => {
+    if (v === null || v === undefined) return String(v);
+    if (typeof v === 'string') return v.length <= 64 ? JSON.stringify(v) : pick(v);
+    if (typeof v !== 'object') return String(v);
+    if (depth > 8) return '~';
+    if (Array.isArray(v) || ArrayBuffer.isView(v)) {
+      const step = Math.max(1, Math.floor(v.length / 64));
+      let s = '[' + v.length + ':';
+      for (let i = 0; i < v.length; i += step) s += sample(v[i], depth + 1) + ',';
+      return s + ']';
+    }
+    let s = '{';
+    for (const key of Object.keys(v).sort()) {
+      if (key !== 'uid' && key[0] !== '_') s += key + '=' + sample(v[key], depth + 1) + ';';
+    }
+    return s + '}';
+  };
+  const fingerprint = (gd) => sample(gd.data, 0) + '|' + sample(gd.layout && gd.layout.title, 0);
+  const chartsDrawn = () => {
+    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+      const gd = chart.querySelector('.js-plotly-plot');
+      if (!chart.querySelector('.main-svg')) return false;
+      if (w.hooked && !(gd && gd.__drawn)) return false;  // plotly has not finished drawing it
+    }
+    return true;
+  };
+  w.ready = () => Boolean(
+    document.querySelector(APP_IDLE)
+    && !document.querySelector('[data-testid="stStatusWidget"]')
+    // an element whose code is still loading (React Suspense fallback), e.g. every chart
+    // until plotly's bundle has arrived
+    && !document.querySelector('[data-testid="stSkeleton"]')
+    && chartsDrawn()
+  );
+  w.check = () => {
+    if (!w.ready()) w.readySince = null;
+    else if (w.readySince === null) w.readySince = performance.now();
+  };
+  const onDraw = (gd) => {
+    const t = performance.now();
+    gd.__drawn = true;
+    w.draws += 1;
+    if (w.firstDraw === null) w.firstDraw = t;
+    w.lastDraw = t;
+    if (w.base && w.changedAt === null && !w.base.has(fingerprint(gd))) w.changedAt = t;
+    w.check();
+  };
+  Object.defineProperty(HTMLElement.prototype, '_ev', {
+    configurable: true,
+    get() { return undefined; },
+    set(emitter) {
+      Object.defineProperty(this, '_ev', {
+        value: emitter, writable: true, configurable: true, enumerable: true,
+      });
+      w.hooked += 1;
+      emitter.on('plotly_afterplot', () => onDraw(this));
+    },
+  });
+  w.arm = () => {
+    w.base = new Set(Array.from(document.querySelectorAll('.js-plotly-plot'), fingerprint));
+    w.keyAt = null;
+    w.changedAt = null;
+    return w.base.size;
+  };
+  window.addEventListener('keydown', (event) => {
+    if (w.base && w.keyAt === null) w.keyAt = event.timeStamp;
+  }, true);
+  w.state = () => {
+    w.check();
+    return {
+      origin: performance.timeOrigin, now: performance.now(),
+      ready: w.readySince !== null, readySince: w.readySince,
+      firstDraw: w.firstDraw, lastDraw: w.lastDraw, draws: w.draws, hooked: w.hooked,
+      keyAt: w.keyAt, changedAt: w.changedAt,
+    };
+  };
+  const start = () => new MutationObserver(w.check).observe(document.documentElement, {
+    childList: true, subtree: true, attributes: true,
+    attributeFilter: ['data-test-script-state', 'data-test-connection-state'],
+  });
+  if (document.documentElement) start();
+  else document.addEventListener('readystatechange', start, {once: true});
+})();
+""".replace("__APP_IDLE__", json.dumps(APP_IDLE))
+
+
+def discover_pages(app_file: Path = REPO / "app.py") -> dict[str, str]:
+    """Page name -> URL path, from the ``st.Page(...)`` calls in app.py (read, not run).
+
+    A page's URL path is its file stem (``pages/logits.py`` -> ``/logits``); the page with
+    ``default=True`` is served at ``/``.
+    """
+    pages: dict[str, str] = {}
+    for node in ast.walk(ast.parse(app_file.read_text())):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"):
+            continue
+        target = node.args[0]
+        if isinstance(target, ast.BinOp):  # PAGES_DIR / "name.py"
+            target = target.right
+        if not (isinstance(target, ast.Constant) and isinstance(target.value, str)):
+            raise ValueError(f"app.py line {node.lineno}: cannot read the page's file name")
+        stem = Path(target.value).stem
+        default = any(
+            kw.arg == "default" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+            for kw in node.keywords
+        )
+        pages[stem] = "/" if default else f"/{stem}"
+    return pages
+
+
+def payload_bytes(response: dict) -> int:
+    """Size of one websocket frame's payload as the page got it.
+
+    CDP sends binary frames (opcode 2) base64-encoded and text frames (opcode 1) as text.
+    """
+    data = response.get("payloadData", "")
+    if response.get("opcode") == 2:
+        return len(data) * 3 // 4 - (2 if data.endswith("==") else 1 if data.endswith("=") else 0)
+    return len(data.encode())
+
+
+class Network:
+    """Websocket frames and HTTP bytes of one page, from its CDP session.
+
+    Frame times are CDP ``MonotonicTime``, on Linux the clock of Python's ``time.monotonic``.
+    If a frame's time is not shortly before the moment Python receives it, the receipt time is
+    used instead (``clock`` then says "receipt").
+    """
+
+    def __init__(self, cdp: CDPSession) -> None:
+        self.frames: list[tuple[float, int]] = []  # (monotonic s, payload bytes)
+        self.http_events: list[float] = []  # requests sent, finished, failed (monotonic s)
+        self.http_bytes = 0
+        self.clock = "cdp"
+        cdp.on("Network.webSocketFrameReceived", self._frame)
+        cdp.on("Network.requestWillBeSent", self._http_event)
+        cdp.on("Network.loadingFinished", self._loaded)
+        cdp.on("Network.loadingFailed", self._http_event)
+        cdp.send("Network.enable")
+
+    def _stamp(self, event: dict) -> float:
+        received = time.monotonic()
+        stamp = float(event["timestamp"])
+        if not -0.01 <= received - stamp <= 10.0:
+            self.clock = "receipt"
+        return stamp if self.clock == "cdp" else received
+
+    def _frame(self, event: dict) -> None:
+        response = event["response"]
+        if response.get("opcode") in (1, 2):  # text, binary; not ping, pong, close
+            self.frames.append((self._stamp(event), payload_bytes(response)))
+
+    def _http_event(self, event: dict) -> None:
+        self.http_events.append(self._stamp(event))
+
+    def _loaded(self, event: dict) -> None:
+        self._http_event(event)
+        self.http_bytes += int(event.get("encodedDataLength", 0))
+
+    def since(self, start: float) -> list[tuple[float, int]]:
+        """Websocket frames received at or after ``start`` (monotonic s)."""
+        return [frame for frame in self.frames if frame[0] >= start]
+
+    def last_http_event(self) -> float | None:
+        return self.http_events[-1] if self.http_events else None
+
+
+class PageClock:
+    """Converts between the page's ``performance.now()`` (ms) and ``time.monotonic()`` (s).
+
+    Every poll of the page is a sample (monotonic before, page time, monotonic after); the
+    sample with the shortest round trip gives the offset, good to half that round trip.
+    """
+
+    def __init__(self, origin: float | None = None) -> None:
+        self.origin = origin  # the document's performance.timeOrigin
+        self.offset_s = 0.0
+        self.round_trip_s = float("inf")
+
+    def sample(self, before: float, page_ms: float, after: float) -> None:
+        if after - before < self.round_trip_s:
+            self.round_trip_s = after - before
+            self.offset_s = (before + after) / 2 - page_ms / 1000
+
+    def to_page(self, monotonic_s: float) -> float:
+        return (monotonic_s - self.offset_s) * 1000
+
+    def to_monotonic(self, page_ms: float) -> float:
+        return page_ms / 1000 + self.offset_s
+
+
+@dataclasses.dataclass
+class Tab:
+    """One page in its own browser context (no cache or session shared with other tabs)."""
+
+    context: BrowserContext
+    page: Page
+    net: Network
+    clock: PageClock
+
+    def poll(self) -> dict:
+        """The in-page watcher's state; also a clock sample."""
+        before = time.monotonic()
+        state = self.page.evaluate("window.__measure.state()")
+        if state["origin"] != self.clock.origin:  # a new document: a new performance.now()
+            self.clock = PageClock(state["origin"])
+        self.clock.sample(before, state["now"], time.monotonic())
+        return state
+
+    def calibrate(self, samples: int = 5) -> None:
+        for _ in range(samples):
+            self.poll()
+
+
+@contextmanager
+def open_tab(browser: Browser) -> Iterator[Tab]:
+    """A fresh context and page with the in-page watcher and CDP network counting."""
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        context.add_init_script(INSTRUMENT_JS)
+        page = context.new_page()
+        net = Network(context.new_cdp_session(page))
+        yield Tab(context, page, net, PageClock())
+    finally:
+        context.close()
+
+
+def wait_until_idle(tab: Tab, since: float, quiet_ms: float, timeout_s: float) -> float:
+    """Wait for the page to go idle after ``since`` (monotonic s); return the idle moment in
+    page ms: the last of the websocket frames, HTTP events, chart draws and the idle
+    conditions becoming true, once ``quiet_ms`` have passed with none of them and at least
+    one websocket frame arrived after ``since``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        state = tab.poll()
+        frames = tab.net.since(since)
+        if state["ready"] and frames:
+            events = [state["readySince"], tab.clock.to_page(frames[-1][0])]
+            events += [state["lastDraw"]] if state["lastDraw"] is not None else []
+            http = tab.net.last_http_event()
+            events += [tab.clock.to_page(http)] if http is not None and http >= since else []
+            last = max(events)
+            if state["now"] - last >= quiet_ms:
+                return last
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"not idle {timeout_s:.0f} s after the start ({len(frames)} websocket frames; "
+                f"watcher state {state})"
+            )
+        time.sleep(POLL_S)
+
+
+def error_boxes(page: Page) -> int:
+    return page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count()
+
+
+def measure_load(tab: Tab, url: str, quiet_ms: float = 300, timeout_s: float = 300) -> dict:
+    """Open ``url`` in the (fresh) tab. Measures, from the start of ``page.goto``: websocket
+    and HTTP bytes received until idle, the first chart drawn and the idle moment (s)."""
+    start = time.monotonic()
+    tab.page.goto(url, timeout=timeout_s * 1000)
+    idle_page_ms = wait_until_idle(tab, start, quiet_ms, timeout_s)
+    state = tab.poll()
+    frames = tab.net.since(start)  # none after the idle moment: it is the last activity
+    idle = tab.clock.to_monotonic(idle_page_ms)
+    first = state["firstDraw"]
+    return {
+        "ws_bytes": sum(size for _, size in frames),
+        "ws_frames": len(frames),
+        "http_bytes": tab.net.http_bytes,
+        "first_chart_s": None if first is None else tab.clock.to_monotonic(first) - start,
+        "idle_s": idle - start,
+        "charts": tab.page.locator('[data-testid="stPlotlyChart"]').count(),
+        "draws": state["draws"],
+        "error_boxes": error_boxes(tab.page),
+        "frame_clock": tab.net.clock,
+    }
+
+
+def press_slider(
+    tab: Tab, label: str, key: str, quiet_ms: float = 300, timeout_s: float = 300
+) -> dict:
+    """Press ``key`` (ArrowRight / ArrowLeft) on the focused slider ``label``. Measures, from
+    the key event's timestamp in the page: the first chart drawn with new data (None if no
+    chart changed) and the idle moment (ms); also the websocket bytes of the rerun."""
+    slider = tab.page.get_by_role("slider", name=label)
+    before = slider.input_value()
+    slider.focus()
+    tab.calibrate()
+    tab.page.evaluate("window.__measure.arm()")
+    start = time.monotonic()
+    tab.page.keyboard.press(key)
+    idle_page_ms = wait_until_idle(tab, start, quiet_ms, timeout_s)
+    state = tab.poll()
+    key_at, changed_at = state["keyAt"], state["changedAt"]
+    if key_at is None:
+        raise RuntimeError(f"the page saw no keydown for {key} on slider {label!r}")
+    after = slider.input_value()
+    return {
+        "key": key,
+        "value_before": int(before),
+        "value_after": int(after),
+        "redraw_ms": None if changed_at is None else changed_at - key_at,
+        "idle_ms": idle_page_ms - key_at,
+        "ws_bytes": sum(size for _, size in tab.net.since(start)),
+        "error_boxes": error_boxes(tab.page),
+    }
+
+
+def measure_keypresses(
+    tab: Tab, label: str, repeats: int, quiet_ms: float = 300, timeout_s: float = 300
+) -> list[dict]:
+    """``repeats`` presses on slider ``label``, alternating right and left (left first at the
+    slider's maximum), each timed by :func:`press_slider`."""
+    slider = tab.page.get_by_role("slider", name=label)
+    at_max = slider.input_value() == slider.get_attribute("max")
+    keys = ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft")
+    return [press_slider(tab, label, keys[i % 2], quiet_ms, timeout_s) for i in range(repeats)]
+
+
+def spread(values: Sequence[float | None], scale: float = 1.0) -> dict | None:
+    """Median, min and max of the values that are not None (times ``scale``)."""
+    kept = [v * scale for v in values if v is not None]
+    if not kept:
+        return None
+    return {"median": statistics.median(kept), "min": min(kept), "max": max(kept), "n": len(kept)}
+
+
+def measure_view(
+    browser: Browser,
+    base_url: str,
+    path: str,
+    query: str,
+    *,
+    load_repeats: int,
+    key_repeats: int,
+    slider: str,
+    quiet_ms: float,
+    timeout_s: float,
+) -> dict:
+    """Loads of one (page, query), each in a fresh context; then, if ``key_repeats``, key
+    presses in the context of the last load."""
+    url = f"{base_url}{path}{query}"
+    result: dict = {"path": path, "query": query, "url": url, "loads": [], "keypresses": []}
+    for repeat in range(load_repeats):
+        with open_tab(browser) as tab:
+            result["loads"].append(measure_load(tab, url, quiet_ms, timeout_s))
+            if key_repeats and repeat == load_repeats - 1:
+                result["keypresses"] = measure_keypresses(
+                    tab, SLIDERS[slider], key_repeats, quiet_ms, timeout_s
+                )
+    loads, presses = result["loads"], result["keypresses"]
+    result["summary"] = {
+        "ws_mb": spread([load["ws_bytes"] for load in loads], 1 / MB),
+        "http_mb": spread([load["http_bytes"] for load in loads], 1 / MB),
+        "first_chart_s": spread([load["first_chart_s"] for load in loads]),
+        "idle_s": spread([load["idle_s"] for load in loads]),
+        "key_redraw_ms": spread([press["redraw_ms"] for press in presses]),
+        "key_idle_ms": spread([press["idle_ms"] for press in presses]),
+        "key_ws_mb": spread([press["ws_bytes"] for press in presses], 1 / MB),
+        "error_boxes": max(
+            [load["error_boxes"] for load in loads] + [p["error_boxes"] for p in presses]
+        ),
+    }
+    return result
+
+
+def machine() -> dict:
+    """CPU model, core count and load average: how busy the machine was matters here."""
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": model, "cores": os.cpu_count(), "load_avg_start": os.getloadavg()}
+
+
+def cell(stat: dict | None, digits: int, with_range: bool = True) -> str:
+    if stat is None:
+        return "–"
+    text = f"{stat['median']:.{digits}f}"
+    if with_range and stat["n"] > 1:
+        text += f" ({stat['min']:.{digits}f}–{stat['max']:.{digits}f})"
+    return text
+
+
+def markdown(report: dict) -> str:
+    """The machine, then one table row per (page, query)."""
+    m = report["machine"]
+    load_start = ", ".join(f"{v:.2f}" for v in m["load_avg_start"])
+    load_end = ", ".join(f"{v:.2f}" for v in m["load_avg_end"])
+    s = report["settings"]
+    lines = [
+        f"Machine: {m['cpu']}, {m['cores']} cores; load average (1, 5, 15 min) "
+        f"{load_start} at the start, {load_end} at the end. Chromium headless, "
+        f"viewport {VIEWPORT['width']}x{VIEWPORT['height']}.",
+        f"Loads: {s['load_repeats']} per row, each in a fresh browser context (median, min–max; "
+        f"MB = 10^6 bytes). Key presses: {s['repeats']} on slider {s['slider']!r}, "
+        "alternating right/left; ms from the key event. Load 1 min: the load average after "
+        "the row.",
+        "",
+        "| page | query | WS MB | HTTP MB | first chart s | idle s | key: redraw ms "
+        "| key: idle ms | key: WS MB | load 1 min |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in report["results"]:
+        if "error" in row:
+            lines.append(f"| {row['path']} | {row['query'] or '(default)'} | {row['error']} |")
+            continue
+        t = row["summary"]
+        flag = f" ({t['error_boxes']} error boxes)" if t["error_boxes"] else ""
+        no_redraw = row["keypresses"] and t["key_redraw_ms"] is None
+        lines.append(
+            f"| {row['path']}{flag} | {row['query'] or '(default)'} "
+            f"| {cell(t['ws_mb'], 2, False)} | {cell(t['http_mb'], 2, False)} "
+            f"| {cell(t['first_chart_s'], 2)} | {cell(t['idle_s'], 2)} "
+            f"| {'no chart changed' if no_redraw else cell(t['key_redraw_ms'], 0)} "
+            f"| {cell(t['key_idle_ms'], 0)} | {cell(t['key_ws_mb'], 2, False)} "
+            f"| {row['load_avg_1m']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def run(base_url: str, args: argparse.Namespace, pages: dict[str, str]) -> list[dict]:
+    """Measure every (page, query) in one Chromium; a failed view is reported, not fatal."""
+    results = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        # The first run of app.py registers the pages (st.navigation) and imports torch:
+        # do it once, unmeasured, so no row pays for it.
+        with open_tab(browser) as tab:
+            measure_load(tab, base_url + "/", args.quiet_ms, args.timeout)
+        for name, path in pages.items():
+            for query in args.queries:
+                query = query if not query or query.startswith("?") else f"?{query}"
+                keys = args.repeats if (query == "" or args.keypress) else 0
+                print(f"measuring {path}{query} ...", file=sys.stderr, flush=True)
+                try:
+                    row = measure_view(
+                        browser, base_url, path, query,
+                        load_repeats=args.load_repeats, key_repeats=keys, slider=args.slider,
+                        quiet_ms=args.quiet_ms, timeout_s=args.timeout,
+                    )  # fmt: skip
+                except Exception as error:  # a timeout or a missing control: say so, go on
+                    first_line = (str(error).splitlines() or [""])[0][:200]
+                    row = {"path": path, "query": query,
+                           "error": f"{type(error).__name__}: {first_line}"}  # fmt: skip
+                row["page"] = name
+                row["load_avg_1m"] = os.getloadavg()[0]  # after the row: what it ran under
+                results.append(row)
+        browser.close()
+    return results
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[2:]),
+    )
+    parser.add_argument(
+        "--pages",
+        nargs="+",
+        metavar="STEM",
+        help="page file stems to measure (default: every page in app.py)",
+    )
+    parser.add_argument(
+        "--queries",
+        nargs="+",
+        default=list(DEFAULT_QUERIES),
+        metavar="Q",
+        help='query strings, "" is the default view (default: "" ?n=1024 ?n=4096)',
+    )
+    parser.add_argument("--repeats", type=int, default=7, help="key presses per view")
+    parser.add_argument(
+        "--load-repeats",
+        type=int,
+        default=3,
+        help="loads per view, each in a fresh browser context",
+    )
+    parser.add_argument(
+        "--slider",
+        choices=sorted(SLIDERS),
+        default="k",
+        help="sidebar slider to press keys on (k changes a chart on more pages)",
+    )
+    parser.add_argument(
+        "--keypress", action="store_true", help="also time key presses at the non-default queries"
+    )
+    parser.add_argument("--url", help="measure this running server instead of starting one")
+    parser.add_argument(
+        "--quiet-ms",
+        type=float,
+        default=300.0,
+        help="no websocket frame or chart draw for this long means idle",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds one load or key press may take"
+    )
+    parser.add_argument("--json", type=Path, default=REPO / "bench-results" / "browser.json")
+    return parser.parse_args(argv)  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    pages = discover_pages()
+    if args.pages:
+        unknown = set(args.pages) - set(pages)
+        if unknown:
+            sys.exit(f"unknown page(s) {sorted(unknown)}; app.py has {sorted(pages)}")
+        pages = {name: path for name, path in pages.items() if name in args.pages}
+    report: dict = {"machine": machine(), "settings": {**vars(args), "json": str(args.json)}}
+    started = time.monotonic()
+    if args.url:
+        report["results"] = run(args.url.rstrip("/"), args, pages)
+    else:
+        log = Path(f"/tmp/measure_browser_server_{os.getpid()}.log")
+        with served_app(log) as (base_url, _):
+            report["results"] = run(base_url, args, pages)
+    report["machine"]["load_avg_end"] = os.getloadavg()
+    report["wall_s"] = round(time.monotonic() - started, 1)
+    print(markdown(report))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=1))
+    print(f"\nwrote {args.json} ({report['wall_s']} s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""scripts/measure_browser.py's measuring functions on one page at the default view.
+
+Checks that what the script reports is of the right kind (bytes counted, the slider moved,
+times in order), never how fast anything is: the machine may be busy.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from playwright.sync_api import Browser
+
+from relpos_core.params import K_DEFAULT
+from scripts.measure_browser import (
+    SLIDERS,
+    discover_pages,
+    measure_keypresses,
+    measure_load,
+    open_tab,
+    payload_bytes,
+)
+
+
+def test_frame_sizes_are_the_decoded_sizes() -> None:
+    for size in range(7):
+        data = base64.b64encode(bytes(range(size))).decode()
+        assert payload_bytes({"opcode": 2, "payloadData": data}) == size
+    assert payload_bytes({"opcode": 1, "payloadData": "né"}) == 3  # text: UTF-8 bytes
+
+
+def test_pages_are_read_from_app_py() -> None:
+    pages = discover_pages()
+    assert pages["overview"] == "/"  # the default page
+    assert pages["lookup"] == "/lookup"
+    assert len(set(pages.values())) == len(pages) >= 2
+
+
+def test_load_and_key_press_measurements_are_sane(browser: Browser, app_server: str) -> None:
+    with open_tab(browser) as tab:
+        load = measure_load(tab, f"{app_server}/lookup")
+        presses = measure_keypresses(tab, SLIDERS["k"], repeats=2)
+
+    assert load["ws_bytes"] > 0 and load["ws_frames"] > 0
+    assert load["http_bytes"] > 0
+    assert load["charts"] > 0 and load["draws"] >= load["charts"]
+    assert 0 < load["first_chart_s"] <= load["idle_s"]
+    assert load["error_boxes"] == 0
+
+    assert [p["key"] for p in presses] == ["ArrowRight", "ArrowLeft"]
+    moves = [(p["value_before"], p["value_after"]) for p in presses]
+    assert moves == [(K_DEFAULT, K_DEFAULT + 1), (K_DEFAULT + 1, K_DEFAULT)]
+    for press in presses:
+        assert press["redraw_ms"] is not None, "no chart was redrawn with new data"
+        assert 0 < press["redraw_ms"] <= press["idle_ms"]
+        assert press["ws_bytes"] > 0
+        assert press["error_boxes"] == 0
