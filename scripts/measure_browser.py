@@ -13,7 +13,8 @@ every query string:
   websocket received (payloads of CDP ``Network.webSocketFrameReceived``, binary frames decoded)
   and the HTTP bytes (``Network.loadingFinished`` encodedDataLength), and times the first chart
   drawn and the page idle. Repeated ``--load-repeats`` times, each in a new context; the first
-  load of a view may also fill the server's caches.
+  load of a view may also fill the server's caches. After each, a warm load: the same URL again
+  in the same context, the app's code (about 8 MB of JavaScript) now from the browser's cache.
 * key press (at the default view, at every query with ``--keypress``): focus a sidebar slider,
   press an arrow key (right, left, right, ... so the value stays near where it was), time the
   first chart drawn with new data and the page idle again, ``--repeats`` times.
@@ -339,6 +340,7 @@ def measure_load(tab: Tab, url: str, quiet_ms: float = 300, timeout_s: float = 3
     """Open ``url`` in the (fresh) tab. Measures, from the start of ``page.goto``: websocket
     and HTTP bytes received until idle, the first chart drawn and the idle moment (s)."""
     start = time.monotonic()
+    http_before = tab.net.http_bytes
     tab.page.goto(url, timeout=timeout_s * 1000)
     idle_page_ms = wait_until_idle(tab, start, quiet_ms, timeout_s)
     state = tab.poll()
@@ -348,7 +350,7 @@ def measure_load(tab: Tab, url: str, quiet_ms: float = 300, timeout_s: float = 3
     return {
         "ws_bytes": sum(size for _, size in frames),
         "ws_frames": len(frames),
-        "http_bytes": tab.net.http_bytes,
+        "http_bytes": tab.net.http_bytes - http_before,
         "first_chart_s": None if first is None else tab.clock.to_monotonic(first) - start,
         "idle_s": idle - start,
         "charts": tab.page.locator('[data-testid="stPlotlyChart"]').count(),
@@ -423,9 +425,13 @@ def measure_view(
     presses in the context of the last load."""
     url = f"{base_url}{path}{query}"
     result: dict = {"path": path, "query": query, "url": url, "loads": [], "keypresses": []}
+    result["warm_loads"] = []
     for repeat in range(load_repeats):
         with open_tab(browser) as tab:
             result["loads"].append(measure_load(tab, url, quiet_ms, timeout_s))
+            # the same URL again in the same context: the app's code now comes from the
+            # browser's cache, as on a person's second visit or a shared link opened twice
+            result["warm_loads"].append(measure_load(tab, url, quiet_ms, timeout_s))
             if key_repeats and repeat == load_repeats - 1:
                 result["keypresses"] = measure_keypresses(
                     tab, SLIDERS[slider], key_repeats, quiet_ms, timeout_s
@@ -436,6 +442,8 @@ def measure_view(
         "http_mb": spread([load["http_bytes"] for load in loads], 1 / MB),
         "first_chart_s": spread([load["first_chart_s"] for load in loads]),
         "idle_s": spread([load["idle_s"] for load in loads]),
+        "warm_idle_s": spread([load["idle_s"] for load in result["warm_loads"]]),
+        "warm_http_mb": spread([load["http_bytes"] for load in result["warm_loads"]], 1 / MB),
         "key_redraw_ms": spread([press["redraw_ms"] for press in presses]),
         "key_idle_ms": spread([press["idle_ms"] for press in presses]),
         "key_ws_mb": spread([press["ws_bytes"] for press in presses], 1 / MB),
@@ -478,14 +486,16 @@ def markdown(report: dict) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores; load average (1, 5, 15 min) "
         f"{load_start} at the start, {load_end} at the end. Chromium headless, "
         f"viewport {VIEWPORT['width']}x{VIEWPORT['height']}.",
-        f"Loads: {s['load_repeats']} per row, each in a fresh browser context (median, min–max; "
+        f"Loads: {s['load_repeats']} per row, each in a fresh browser context (nothing cached), "
+        "then once more in the same context (warm: the app's code from the browser cache) "
+        "(median, min–max; "
         f"MB = 10^6 bytes). Key presses: {s['repeats']} on slider {s['slider']!r}, "
         "alternating right/left; ms from the key event. Load 1 min: the load average after "
         "the row.",
         "",
-        "| page | query | WS MB | HTTP MB | first chart s | idle s | key: redraw ms "
-        "| key: idle ms | key: WS MB | load 1 min |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| page | query | WS MB | HTTP MB | first chart s | idle s | warm: HTTP MB "
+        "| warm: idle s | key: redraw ms | key: idle ms | key: WS MB | load 1 min |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in report["results"]:
         if "error" in row:
@@ -498,6 +508,7 @@ def markdown(report: dict) -> str:
             f"| {row['path']}{flag} | {row['query'] or '(default)'} "
             f"| {cell(t['ws_mb'], 2, False)} | {cell(t['http_mb'], 2, False)} "
             f"| {cell(t['first_chart_s'], 2)} | {cell(t['idle_s'], 2)} "
+            f"| {cell(t['warm_http_mb'], 2, False)} | {cell(t['warm_idle_s'], 2)} "
             f"| {'no chart changed' if no_redraw else cell(t['key_redraw_ms'], 0)} "
             f"| {cell(t['key_idle_ms'], 0)} | {cell(t['key_ws_mb'], 2, False)} "
             f"| {row['load_avg_1m']:.1f} |"
