@@ -129,9 +129,10 @@ def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
             rf" = {table_row}"
         )
         column = j - i + story.length - 1
-        st.latex(
-            rf"S^{{\mathrm{{rel}}}}_{{{i},{j}}} = q_{{{i}}} \cdot (E_r)_{{{column}}}"
-            rf" = q_{{{i}}} \cdot w^K_{{{table_row}}} = {value:.4g}"
+        st.latex(  # two lines: the column beside the chart is narrow
+            rf"\begin{{aligned}} S^{{\mathrm{{rel}}}}_{{{i},{j}}} &= q_{{{i}}} \cdot "
+            rf"(E_r)_{{{column}}} \\ &= q_{{{i}}} \cdot w^K_{{{table_row}}} \\ &= {value:.4g}"
+            r"\end{aligned}"
         )
         st.caption(
             r"Definition $q_i \cdot w^K_{\operatorname{clip}(j - i, k) + k}$ = "
