@@ -141,12 +141,14 @@ def logits_view(params: ViewParams) -> LogitsView:
         plan_compute("relative logits", method, n, d, h, k=k, rows=rows, traces=2)
     plan_compute("relative logits", "skew", n, d, h, k=k, traces=2)
     plan_compute("relative logits", "bucket", n, d, h, k=k, traces=3)
+    plan_compute("relative logits", "banded", n, d, h, k=k, traces=3)
     definition = rc.relative_logits(q[:, :, :m_loop], table, n, method="loop")
     by_method = {
         "einsum": rc.relative_logits(q[:, :, :m_mat], table, n, method="einsum"),
         "matmul": rc.relative_logits(q[:, :, :m_mat], table, n, method="matmul"),
         "skew": rc.relative_logits(q, table, n, method="skew"),
         "bucket": rc.relative_logits(q, table, n, method="bucket"),
+        "banded": rc.relative_logits(q, table, n, method="banded"),
     }
     max_diff = {
         name: float((rel[:, :, :m_loop] - definition).abs().max())
