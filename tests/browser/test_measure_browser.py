@@ -10,7 +10,7 @@ import base64
 
 from playwright.sync_api import Browser
 
-from relpos_core.params import K_DEFAULT
+from explorer.params import K_DEFAULT
 from scripts.measure_browser import (
     SLIDERS,
     discover_pages,
