@@ -291,7 +291,8 @@ def _dropout(
         return None
 
     def drop(weights: torch.Tensor) -> torch.Tensor:
-        u = torch.rand(weights.shape, generator=generator, dtype=weights.dtype)
+        where = generator.device if generator is not None else weights.device
+        u = torch.rand(weights.shape, generator=generator, dtype=weights.dtype, device=where)
         return weights * (u.to(weights.device) >= p) / (1.0 - p)
 
     return drop

@@ -53,7 +53,8 @@ def banded_attention(
     """
     seed = 0
     if dropout_p > 0:  # one draw from the caller's generator (or the global one, as nn.Dropout)
-        seed = int(torch.randint(0, 2**62, (), generator=generator))
+        where = generator.device if generator is not None else "cpu"
+        seed = int(torch.randint(0, 2**62, (), generator=generator, device=where))
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
     if grad:
         assert not return_weights, "weights with gradients take the unfused path"
@@ -83,10 +84,9 @@ class _BandedAttention(torch.autograd.Function):
     def backward(ctx, grad_out):
         q, k, v, table_k, table_v, out, lse, allowed = ctx.saved_tensors
         grads = _backward(grad_out, q, k, v, table_k, table_v, out, lse, allowed, *ctx.settings)
-        needed = ctx.needs_input_grad[:5]
-        return (*(g if need else None for g, need in zip(grads, needed, strict=True)),) + (
-            None,
-        ) * 5
+        needed = ctx.needs_input_grad[:5]  # q, k, v and the tables; the rest are settings
+        grads = tuple(g if need else None for g, need in zip(grads, needed, strict=True))
+        return (*grads, None, None, None, None, None)
 
 
 class _Blocks:
