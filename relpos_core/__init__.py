@@ -13,14 +13,9 @@ One call computes attention: ``relative_attention(q, k, v, table_k, table_v, ...
 ``relpos_core.methods.METHODS``.
 """
 
-from relpos_core.attention import (
-    ATTENTION_METHODS,
-    AttentionTrace,
-    combine_masks,
-    masked_softmax,
-    relative_attention,
-)
+from relpos_core.attention import ATTENTION_METHODS, AttentionTrace, relative_attention
 from relpos_core.encodings import encoding_similarity, sinusoidal_encoding
+from relpos_core.guard import check_fits, device_memory_bytes, format_bytes
 from relpos_core.layer import RelativeMultiHeadAttention, RelativePosition
 from relpos_core.logits import LOGIT_METHODS, MatmulTrace, relative_logits, trace_matmul_logits
 from relpos_core.lookup import (
@@ -29,17 +24,15 @@ from relpos_core.lookup import (
     relative_index,
     relative_table,
 )
-from relpos_core.masks import causal_mask, padding_mask, trailing_padding_mask
-from relpos_core.memory import check_fits, device_memory_bytes, format_bytes, logits_bytes
-from relpos_core.methods import (
-    METHOD_NAMES,
-    METHODS,
-    Method,
-    attention_bytes,
-    choose_method,
-    get_method,
-    memory_bytes,
+from relpos_core.masks import (
+    causal_mask,
+    combine_masks,
+    masked_softmax,
+    padding_mask,
+    trailing_padding_mask,
 )
+from relpos_core.memory import attention_bytes, logits_bytes, memory_bytes
+from relpos_core.methods import METHOD_NAMES, METHODS, Method, choose_method, get_method
 from relpos_core.skew import (
     SkewTrace,
     absolute_to_relative_masked,

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 import torch
 
 from relpos_core.banded_attention import banded_attention
-from relpos_core.checks import check_bool, check_int, check_mask, check_same_dtype, check_tensor
+from relpos_core.checks import check_bool, check_int, check_same_dtype, check_tensor
+from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
-from relpos_core.masks import causal_mask
-from relpos_core.memory import check_fits
-from relpos_core.methods import METHOD_NAMES, attention_bytes, choose_method, get_method
+from relpos_core.masks import combine_masks, masked_softmax, user_mask
+from relpos_core.memory import attention_bytes
+from relpos_core.methods import METHOD_NAMES, choose_method, get_method
 from relpos_core.trace import Trace
 
 ATTENTION_METHODS = ("auto", *METHOD_NAMES)  # "auto": ``methods.choose_method``
@@ -57,71 +58,6 @@ class AttentionTrace(Trace):
         "relative_output": "sum_j alpha_ij a^V_ij",
         "output": "z_i = sum_j alpha_ij (v_j + a^V_ij)",
     }
-
-
-def masked_softmax(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-    """Softmax over the last axis restricted to ``allowed``.
-
-    A row with no allowed key gets all-zero weights (so its output is 0), never NaN.
-    ``logits`` must be finite (forbid keys through ``allowed``, not -inf); ``allowed`` is bool
-    and broadcasts to ``logits``.
-
-    >>> masked_softmax(torch.zeros(2, 2), torch.tensor([[True, True], [False, False]]))
-    tensor([[0.5000, 0.5000],
-            [0.0000, 0.0000]])
-    """
-    logits = check_tensor("logits", logits, tuple(range(1, 9)))
-    if not isinstance(allowed, torch.Tensor) or allowed.dtype != torch.bool:
-        got = allowed.dtype if isinstance(allowed, torch.Tensor) else type(allowed).__name__
-        raise TypeError(f"allowed must be a bool tensor, got {got}")
-    if _broadcast_shape(allowed.shape, logits.shape) != logits.shape:
-        raise ValueError(
-            f"allowed of shape {tuple(allowed.shape)} does not broadcast to the logits "
-            f"{tuple(logits.shape)}"
-        )
-    masked = logits.masked_fill(~allowed, float("-inf"))
-    any_allowed = allowed.any(-1, keepdim=True)
-    safe = masked.masked_fill(~any_allowed, 0.0)  # a fully masked row would be all -inf
-    return torch.softmax(safe, dim=-1) * any_allowed
-
-
-def _broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size | None:
-    try:
-        return torch.broadcast_shapes(a, b)
-    except RuntimeError:
-        return None
-
-
-def user_mask(mask: object, shape: tuple[int, int, int, int]) -> torch.Tensor | None:
-    """The user's mask as bool (True = attend), checked to broadcast to ``shape`` unchanged."""
-    if mask is None:
-        return None
-    allowed = check_mask(mask)
-    if _broadcast_shape(allowed.shape, torch.Size(shape)) != shape:  # must not grow the logits
-        raise ValueError(
-            f"mask of shape {tuple(allowed.shape)} does not broadcast to the logits {shape}"
-        )
-    return allowed
-
-
-def combine_masks(
-    mask: torch.Tensor | None,
-    causal: bool,
-    shape: tuple[int, int, int, int],
-    query_offset: int = 0,
-) -> torch.Tensor:
-    """Broadcast a user mask (True = attend) and the causal mask to bool ``shape``.
-
-    Row r is the query at position ``query_offset + r``; causal lets it see keys j <= that.
-    """
-    check_bool("causal", causal)
-    allowed = user_mask(mask, shape)
-    if allowed is None:
-        allowed = torch.ones((), dtype=torch.bool)
-    if causal:
-        rows = causal_mask(shape[-2], shape[-1], first=query_offset).to(allowed.device)
-        allowed = allowed & rows
-    return allowed.expand(shape)
 
 
 def check_attention_inputs(

@@ -15,8 +15,8 @@ from torch import nn
 
 from relpos_core.attention import ATTENTION_METHODS, AttentionTrace, relative_attention
 from relpos_core.checks import check_choice, check_int, check_tensor
+from relpos_core.guard import check_fits
 from relpos_core.lookup import gather_relative, relative_index
-from relpos_core.memory import check_fits
 
 
 class RelativePosition(nn.Module):

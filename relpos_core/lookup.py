@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from relpos_core.checks import INT_LIMIT, check_int, check_tensor
-from relpos_core.memory import check_fits
+from relpos_core.guard import check_fits
 
 
 def relative_distances(

@@ -1,18 +1,15 @@
-"""Memory a computation will need, and the guard that refuses it before anything is allocated.
+"""Bytes a relative attention needs, from each method's own model in ``relpos_core.methods``.
 
 Huang et al. (2018), Sec. 3.4.1: for L = 2048 and D = 512 the materialized a^K (L, L, D) takes
-8.5 GB per layer in float32; the skew needs only Er (L, D), 4.2 MB. Each method in
-``relpos_core.methods`` gives its own model of those bytes; this module holds what every model
-shares: the logits floor, the size of the machine, and the refusal.
+8.5 GB per layer in float32; the skew needs only Er (L, D), 4.2 MB. ``memory_bytes`` gives that
+comparison for every method; ``attention_bytes`` estimates the peak of a whole call, which the
+guard (``relpos_core.guard``), the explorer's budget and the benchmark read.
 """
 
 from __future__ import annotations
 
-import os
-
-import torch
-
-from relpos_core.checks import check_int
+from relpos_core.checks import check_bool, check_int
+from relpos_core.methods import Method, get_method
 
 
 def logits_bytes(n: int, heads: int = 1, batch: int = 1, bytes_per_value: int = 4) -> int:
@@ -28,55 +25,73 @@ def logits_bytes(n: int, heads: int = 1, batch: int = 1, bytes_per_value: int = 
     return batch * heads * n * n * bytes_per_value
 
 
-def device_memory_bytes(device: torch.device | str | None = None) -> int | None:
-    """Total memory of ``device``: physical RAM for the CPU, the card's memory for CUDA;
-    None where torch cannot tell (then nothing is refused)."""
-    device = torch.device("cpu" if device is None else device)
-    if device.type == "cuda":
-        return int(torch.cuda.get_device_properties(device).total_memory)
-    if device.type == "cpu" and hasattr(os, "sysconf"):
-        try:
-            return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-        except (ValueError, OSError):
-            return None
-    return None
+def memory_bytes(
+    method: str,
+    n: int,
+    d: int,
+    heads: int = 1,
+    batch: int = 1,
+    bytes_per_value: int = 4,
+    *,
+    max_relative_position: int | None = None,
+    causal: bool = False,
+) -> int:
+    """Bytes of the position-dependent intermediate ``method`` builds for an n x n attention.
 
+    einsum / matmul: a^K, (n, n, d), shared by heads and batch. skew: Er, (2n-1, d) for
+    two-sided attention, (n, d) when ``causal`` (Huang's masked skew). bucket: Q w^T,
+    (b, h, n, 2k+1). banded: Q w^T plus its one reused (b, h, rows, n) block. loop: one vector.
+    bucket and banded need ``max_relative_position``.
 
-def format_bytes(count: int) -> str:
-    """Binary units, one decimal.
-
-    >>> format_bytes(256 * 2**20), format_bytes(3 * 2**30), format_bytes(1536)
-    ('256.0 MiB', '3.0 GiB', '1.5 KiB')
+    >>> memory_bytes("einsum", 2048, 512) / 1e9  # Music Transformer's 8.5 GB
+    8.589934592
+    >>> memory_bytes("skew", 2048, 512, causal=True) / 1e6  # ... versus 4.2 MB
+    4.194304
     """
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if count >= size:
-            return f"{count / size:.1f} {unit}"
-    return f"{count} B"
+    chosen = get_method(method)
+    n = check_int("n (sequence length)", n, 1)
+    d = check_int("d (head dim)", d, 1)
+    bh = check_int("heads", heads, 1) * check_int("batch", batch, 1)
+    itemsize = check_int("bytes_per_value", bytes_per_value, 1)
+    check_bool("causal", causal)
+    if max_relative_position is None:
+        if chosen.name in ("bucket", "banded"):
+            raise ValueError(f"max_relative_position is required for method {method!r}, got None")
+        k = 0
+    else:
+        k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
+    total = chosen.position_bytes(n, n, d, bh, k, causal) * itemsize
+    if chosen.name == "banded":
+        total += chosen.working_bytes(n, n, d, bh, k, itemsize)
+    return total
 
 
-def check_fits(
-    what: str,
-    need: int,
-    max_bytes: int | None,
-    device: torch.device | str | None = None,
-) -> None:
-    """Refuse (ValueError) a computation estimated at ``need`` bytes above ``max_bytes``.
+def attention_bytes(
+    method: Method,
+    shape: tuple[int, int, int, int, int, int],
+    max_relative_position: int,
+    *,
+    itemsize: int = 4,
+    trace: bool = False,
+    return_weights: bool = False,
+    grad: bool = False,
+    causal: bool = False,
+) -> int:
+    """Estimated peak bytes of one ``relative_attention`` call, an upper bound for the guard.
 
-    ``max_bytes=None`` means the total memory of ``device`` (see ``device_memory_bytes``): a
-    call that could never fit is refused up front instead of failing inside the allocator or
-    being killed. Pass a larger ``max_bytes`` to run anyway (the estimates are upper bounds).
-
-    >>> check_fits("demo", 2**70, max_bytes=None)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: demo needs about 1073741824.0 TiB, more than max_bytes = ... (...); ...
+    ``shape`` = (b, h, n_q, n_k, d, d_v). Counts the method's position intermediate and working
+    memory, the (b, h, n_q, n_k) tensors the call holds at once (a trace keeps six, an unfused
+    output about three, autograd through unfused ops about four more; the fused banded path one
+    block, three with gradients) and the output.
     """
-    limit = device_memory_bytes(device) if max_bytes is None else max_bytes
-    if limit is None or need <= limit:
-        return
-    source = "the device's total memory" if max_bytes is None else "the max_bytes given"
-    raise ValueError(
-        f"{what} needs about {format_bytes(need)}, more than max_bytes = {limit} "
-        f"({source}); use a smaller size, or pass a larger max_bytes if the estimate is "
-        "too cautious for this machine"
-    )
+    b, h, n_q, n_k, d, d_v = shape
+    bh, k = b * h, max_relative_position
+    square = bh * n_q * n_k * itemsize
+    total = method.position_bytes(n_q, n_k, d, bh, k, causal) * itemsize
+    total += bh * n_q * (d_v + 2 * k + 1) * itemsize  # the output and the bucket masses
+    if method.fused and not trace and not (grad and return_weights):
+        block = method.working_bytes(n_q, n_k, d, bh, k, itemsize)
+        total += (3 if grad else 1) * block + (square if return_weights else 0)
+        return total
+    total += method.working_bytes(n_q, n_k, d, bh, k, itemsize)
+    return total + square * (6 if trace else 3) + (4 * square if grad else 0)

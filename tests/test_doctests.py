@@ -35,6 +35,7 @@ EXPECTED_MODULES = {
     "relpos_core.layer",
     "relpos_core.logits",
     "relpos_core.lookup",
+    "relpos_core.guard",
     "relpos_core.masks",
     "relpos_core.memory",
     "relpos_core.methods",

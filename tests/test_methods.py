@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
 
-import relpos_core.memory as memory_module
+import relpos_core.guard as memory_module
 from relpos_core import (
     METHOD_NAMES,
     METHODS,

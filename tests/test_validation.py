@@ -10,7 +10,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import relpos_core as rc
-import relpos_core.memory as memory_module
+import relpos_core.guard as memory_module
 
 NAN = float("nan")
 INF = float("inf")
