@@ -45,19 +45,6 @@ def loop_rows(n: int) -> int:
     return max(1, min(n, LOOP_PAIRS // n))
 
 
-@dataclass(frozen=True)
-class Panel:
-    """One matrix to draw: what it is, its formula, the full tensor's shape, a 2-D view."""
-
-    name: str
-    formula: str
-    shape: tuple[int, ...]
-    z: np.ndarray
-    rows_title: str = "query i"
-    cols_title: str = "key j"
-    note: str = ""
-
-
 # ---- lookup ---------------------------------------------------------------------------------
 
 
@@ -100,13 +87,6 @@ def gathered_row(params: ViewParams, query: int) -> np.ndarray:
     start, stop = params.window
     index = rc.relative_index(1, stop - start, params.k, query_offset=query - start)[0]  # (W,)
     return view.table_k[index.numpy()]
-
-
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
-def window_index(params: ViewParams) -> np.ndarray:
-    """clip(j - i, k) + k on the window's pairs (W, W), int64 (every diagonal window alike)."""
-    start, stop = params.window
-    return rc.relative_index(stop - start, stop - start, params.k).numpy()
 
 
 # ---- relative logits ------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -31,16 +30,12 @@ def shape_text(shape: tuple[int, ...]) -> str:
 def chart(
     fig: go.Figure,
     key: str,
-    matrix: np.ndarray,
     *,
     formula: str = "",
     shape: tuple[int, ...] | None = None,
     note: str = "",
 ) -> None:
-    """Formula and shape, then the figure and its note.
-
-    ``matrix`` is what the page's one download (explorer.downloads) should carry for it.
-    """
+    """Formula and shape, then the figure (full width) and its note."""
     if formula or shape is not None:
         parts = [f"`{formula}`" if formula else ""]
         if shape is not None:
@@ -66,14 +61,6 @@ def bytes_text(count: int) -> str:
         if count >= size:
             return f"{count / size:.1f} {unit}"
     return f"{count} B"
-
-
-def window_note(params: ViewParams) -> str:
-    """'' for a whole view; else which positions a windowed heatmap shows, for its caption."""
-    if not params.windowed:
-        return ""
-    start, stop = params.window
-    return f"window: positions {start}-{stop - 1} of {params.length} on both axes"
 
 
 def window_caption(params: ViewParams, what: str = "every n x n heatmap") -> None:

@@ -25,12 +25,3 @@ SINUSOID = (
     r"PE_{(p,\,2m)} = \sin\bigl(p / 10000^{2m/d}\bigr),\quad "
     r"PE_{(p,\,2m+1)} = \cos\bigl(p / 10000^{2m/d}\bigr)"
 )
-
-#: The steps of Shaw et al.'s relation-aware attention, in paper order (eqs. 2-4).
-ATTENTION_STEPS = (
-    ("index", INDEX),
-    ("a^K", A_K),
-    ("logit", LOGIT),
-    ("weight", WEIGHT),
-    ("output", OUTPUT),
-)

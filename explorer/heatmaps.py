@@ -15,15 +15,18 @@ the top, masked (NaN) cells blank, and one colour scale shared by all panels of 
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import io
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
+import streamlit as st
 from PIL import Image
 
 from explorer.plots import MASKED_BACKGROUND, escape_label
@@ -161,10 +164,22 @@ def _css(rgb: np.ndarray) -> str:
 
 
 def png_source(z: np.ndarray, scale: Scale) -> str:
-    """``z`` colour-mapped on ``scale`` as a PNG data URI (masked cells light grey)."""
-    z = np.asarray(z, dtype=np.float32)
-    rgb = _colour_at(scale.kind, np.nan_to_num(scale.position(z), nan=0.0))
-    rgb[~np.isfinite(z)] = MASKED_RGB
+    """``z`` colour-mapped on ``scale`` as a PNG data URI (masked cells light grey).
+
+    Encoding a 512 x 512 panel takes about 70 ms, so the result is cached by the bytes of ``z``
+    (a digest, not Streamlit's sampled hash of large arrays): a rerun that draws the same
+    matrix, or a page that draws it twice, encodes it once.
+    """
+    z = np.ascontiguousarray(z, dtype=np.float32)
+    digest = hashlib.blake2b(z.tobytes(), digest_size=16).hexdigest()
+    return _png(digest, z.shape, scale, z)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _png(digest: str, shape: tuple[int, ...], scale: Scale, _z: np.ndarray) -> str:
+    """The PNG of ``_z`` (left out of the cache key: ``digest`` and ``shape`` stand for it)."""
+    rgb = _colour_at(scale.kind, np.nan_to_num(scale.position(_z), nan=0.0))
+    rgb[~np.isfinite(_z)] = MASKED_RGB
     buffer = io.BytesIO()
     Image.fromarray(rgb, mode="RGB").save(buffer, format="PNG", compress_level=6)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
@@ -181,22 +196,9 @@ def pool(z: np.ndarray, side: int) -> tuple[np.ndarray, int]:
     padded = np.full((rows, cols), np.nan, dtype=np.float32)
     padded[: z.shape[0], : z.shape[1]] = z
     blocks = padded.reshape(rows // block, block, cols // block, block)
-    with np.errstate(invalid="ignore"), _quiet():
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a fully masked block is meant to be NaN
         return np.nanmean(blocks, axis=(1, 3)).astype(np.float32), block
-
-
-class _quiet:
-    """Silence numpy's 'mean of empty slice' warning (a fully masked block is meant to be NaN)."""
-
-    def __enter__(self) -> None:
-        import warnings
-
-        self._catch = warnings.catch_warnings()
-        self._catch.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc: object) -> None:
-        self._catch.__exit__(*exc)
 
 
 def hover_labels(labels: Sequence[str] | None, count: int, offset: int, symbol: str) -> list[str]:

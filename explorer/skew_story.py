@@ -23,12 +23,6 @@ from explorer.params import ViewParams
 
 CACHE_ENTRIES = 8
 STEPS = ("input", "padded", "reshaped", "result")
-STEP_LABELS = {
-    "input": "1 · Q·Erᵀ",
-    "padded": "2 · padded",
-    "reshaped": "3 · reshaped",
-    "result": "4 · sliced",
-}
 E_R = r"(E_r)_c = w^K_{\operatorname{clip}(c - (L-1),\, k)},\quad r = c - (L - 1)"
 
 # LaTeX of each step, (masked, unmasked): what relpos_core.skew does, in the paper's symbols.

@@ -101,7 +101,6 @@ with right:
             height=360,
         ),
         "overview_index",
-        corner,
         note=(
             f"The first {size} x {size} of the ({params.length}, {params.length}) table; "
             "the Lookup table page draws the rest."

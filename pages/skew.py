@@ -30,7 +30,6 @@ from explorer.skew_story import (
     skew_story,
 )
 
-STEP_NAMES = {1: "input", 2: "padded", 3: "reshaped", 4: "sliced"}
 STEP_WORDS = {1: "relative", 2: "padded", 3: "reshaped", 4: "sliced"}
 VARIANTS = ("follows the mask", "masked (causal)", "unmasked (two-sided)")
 INSET_KEY = "chart_skew_inset"

@@ -42,7 +42,6 @@ st.subheader("Length generalization")
 chart(
     generalization_figure(gen.lengths, gen.curves, gen.train_max_len, gen.min_len),
     "trained_generalization",
-    gen.table,
     formula="accuracy on a fixed evaluation set, 512 sequences per length",
     shape=gen.table.shape,
     note="columns: " + ", ".join(f"{m} token, {m} sequence" for m in gen.curves),
@@ -54,7 +53,7 @@ st.caption(
 with st.expander("Training loss"):
     steps, _ = next(iter(gen.loss_curves.values()))
     losses = np.stack([loss for _, loss in gen.loss_curves.values()]).T
-    chart(loss_figure(gen.loss_curves), "trained_loss", losses, shape=losses.shape)
+    chart(loss_figure(gen.loss_curves), "trained_loss", shape=losses.shape)
 
 st.subheader("Learned distance tables $w^K$ and $w^V$")
 tables_kind = choice(
@@ -82,7 +81,6 @@ for column, name, table, cos in (
                 y_labels=tables.distances,
             ),
             f"trained_w_{key}",
-            table,
             shape=table.shape,
         )
         st.markdown(
@@ -99,7 +97,6 @@ for column, name, table, cos in (
                 zrange=(-1.0, 1.0),
             ),
             f"trained_cos_{key}",
-            cos,
             shape=cos.shape,
         )
 st.caption(
@@ -165,7 +162,6 @@ st.markdown(
 chart(
     prediction_figure(view.tokens, view.target, view.prediction, blank=trained.BLANK),
     "trained_prediction",
-    strip,
     shape=strip.shape,
 )
 for layer_index in range(view.weights.shape[0]):
@@ -183,7 +179,6 @@ for layer_index in range(view.weights.shape[0]):
                     height=320,
                 ),
                 f"trained_attention_{layer_index}_{head}",
-                weights,
                 shape=weights.shape,
             )
 

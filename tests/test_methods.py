@@ -16,7 +16,6 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import relpos_core.guard as memory_module
 from relpos_core import (
@@ -34,6 +33,7 @@ from relpos_core import (
     relative_values,
 )
 from relpos_core.banded import block_rows
+from tests.largest_tensor import LargestTensor
 
 DTYPES = (torch.float32, torch.float64)
 
@@ -296,21 +296,6 @@ def test_attention_bytes_grow_with_n(method, mode):
 
 
 # --- the guard ---
-
-
-class LargestTensor(TorchDispatchMode):
-    """Records the largest tensor any aten op produces."""
-
-    def __init__(self):
-        super().__init__()
-        self.largest = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        for t in result if isinstance(result, (tuple, list)) else (result,):
-            if isinstance(t, torch.Tensor):
-                self.largest = max(self.largest, t.numel())
-        return result
 
 
 def normal_inputs(n=64, d=8):

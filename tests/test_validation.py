@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import relpos_core as rc
 import relpos_core.guard as memory_module
+from tests.largest_tensor import LargestTensor
 
 NAN = float("nan")
 INF = float("inf")
@@ -808,21 +808,6 @@ def test_nan_in_the_inputs_propagates_on_the_fast_path():
 
 
 # --- the memory guard: refused before anything large is allocated ---
-
-
-class LargestTensor(TorchDispatchMode):
-    """Records the largest tensor any aten op produces (factories such as empty included)."""
-
-    def __init__(self):
-        super().__init__()
-        self.largest = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        for t in result if isinstance(result, (tuple, list)) else (result,):
-            if isinstance(t, torch.Tensor):
-                self.largest = max(self.largest, t.numel())
-        return result
 
 
 MACHINE = 16 * 2**30  # the guard's default limit is the device's memory: fixed here

@@ -18,4 +18,3 @@ def test_whole_logit_is_e_and_tables_are_clipped():
     assert f.LOGIT.startswith("e_{ij} =")
     assert "e_{ij}" not in f.RELATIVE_TERM  # the relative term alone is not e_ij
     assert r"\operatorname{clip}(j - i" in f.A_K and r"\operatorname{clip}(j - i" in f.A_V
-    assert [step for step, _ in f.ATTENTION_STEPS] == ["index", "a^K", "logit", "weight", "output"]
