@@ -9,7 +9,7 @@ import pytest
 import relpos_core
 
 MODULES = sorted(
-    info.name for info in pkgutil.iter_modules(relpos_core.__path__, prefix="relpos_core.")
+    info.name for info in pkgutil.walk_packages(relpos_core.__path__, prefix="relpos_core.")
 )
 # The modules whose worked examples define the public behaviour; each must keep at least one.
 MUST_HAVE_EXAMPLES = {
@@ -24,6 +24,12 @@ MUST_HAVE_EXAMPLES = {
     "relpos_core.attention",
     "relpos_core.methods",
     "relpos_core.banded",
+    "relpos_core.schemes.alibi",
+    "relpos_core.schemes.profile",
+    "relpos_core.schemes.rel_shift",
+    "relpos_core.schemes.rope",
+    "relpos_core.schemes.t5",
+    "relpos_core.schemes.transformer_xl",
 }
 # Every module of the package: a module added or removed shows up here first.
 EXPECTED_MODULES = {
@@ -42,6 +48,16 @@ EXPECTED_MODULES = {
     "relpos_core.skew",
     "relpos_core.trace",
     "relpos_core.values",
+    "relpos_core.schemes",
+    "relpos_core.schemes.alibi",
+    "relpos_core.schemes.base",
+    "relpos_core.schemes.music",
+    "relpos_core.schemes.profile",
+    "relpos_core.schemes.rel_shift",
+    "relpos_core.schemes.rope",
+    "relpos_core.schemes.shaw",
+    "relpos_core.schemes.t5",
+    "relpos_core.schemes.transformer_xl",
 }
 
 

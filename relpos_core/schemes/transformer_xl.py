@@ -1,0 +1,91 @@
+"""Transformer-XL's relative attention: Dai et al. 2019, "Transformer-XL: Attentive Language
+Models Beyond a Fixed-Length Context", Sec. 3.3.
+
+    A_ij = q_i · k_j          (a) content
+         + q_i · W_R R_(i-j)  (b) content-dependent position
+         + u · k_j            (c) global content bias
+         + v · W_R R_(i-j)    (d) global position bias        all divided by sqrt(d)
+
+R is a sinusoid of the distance i - j (sin of every frequency, then cos, as the reference
+code), W_R projects it to each head, u and v are learned per head. Transformer-XL attends only
+backwards (i - j >= 0); the sinusoid is defined for every distance, so two-sided attention here
+uses R of negative distances too. The reference code fills (b) and (d) with
+``relpos_core.schemes.rel_shift``; the terms here gather each cell's distance directly, exact
+everywhere (the tests check the shift against them inside its valid region).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from relpos_core.lookup import relative_distances
+from relpos_core.schemes.base import PositionScheme, init_normal
+
+
+def xl_sinusoid(distances: torch.Tensor, d_model: int) -> torch.Tensor:
+    """R for each distance: (m,) -> (m, d_model), [sin(r·f_0..), cos(r·f_0..)], f_m = 10000^(-2m/d).
+
+    >>> xl_sinusoid(torch.tensor([0, 1]), 2)
+    tensor([[0.0000, 1.0000],
+            [0.8415, 0.5403]], dtype=torch.float64)
+    """
+    freq = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    angle = distances.to(torch.float64)[:, None] * freq[None, :].to(distances.device)
+    return torch.cat([angle.sin(), angle.cos()], dim=-1)
+
+
+class TransformerXL(PositionScheme):
+    name = "xl"
+    title = "Transformer-XL (Dai et al. 2019)"
+    paper = (
+        'Dai et al. 2019, "Transformer-XL: Attentive Language Models Beyond a Fixed-Length Context"'
+    )
+    parameters_text = "W_R: (d_model, h·d); u, v: (h, d); R fixed sinusoid"
+    memory_text = "R and W_R R: (n_q+n_k-1)·(d_model + h·d); (q+v) (W_R R)^T: b·h·n·(2n-1)"
+    extrapolation = "continues the sinusoid: unseen distances get new but smooth R_(i-j)"
+    TERMS = ("content", "position", "global_content", "global_position")
+    POSITION_TERMS = ("position", "global_position")
+
+    def __init__(
+        self, heads: int, head_dim: int, *, generator: torch.Generator | None = None
+    ) -> None:
+        super().__init__(heads, head_dim)
+        d_model = heads * head_dim
+        if d_model % 2:
+            raise ValueError(f"heads * head_dim (d_model) must be even for R, got {d_model}")
+        self.d_model = d_model
+        # W_R R then has variance 1/2 per channel and u, v unit variance: each term spreads as
+        # much as the content term does for unit-variance q, k (the reference code uses 0.02).
+        self.w_r = init_normal((d_model, heads * head_dim), d_model**-0.5, generator)
+        self.u = init_normal((heads, head_dim), 1.0, generator)
+        self.v = init_normal((heads, head_dim), 1.0, generator)
+
+    def relative_keys(self, distances: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """W_R R_(i-j) per head for each distance i - j: (m,) -> (h, m, d)."""
+        r = xl_sinusoid(distances, self.d_model).to(dtype) @ self.w_r.to(dtype)  # (m, h·d)
+        return r.reshape(-1, self.heads, self.head_dim).transpose(0, 1)
+
+    def position_terms(self, q, k, causal, query_offset):
+        n_q, n_k = q.shape[2], k.shape[2]
+        back = -relative_distances(n_q, n_k, query_offset, q.device)  # i - j, (n_q, n_k)
+        low = query_offset - (n_k - 1)  # the smallest i - j
+        keys = self.relative_keys(torch.arange(low, query_offset + n_q, device=q.device), q.dtype)
+        index = (back - low).expand(*q.shape[:2], -1, -1)
+        u, v = self.u.to(q.dtype), self.v.to(q.dtype)
+        by_distance = q @ keys.transpose(-2, -1)  # (b,h,i,d),(h,d,m) -> (b,h,i,m)
+        global_by_distance = (v[:, None, :] @ keys.transpose(-2, -1))[None]  # (1,h,1,m)
+        return {
+            "position": by_distance.gather(-1, index) * self.scale,
+            "global_content": (u[None, :, None, :] @ k.transpose(-2, -1)) * self.scale,
+            "global_position": global_by_distance.expand(*q.shape[:2], n_q, -1).gather(-1, index)
+            * self.scale,
+        }
+
+    def position_bytes(self, n_q, n_k, batch=1, itemsize=4):
+        m = n_q + n_k - 1
+        return (
+            m * (self.d_model + 2 * self.heads * self.head_dim) + 2 * batch * self.heads * n_q * m
+        ) * itemsize + n_q * n_k * 8 * 2
+
+    def extra_repr(self) -> str:
+        return super().extra_repr() + f", d_model={self.d_model}"
