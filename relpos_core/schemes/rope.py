@@ -33,7 +33,7 @@ def rotary_angles(positions: torch.Tensor, head_dim: int, base: float) -> torch.
 def rotate(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
     """R_p x for every row: x (..., n, d), angles (n, d/2) -> (..., n, d), pairs (2m, 2m+1).
 
-    >>> turned = rotate(torch.tensor([[1.0, 0.0]]), torch.tensor([[torch.pi / 2]]))  # a quarter turn
+    >>> turned = rotate(torch.tensor([[1.0, 0.0]]), torch.tensor([[torch.pi / 2]]))
     >>> torch.allclose(turned, torch.tensor([[0.0, 1.0]]), atol=1e-6)
     True
     """
