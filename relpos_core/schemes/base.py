@@ -112,6 +112,19 @@ class PositionScheme(nn.Module):
             n_q, n_k, batch, itemsize
         )
 
+    def _check_call(self, q, k, causal, query_offset, max_bytes) -> None:
+        """Inputs fit the scheme, and the estimate fits ``max_bytes`` (before allocating)."""
+        self.check_inputs(q, k, query_offset)
+        check_bool("causal", causal)
+        b, _, n_q, _ = q.shape
+        n_k = k.shape[2]
+        check_fits(
+            f"{self.name} scheme with b = {b}, heads = {self.heads}, n_q = {n_q}, n_k = {n_k}",
+            self.logit_bytes(n_q, n_k, b, q.element_size()),
+            max_bytes,
+            q.device,
+        )
+
     def terms(
         self,
         q: torch.Tensor,
@@ -122,17 +135,7 @@ class PositionScheme(nn.Module):
         max_bytes: int | None = None,
     ) -> dict[str, torch.Tensor]:
         """Every term of the logit (b,h,n_q,n_k), in paper order; they sum to the logit."""
-        self.check_inputs(q, k, query_offset)
-        check_bool("causal", causal)
-        b, _, n_q, _ = q.shape
-        n_k = k.shape[2]
-        need = self.logit_bytes(n_q, n_k, b, q.element_size())
-        check_fits(
-            f"{self.name} scheme with b = {b}, heads = {self.heads}, n_q = {n_q}, n_k = {n_k}",
-            need,
-            max_bytes,
-            q.device,
-        )
+        self._check_call(q, k, causal, query_offset, max_bytes)
         content = (q @ k.transpose(-2, -1)) * self.scale  # (b,h,i,d),(b,h,d,j) -> (b,h,i,j)
         own = self.position_terms(q, k, causal, query_offset)
         shape = content.shape
@@ -144,10 +147,22 @@ class PositionScheme(nn.Module):
         """e_ij, the sum of every term: (b,h,n_q,n_k)."""
         return sum(self.terms(q, k, **kwargs).values())
 
-    def position_term(self, q: torch.Tensor, k: torch.Tensor, **kwargs) -> torch.Tensor:
-        """What position adds to the logit: the sum of ``POSITION_TERMS`` (b,h,n_q,n_k)."""
-        terms = self.terms(q, k, **kwargs)
-        return sum(terms[name] for name in self.POSITION_TERMS)
+    def position_term(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        *,
+        causal: bool = False,
+        query_offset: int = 0,
+        max_bytes: int | None = None,
+    ) -> torch.Tensor:
+        """What position adds to the logit: the sum of ``POSITION_TERMS`` (b,h,n_q,n_k).
+
+        The content term is not computed."""
+        self._check_call(q, k, causal, query_offset, max_bytes)
+        own = self.position_terms(q, k, causal, query_offset)
+        total = sum(own[name] for name in self.POSITION_TERMS)
+        return total.expand(q.shape[0], self.heads, q.shape[2], k.shape[2])
 
     def forward(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from relpos_core.checks import check_bool, check_int
 from relpos_core.schemes.base import PositionScheme
@@ -52,12 +53,13 @@ class DistanceProfile:
 
     @property
     def toeplitz_deviation(self) -> float:
-        """max |t_ij - mean of its diagonal| over every matrix and allowed cell."""
+        """Max-norm distance to the nearest Toeplitz matrix: max over diagonals of
+        (max - min) / 2, whose midpoint is that matrix's value. Exactly 0 for a function of
+        j - i, in any dtype."""
         seen = self.count > 0
         if not bool(seen.any()):
             return 0.0
-        spread = torch.maximum(self.high - self.mean, self.mean - self.low)
-        return float(spread[seen].max())
+        return float(((self.high - self.low)[seen] / 2).max())
 
 
 def _finish(distance, count, total, squares, low, high) -> DistanceProfile:
@@ -77,6 +79,24 @@ def _finish(distance, count, total, squares, low, high) -> DistanceProfile:
     )
 
 
+def by_distance(block: torch.Tensor, fill: float) -> torch.Tensor:
+    """Rows of ``block`` moved so that columns are distances: (..., R, N) -> (..., R, N+R-1).
+
+    out[..., i, s] = block[..., i, s + i - (R-1)], so column s holds j - i = s - (R-1) for every
+    row, and ``fill`` where that key does not exist. Pad, flatten, read back one column wider:
+    each row lands one place further left (the skew read the other way), no gather.
+
+    >>> by_distance(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), 0.0)  # j - i = -1, 0, 1
+    tensor([[0., 1., 2.],
+            [3., 4., 0.]])
+    """
+    *lead, rows, n_k = block.shape
+    width = n_k + rows
+    padded = F.pad(block, (rows - 1, 1), value=fill)  # (..., R, N+R)
+    flat = F.pad(padded.reshape(*lead, rows * width), (0, rows), value=fill)
+    return flat.reshape(*lead, rows, width + 1)[..., : n_k + rows - 1]
+
+
 class _Sums:
     """Running per-diagonal sums of blocks of a term, per (batch item, head), in float64."""
 
@@ -88,17 +108,33 @@ class _Sums:
         self.low = torch.full(shape, float("inf"), dtype=torch.float64)
         self.high = torch.full(shape, float("-inf"), dtype=torch.float64)
 
-    def add(self, block: torch.Tensor, slot: torch.Tensor, allowed: torch.Tensor) -> None:
-        """block (b, h, rows, n_k); slot int64 and allowed bool (rows, n_k)."""
-        allowed = allowed.cpu()
-        cells = block.detach().to("cpu", torch.float64)[:, :, allowed]  # (b, h, c)
-        index = slot.cpu()[allowed]  # (c,)
-        self.count.index_add_(0, index, torch.ones_like(index))
-        self.total.index_add_(2, index, cells)
-        self.squares.index_add_(2, index, cells * cells)
-        spread = index.expand_as(cells)
-        self.low.scatter_reduce_(2, spread, cells, reduce="amin")
-        self.high.scatter_reduce_(2, spread, cells, reduce="amax")
+    def add(self, block: torch.Tensor, first: int, allowed: torch.Tensor | None) -> None:
+        """block (b, h, R, n_k) whose rows start at diagonal slot ``first`` (the slot of the
+        distance j - i = -(R-1) for its last row); allowed bool (R, n_k), None for all.
+
+        Sums run in the block's dtype over its R rows, then in float64 across blocks; the
+        extremes are exact in any dtype.
+        """
+        cells = block.detach()
+        rows, n_k = cells.shape[-2:]
+        width = n_k + rows - 1
+        at = slice(first, first + width)
+        inf = float("inf")
+        if allowed is None:
+            kept, low_in, high_in = cells, cells, cells
+            present = torch.ones(rows, n_k, dtype=torch.int64)
+        else:
+            allowed = allowed.to(cells.device)
+            kept = cells.masked_fill(~allowed, 0.0)
+            low_in, high_in = cells.masked_fill(~allowed, inf), cells.masked_fill(~allowed, -inf)
+            present = allowed.to(torch.int64)
+        self.count[at] += by_distance(present.cpu(), 0).sum(0)
+        self.total[..., at] += by_distance(kept, 0.0).sum(-2).cpu().double()
+        self.squares[..., at] += by_distance(kept * kept, 0.0).sum(-2).cpu().double()
+        low = by_distance(low_in, inf).amin(-2).cpu().double()
+        high = by_distance(high_in, -inf).amax(-2).cpu().double()
+        torch.minimum(self.low[..., at], low, out=self.low[..., at])
+        torch.maximum(self.high[..., at], high, out=self.high[..., at])
 
     def profile(self, distance: torch.Tensor) -> DistanceProfile:
         count = self.count.expand_as(self.total).clone()
@@ -117,8 +153,8 @@ def distance_profile(
     ([-1, 0, 1], [[[2.0, 0.0, 1.0]]], 0.0)
     """
     b, h, n_q, n_k = term.shape
-    sums, distance, slot, allowed = _prepare(b, h, n_q, n_k, query_offset, causal)
-    sums.add(term, slot, allowed)
+    sums, distance, allowed = _prepare(b, h, n_q, n_k, query_offset, causal)
+    sums.add(term, 0, allowed)
     return sums.profile(distance)
 
 
@@ -129,9 +165,8 @@ def _prepare(batch: int, heads: int, n_q: int, n_k: int, query_offset: int, caus
     distance = torch.arange(low, n_k - query_offset)
     j = torch.arange(n_k)[None, :]
     i = torch.arange(query_offset, query_offset + n_q)[:, None]
-    slot = j - i - low  # (n_q, n_k)
-    allowed = (j <= i) if causal else torch.ones(n_q, n_k, dtype=torch.bool)
-    return _Sums(batch, heads, distance.numel()), distance, slot, allowed
+    allowed = (j <= i) if causal else None
+    return _Sums(batch, heads, distance.numel()), distance, allowed
 
 
 def content_free(x: torch.Tensor) -> torch.Tensor:
@@ -162,11 +197,12 @@ def scheme_profile(
         q, k = content_free(q), content_free(k)
     b, h, n_q, _ = q.shape
     n_k = k.shape[2]
-    sums, distance, slot, allowed = _prepare(b, h, n_q, n_k, 0, causal)
+    sums, distance, allowed = _prepare(b, h, n_q, n_k, 0, causal)
     rows = max(1, min(n_q, BLOCK_CELLS // max(1, b * h * n_k)))
     for r0 in range(0, n_q, rows):
         block = scheme.position_term(
             q[:, :, r0 : r0 + rows], k, causal=causal, query_offset=r0, max_bytes=max_bytes
         )
-        sums.add(block, slot[r0 : r0 + rows], allowed[r0 : r0 + rows])
+        r1 = r0 + block.shape[-2]  # the block's last row sees j - i = -(r1-1) at slot n_q - r1
+        sums.add(block, n_q - r1, None if allowed is None else allowed[r0:r1])
     return sums.profile(distance)
