@@ -10,7 +10,8 @@ Torch tensors in and out, float32 or float64, on any device. Imports only torch 
 
 One call computes attention: ``relative_attention(q, k, v, table_k, table_v, ...)``, with
 ``trace=True`` for every step; the methods that compute the relative terms are objects in
-``relpos_core.methods.METHODS``.
+``relpos_core.methods.METHODS``. The wider family of position schemes (Music Transformer,
+Transformer-XL, T5, ALiBi, RoPE beside Shaw's) lives in ``relpos_core.schemes``.
 """
 
 from relpos_core.attention import ATTENTION_METHODS, AttentionTrace, relative_attention
