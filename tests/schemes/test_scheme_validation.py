@@ -206,17 +206,20 @@ def test_an_oversized_call_is_refused_before_allocating(name):
             assert part in str(error.value), what
 
 
+@pytest.mark.parametrize(("n_q", "n_k", "offset"), [(12, 20, 8), (8, 8, 0), (8, 8, 3)])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("name", SCHEME_NAMES)
-def test_the_estimate_covers_the_largest_tensor(name, causal):
-    """At max_bytes = the estimate the call runs, and no single tensor it makes is larger."""
-    scheme = make_scheme(name, 2, 4)
-    q = torch.randn(2, 2, 12, 4)
-    k = torch.randn(2, 2, 20, 4)
-    need = scheme.logit_bytes(12, 20, 2, 4)
+def test_the_estimate_covers_the_largest_tensor(name, causal, n_q, n_k, offset):
+    """At max_bytes = the estimate the call runs, and no single tensor it makes is larger,
+    also with tables much longer than the sequence."""
+    params = {"shaw": {"max_relative_position": 40}, "music": {"max_relative_position": 512}}
+    scheme = make_scheme(name, 2, 4, **params.get(name, {}))
+    q = torch.randn(2, 2, n_q, 4)
+    k = torch.randn(2, 2, n_k, 4)
+    need = scheme.logit_bytes(n_q, n_k, 2, 4)
     watch = LargestTensor()
     with watch:
-        scheme.terms(q, k, causal=causal, query_offset=8, max_bytes=need)
+        scheme.terms(q, k, causal=causal, query_offset=offset, max_bytes=need)
     assert 4 * watch.largest <= need
 
 
