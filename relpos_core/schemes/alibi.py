@@ -29,7 +29,8 @@ def alibi_slopes(heads: int, max_bias: float = 8.0) -> torch.Tensor:
     [0.0625, 0.00390625, 0.25]
     """
     heads = check_int("heads", heads, 1, 4096)
-    if not isinstance(max_bias, (int, float)) or not 0 < max_bias <= 64:
+    number = isinstance(max_bias, (int, float)) and not isinstance(max_bias, bool)
+    if not number or not 0 < max_bias <= 64:
         raise ValueError(f"max_bias (slope exponent) must be a number in (0, 64], got {max_bias!r}")
 
     def power_of_two(count: int) -> list[float]:
@@ -55,8 +56,9 @@ class ALiBi(PositionScheme):
 
     def __init__(self, heads: int, head_dim: int, max_bias: float = 8.0) -> None:
         super().__init__(heads, head_dim)
+        slopes = alibi_slopes(heads, max_bias)  # checks max_bias before it is converted
         self.max_bias = float(max_bias)
-        self.register_buffer("slopes", alibi_slopes(heads, max_bias), persistent=False)
+        self.register_buffer("slopes", slopes, persistent=False)
 
     def position_terms(self, q, k, causal, query_offset):
         r = relative_distances(q.shape[2], k.shape[2], query_offset, q.device)

@@ -114,14 +114,14 @@ class MusicRelative(PositionScheme):
         return mass @ self.padded(self.embed_v, weights.dtype)  # the zero row drops the rest
 
     def position_bytes(self, n_q, n_k, batch=1, itemsize=4):
-        tables = self.heads * 2 * max(n_q, n_k) * self.head_dim * itemsize
-        if n_q == n_k:
-            return tables + batch * self.heads * n_q * (2 * n_q - 1) * itemsize
-        return (
-            tables
-            + batch * self.heads * n_q * 2 * self.max_relative_position * itemsize
-            + (n_q * n_k * 8)
-        )
+        length = self.max_relative_position
+        # the zero-padded table (h, 2L, d), or the sequence's embeddings (h, 2n-1, d)
+        tables = self.heads * 2 * max(length, n_q, n_k) * self.head_dim * itemsize
+        # the gather (any block): Q E^T per table row (b,h,n_q,2L), int64 distances and slots
+        work = batch * self.heads * n_q * 2 * length * itemsize + 2 * n_q * n_k * 8
+        if n_q == n_k:  # the skew when the queries start at 0: Q E^T (b,h,n,2n-1)
+            work = max(work, batch * self.heads * n_q * (2 * n_q - 1) * itemsize)
+        return tables + work
 
     def extra_repr(self) -> str:
         return (

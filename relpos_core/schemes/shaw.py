@@ -46,14 +46,14 @@ class ShawRelative(PositionScheme):
         self.table_v = torch.nn.Parameter((torch.rand(shape, generator=generator) * 2 - 1) * bound)
 
     def position_terms(self, q, k, causal, query_offset):
-        n_k = k.shape[2]
-        return {"relative": banded_logits(q, self.table_k, n_k, query_offset) * self.scale}
+        table = self.table_k.to(q.dtype)  # the tables follow the inputs' dtype, as every scheme
+        return {"relative": banded_logits(q, table, k.shape[2], query_offset) * self.scale}
 
     def position_bytes(self, n_q, n_k, batch=1, itemsize=4):
         return batch * self.heads * n_q * (2 * self.max_relative_position + 1) * itemsize
 
     def relative_values(self, weights, causal, query_offset):
-        return banded_values(weights, self.table_v, query_offset)
+        return banded_values(weights, self.table_v.to(weights.dtype), query_offset)
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", max_relative_position={self.max_relative_position}"
