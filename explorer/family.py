@@ -212,6 +212,20 @@ class ProfileView:
     over: str  # "whole" or "window"
     logit_bytes: int  # the scheme's estimate for its logits at this n (b = 1)
 
+    def curve(self, head: int | None = None, normalise: bool = False):
+        """(mean (m,), std (m,)) of one head or pooled over heads (None); with ``normalise``
+        both divided by the curve's largest |mean| (so every curve peaks at ±1)."""
+        mean, std = (
+            (self.pooled_mean, self.pooled_std)
+            if head is None
+            else (self.mean[head], self.std[head])
+        )
+        if normalise:
+            peak = float(np.nanmax(np.abs(mean), initial=0.0))
+            if peak > 0:
+                mean, std = mean / peak, std / peak
+        return mean, std
+
     def toeplitz(self, position_only: bool = False) -> bool:
         """Whether the term is a function of j - i alone, up to float32 rounding."""
         if position_only:
@@ -322,6 +336,7 @@ class CompareView:
 
     weights_a: np.ndarray  # (h, W, W)
     weights_b: np.ndarray  # (h, W, W)
+    difference: np.ndarray  # (h, W, W) weights_b - weights_a
     weight_diff: np.ndarray  # (h,)
     output_diff: np.ndarray  # (h,)
 
@@ -361,9 +376,11 @@ def compare_view(params: ViewParams, config_a: SchemeConfig, config_b: SchemeCon
     def window(weights: torch.Tensor) -> np.ndarray:
         return np.where(allowed, _np(weights[:, :, start:stop]), np.nan).astype(np.float32)
 
+    shown_a, shown_b = window(weights_a), window(weights_b)
     return CompareView(
-        weights_a=window(weights_a),
-        weights_b=window(weights_b),
+        weights_a=shown_a,
+        weights_b=shown_b,
+        difference=shown_b - shown_a,
         weight_diff=_np((weights_b - weights_a).abs().amax((-2, -1))),
         output_diff=_np((z_b - z_a).abs().amax((-2, -1))),
     )
