@@ -384,3 +384,33 @@ def compare_view(params: ViewParams, config_a: SchemeConfig, config_b: SchemeCon
         weight_diff=_np((weights_b - weights_a).abs().amax((-2, -1))),
         output_diff=_np((z_b - z_a).abs().amax((-2, -1))),
     )
+
+
+SATURATE_QUANTILE = 0.995  # a diverging scale bound at this quantile of |value| when it helps
+
+
+@dataclass(frozen=True)
+class ColourRange:
+    """The ±bound of a diverging colour scale for some panels, and what it leaves out."""
+
+    zrange: tuple[float, float] | None  # None: the largest |value| (the usual scale)
+    note: str  # a caption sentence when colours saturate, else ""
+
+
+def colour_range(panels: list[np.ndarray]) -> ColourRange:
+    """A few large values would wash every other cell out to white: when the largest |value|
+    is over twice the SATURATE_QUANTILE quantile of |value|, bound the scale there and say how
+    many cells saturate (hover and the zoom still give exact values)."""
+    values = np.abs(np.concatenate([np.ravel(p) for p in panels]))
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return ColourRange(None, "")
+    bound, top = float(np.quantile(values, SATURATE_QUANTILE)), float(values.max())
+    if bound <= 0 or top <= 2 * bound:
+        return ColourRange(None, "")
+    beyond = float((values > bound).mean())
+    return ColourRange(
+        (-bound, bound),
+        f"Colours saturate beyond ±{bound:.3g} ({beyond:.1%} of cells; the largest |value| is "
+        f"{top:.3g}).",
+    )

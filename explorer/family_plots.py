@@ -1,9 +1,10 @@
 """The Schemes page's line chart: every scheme's position term against the distance j - i.
 
-Takes arrays, returns a ``go.Figure``. A curve is its mean with a shaded band (the caller says
-what the band is); arrays travel as float32 typed arrays. Long curves are thinned for the
-browser: every distance with |j - i| < DENSE_DISTANCE is drawn, beyond that every s-th, so that
-a curve has at most about 2 * DENSE_DISTANCE + POINTS_FAR points (:func:`shown_distances`).
+Takes arrays, returns a ``go.Figure``. A curve is its mean, optionally with a shaded band (the
+caller says what the band is); arrays travel as float32 typed arrays. Long curves are thinned
+for the browser: every distance with |j - i| < DENSE_DISTANCE is drawn, beyond that every s-th,
+so that a curve has at most about 2 * DENSE_DISTANCE + POINTS_FAR points
+(:func:`shown_distances`).
 """
 
 from __future__ import annotations
@@ -46,12 +47,14 @@ def profile_figure(
     *,
     y_title: str,
     highlight: str = "",
+    bands: tuple[str, ...] = (),
     marks: tuple[int, ...] = (),
     mark_label: str = "",
     height: int = 460,
 ) -> go.Figure:
     """One line per curve (name -> (mean (m,), band half-width (m,))) against ``distance``
-    (m,), a shaded band of mean ± half-width, NaN points left out; ``highlight`` drawn thicker;
+    (m,), NaN points left out; the curves named in ``bands`` with a shaded band of mean ±
+    half-width; ``highlight`` drawn thicker;
     dotted vertical lines at ``marks``, the first labelled ``mark_label``."""
     index, _ = shown_distances(distance)
     x_all = np.asarray(distance)[index]
@@ -63,7 +66,7 @@ def profile_figure(
         seen = np.isfinite(mean)
         x, y, h = x_all[seen].astype(np.float32), mean[seen], half[seen]
         label = html.escape(name, quote=False)
-        if np.any(h > 0):
+        if name in bands and np.any(h > 0):
             data.append(
                 {
                     "type": "scatter",

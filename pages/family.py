@@ -129,7 +129,8 @@ window_caption(params)
 view = family.position_view(params, config)
 grid_side = 256 if size > 256 else 512
 grid = [Panel(view.term[h], title=f"head {h}", **at) for h in range(heads)]
-scale = make_scale("diverging", list(view.term))
+shown = family.colour_range(list(view.term))
+scale = make_scale("diverging", list(view.term), zrange=shown.zrange)
 mask_note = "" if params.mask == "none" else f" Masked cells ({params.mask} mask) are blank."
 figure(
     panel_grid(grid, scale, columns=grid_columns(heads), image_side=grid_side),
@@ -138,6 +139,8 @@ figure(
     caption=f"The position term of every head ({config.text or 'no settings'}). "
     + scale.caption
     + mask_note
+    + " "
+    + shown.note
     + " "
     + pooled_note(grid, grid_side),
 )
@@ -166,14 +169,20 @@ def one_head() -> None:
             "global_position": "(d) v · W_R R",
         }
         panels = [Panel(z, title=names[t], **at) for t, z in terms.items()]
-        term_scale = make_scale("diverging", [p.z for p in panels])
+        term_range = family.colour_range([p.z for p in panels])
+        term_scale = make_scale("diverging", [p.z for p in panels], zrange=term_range.zrange)
         st.markdown(f"**Transformer-XL's four terms, head {head}** (all divided by √d)")
         figure(
-            panel_grid(panels, term_scale, columns=grid_columns(4), image_side=256),
+            panel_grid(panels, term_scale, columns=2, image_side=256),
             "family_xl_terms",
             shape=(4, n, n),
             caption="(b) + (d) is the position term above; (c) depends on the key alone, so "
-            "each column is constant. " + term_scale.caption + " " + pooled_note(panels, 256),
+            "each column is constant. "
+            + term_scale.caption
+            + " "
+            + term_range.note
+            + " "
+            + pooled_note(panels, 256),
         )
 
 
@@ -214,7 +223,6 @@ table = pd.DataFrame(
             f"{profiles[s].deviation_position:.2g}" for s in SCHEME_NAMES
         ],
         f"logits memory at n = {n}": [bytes_text(profiles[s].logit_bytes) for s in SCHEME_NAMES],
-        "what position builds": [SCHEMES[s].memory_text for s in SCHEME_NAMES],
     }
 )
 picked_row = list(SCHEME_NAMES).index(name)
@@ -229,7 +237,7 @@ st.dataframe(table.style.apply(highlight, axis=1), hide_index=True, key="family_
 st.caption(
     f"Memory: each scheme's own estimate (logit_bytes) of its logit terms, their sum and its "
     f"position work for one sequence of n = {n} with {heads} heads, float32. The picked scheme "
-    "is highlighted."
+    f"is highlighted; besides its terms, {LABELS[name]} builds {scheme_class.memory_text}."
 )
 
 
@@ -249,7 +257,7 @@ def profile_chart() -> None:
             help="Pooled: every cell of every head at that distance.",
         )
     with middle:
-        normalise = toggle("normalise each curve", "profile_norm", False)
+        normalise = toggle("normalise each curve", "profile_norm", True)
     with right:
         longest = max(1, n)
         if int(st.session_state.get("built_for", 0)) > longest:
@@ -277,21 +285,25 @@ def profile_chart() -> None:
         curves,
         y_title="position term / its largest |mean|" if normalise else "position term (logit)",
         highlight=LABELS[name],
+        bands=(LABELS[name],),
         marks=(reach, -reach) if reach > 0 else (0,),
         mark_label=f"built for {built_for}: ±{reach}",
     )
     st.plotly_chart(fig, key="chart_family_profile", width="stretch")
     _, stride = shown_distances(first.distance)
     what = (
-        "the mean over every cell at that distance, the band ± one standard deviation (the "
-        "content's spread"
+        f"the mean over every cell at that distance; the band around {LABELS[name]} (the "
+        "picked scheme) is ± one standard deviation, the content's spread"
         + (" and the heads' differences" if head is None and heads > 1 else "")
-        + ")"
         if first.with_content
         else f"the position-only part (content removed), exact from the first and last query "
         f"rows: the term with content over all {n} x {n} cells and {heads} heads of six "
         "schemes would take several seconds"
-        + ("; the band spans the heads (± one standard deviation)" if head is None else "")
+        + (
+            f"; the band around {LABELS[name]} is ± one standard deviation over the heads"
+            if head is None and heads > 1
+            else ""
+        )
     )
     parts = [
         f"{'Pooled over all ' + str(heads) + ' heads' if head is None else 'Head ' + str(head)}: "
@@ -318,7 +330,7 @@ def profile_chart() -> None:
             {
                 "scheme": [LABELS[s] for s in SCHEME_NAMES],
                 "beyond the trained distances": [SCHEMES[s].extrapolation for s in SCHEME_NAMES],
-                "settings": [settings.config(s, params).text or "-" for s in SCHEME_NAMES],
+                "settings": [settings.config(s, params).text or "(none)" for s in SCHEME_NAMES],
             }
         ).set_index("scheme")
     )
@@ -354,7 +366,8 @@ def compare() -> None:
         caption=weight_scale.caption + mask_note + " " + pooled_note(weights, 256),
     )
     difference = [Panel(both.difference[head], title=f"B - A, head {head}", **at)]
-    diff_scale = make_scale("diverging", [both.difference[head]])
+    diff_range = family.colour_range([both.difference[head]])
+    diff_scale = make_scale("diverging", [both.difference[head]], zrange=diff_range.zrange)
     c1, c2 = st.columns([3, 2])
     with c1:
         figure(
@@ -362,6 +375,8 @@ def compare() -> None:
             "family_compare_diff",
             shape=(n, n),
             caption=diff_scale.caption.replace("; one scale for every panel", "")
+            + " "
+            + diff_range.note
             + " "
             + pooled_note(difference, 256),
         )
