@@ -73,7 +73,7 @@ def profile_figure(
                     "x": np.concatenate([x, x[::-1]]),
                     "y": np.concatenate([y + h, (y - h)[::-1]]),
                     "fill": "toself",
-                    "fillcolor": _rgba(colour, 0.15),
+                    "fillcolor": _rgba(colour, 0.12),
                     "line": {"width": 0},
                     "mode": "lines",
                     "hoverinfo": "skip",
@@ -90,7 +90,7 @@ def profile_figure(
                 "mode": "lines",
                 "name": label,
                 "legendgroup": label,
-                "line": {"color": colour, "width": 3.5 if name == highlight else 1.8},
+                "line": {"color": colour, "width": 2.6 if name == highlight else 1.4},
                 "hovertemplate": f"{label}<br>j - i = %{{x}}<br>%{{y:.4g}}<extra></extra>",
             }
         )
