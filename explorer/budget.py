@@ -149,3 +149,45 @@ def largest_n(
         else:
             high = mid - 1
     return low
+
+
+def plan_scheme(
+    what: str,
+    scheme,
+    n_q: int,
+    n_k: int,
+    *,
+    traces: int = 0,
+    budget: int = REQUEST_BUDGET_BYTES,
+) -> int:
+    """The bytes a position scheme (``relpos_core.schemes``) needs for n_q queries over n_k
+    keys, by its own ``logit_bytes``, plus ``traces`` kept (h, n_q, n_k) float32 tensors;
+    ``ValueError`` naming the values when that is over ``budget``.
+
+    >>> from relpos_core.schemes import make_scheme
+    >>> alibi = make_scheme("alibi", heads=1, head_dim=4)
+    >>> plan_scheme("demo", alibi, 2, 2)  # 4 cells x (2 terms + 2) x 4 B + 4 int64 distances
+    96
+    """
+    need = scheme.logit_bytes(n_q, n_k) + traces * scheme.heads * n_q * n_k * FLOAT32
+    if need > budget:
+        raise ValueError(
+            f"{what}: the {scheme.name} scheme with heads = {scheme.heads}, head dim = "
+            f"{scheme.head_dim}, {n_q} queries over n (keys) = {n_k} needs about "
+            f"{format_bytes(need)}, more than the per-request memory budget of "
+            f"{format_bytes(budget)}; choose a smaller n, d or number of heads"
+        )
+    return need
+
+
+def rows_within_budget(
+    scheme, n_k: int, rows_max: int, *, traces: int = 0, budget: int = REQUEST_BUDGET_BYTES
+) -> int:
+    """The most query rows (at most ``rows_max``, at least 1) over n_k keys that fit ``budget``
+    by :func:`plan_scheme`'s estimate; a block of 1 row may still be refused by it."""
+    low, high = 1, max(1, rows_max)
+    while low < high:  # the estimate grows with the rows
+        mid = (low + high + 1) // 2
+        need = scheme.logit_bytes(mid, n_k) + traces * scheme.heads * mid * n_k * FLOAT32
+        low, high = (mid, high) if need <= budget else (low, mid - 1)
+    return low

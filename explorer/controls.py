@@ -294,22 +294,37 @@ def choice(
     *,
     radio: bool = False,
     format_func=str,
+    default: object = None,
     **kwargs,
 ):
-    """A URL-bound segmented control (or radio) over ``options``, first option by default.
+    """A URL-bound segmented control (or radio) over ``options``, ``default`` (else the first
+    option) by default.
 
     A deselected segmented control reads as the default, so the result is always an option.
     """
-    default = options[0]
+    default = options[0] if default is None else default
     labels = [format_func(option) for option in options]
     check_url_value(key, labels, default, "one of " + ", ".join(labels))
     if radio:
-        widget = st.radio(label, options, key=key, bind=BIND, format_func=format_func, **kwargs)
+        index = list(options).index(default)
+        widget = st.radio(
+            label, options, index=index, key=key, bind=BIND, format_func=format_func, **kwargs
+        )
     else:
         widget = st.segmented_control(
             label, options, default=default, key=key, bind=BIND, format_func=format_func, **kwargs
         )
     return default if widget is None else widget
+
+
+def int_number(label: str, low: int, high: int, key: str, value: int, **kwargs) -> int:
+    """A URL-bound integer box in [low, high], checked as :func:`check_url_value`; a kept value
+    outside the range (the range moved with another control) is moved into it first."""
+    check_url_value(key, int_in(low, high), value, f"an integer in [{low}, {high}]")
+    kept = st.session_state.get(key)
+    if isinstance(kept, int) and not low <= kept <= high:
+        st.session_state[key] = min(max(kept, low), high)
+    return int(st.number_input(label, low, high, value, step=1, key=key, bind=BIND, **kwargs))
 
 
 def toggle(label: str, key: str, value: bool) -> bool:

@@ -25,3 +25,41 @@ SINUSOID = (
     r"PE_{(p,\,2m)} = \sin\bigl(p / 10000^{2m/d}\bigr),\quad "
     r"PE_{(p,\,2m+1)} = \cos\bigl(p / 10000^{2m/d}\bigr)"
 )
+
+# ---- the family of relative position schemes (each in its own paper's symbols) -------------
+# Every scheme shares the content term q_i · k_j / sqrt(d); each entry is (the logit, what
+# position adds to it: the term the Schemes page draws).
+SHAW_LOGIT = r"e_{ij} = \frac{q_i \bigl(k_j + a^K_{ij}\bigr)^\top}{\sqrt{d}},\quad " + A_K
+SHAW_POSITION = r"\frac{q_i\,(a^K_{ij})^\top}{\sqrt{d}}"
+MUSIC_LOGIT = (
+    r"e_{ij} = \frac{q_i \bigl(k_j + E_{j-i}\bigr)^\top}{\sqrt{d}},\quad "
+    r"E_{j-i} = 0 \ \text{ for } |j - i| > L - 1"
+)
+MUSIC_POSITION = r"\frac{q_i\,E_{j-i}^\top}{\sqrt{d}}"
+XL_LOGIT = (
+    r"A_{ij} = \tfrac{1}{\sqrt{d}}\Bigl(\underbrace{q_i^\top k_j}_{(a)}"
+    r" + \underbrace{q_i^\top W_{k,R} R_{i-j}}_{(b)}"
+    r" + \underbrace{u^\top k_j}_{(c)}"
+    r" + \underbrace{v^\top W_{k,R} R_{i-j}}_{(d)}\Bigr)"
+)
+XL_POSITION = r"\frac{(q_i + v)^\top W_{k,R} R_{i-j}}{\sqrt{d}} \quad \text{(b) + (d)}"
+T5_LOGIT = r"e_{ij} = \frac{q_i \cdot k_j}{\sqrt{d}} + b_h\bigl(\operatorname{bucket}(j - i)\bigr)"
+T5_POSITION = r"b_h\bigl(\operatorname{bucket}(j - i)\bigr)"
+ALIBI_LOGIT = (
+    r"e_{ij} = \frac{q_i \cdot k_j}{\sqrt{d}} - m_h\,|i - j|,\quad m_h = 2^{-8h/H}"
+    r"\ \ (h = 1, \dots, H)"
+)
+ALIBI_POSITION = r"-m_h\,|i - j|"
+ROPE_LOGIT = (
+    r"e_{ij} = \frac{(R_{\Theta,i}\,q_i)^\top (R_{\Theta,j}\,k_j)}{\sqrt{d}}"
+    r" = \frac{q_i^\top R_{\Theta,\,j-i}\,k_j}{\sqrt{d}},\quad \theta_m = \mathrm{base}^{-2m/d}"
+)
+ROPE_POSITION = r"\frac{q_i^\top \bigl(R_{\Theta,\,j-i} - I\bigr)\,k_j}{\sqrt{d}}"
+SCHEME_FORMULAS = {
+    "shaw": (SHAW_LOGIT, SHAW_POSITION),
+    "music": (MUSIC_LOGIT, MUSIC_POSITION),
+    "xl": (XL_LOGIT, XL_POSITION),
+    "t5": (T5_LOGIT, T5_POSITION),
+    "alibi": (ALIBI_LOGIT, ALIBI_POSITION),
+    "rope": (ROPE_LOGIT, ROPE_POSITION),
+}

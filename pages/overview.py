@@ -30,6 +30,9 @@ PAGE_LIST = (
      "output $z_i$ split into its content and relative parts"),
     ("absolute.py", "Absolute vs relative", ":material/compare:",
      "the sinusoidal encoding and why its similarity depends on $j - i$ only"),
+    ("family.py", "Position schemes", ":material/category:",
+     "Shaw, Music Transformer, Transformer-XL, T5, ALiBi and RoPE on the same inputs: which are "
+     "functions of $j - i$, their terms against the distance, and two compared"),
     ("trained.py", "Trained model", ":material/school:",
      "a small model that needs relative position: length generalization and learned tables"),
     ("speed.py", "Speed & memory", ":material/speed:",

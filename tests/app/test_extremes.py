@@ -27,7 +27,7 @@ EXTREMES = {
     "pad = n": {"n": "5", "mask": "padding", "pad": "5"},
     "text of one token": {"text": "solo"},
 }
-PAGES = ("lookup", "logits", "skew", "attention", "absolute")
+PAGES = ("lookup", "logits", "skew", "attention", "absolute", "family")
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -21,6 +21,7 @@ EXPECTED_CHARTS = {
     "skew": {"skew_unmasked_input"},  # one step at a time: tests/app/test_skew_page.py
     "attention": {"attention_heads", "attention_weights", "attention_logits", "attention_output"},
     "absolute": {"sinusoidal_encoding", "encoding_similarity", "relative_index"},
+    "family": {"family_heads", "family_head", "family_profile", "family_compare"},
 }
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
 

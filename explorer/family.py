@@ -1,0 +1,416 @@
+"""The Schemes page's settings and cached views: six relative position schemes on one q, k, v.
+
+Every scheme is drawn with ``relpos_core.schemes.make_scheme`` from a seed derived from the
+view's seed and its name, so a scheme's parameters change only with the seed. A cached view
+takes the view's :class:`ViewParams` and one :class:`SchemeConfig` (the scheme's own settings
+only: changing T5's buckets leaves every other scheme's cache alone) and returns frozen float32
+numpy; each first checks its largest computation against the per-request budget.
+
+Above DISPLAY_MAX positions the heatmaps show the window [s, s+W). Every position term here is
+a function of q_i, k_j and j - i, so the window's block of the whole term is the term of the
+window's queries over the window's keys at positions 0..W-1 (as ``compute.logits_view``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+import torch
+
+from explorer.budget import plan_scheme, rows_within_budget
+from explorer.example import derived_seed, example_inputs
+from explorer.params import N_MAX, ViewParams
+from relpos_core.masks import combine_masks
+from relpos_core.schemes import (
+    SCHEME_NAMES,
+    PositionScheme,
+    content_free,
+    distance_profile,
+    make_scheme,
+    scheme_profile,
+)
+from relpos_core.schemes.profile import BLOCK_CELLS
+
+# b batch (1) · h heads · i query pos · j key pos · d head dim · m distances j - i
+
+CACHE_ENTRIES = 8
+SCHEME_LABELS = {
+    "shaw": "Shaw",
+    "music": "Music",
+    "xl": "Transformer-XL",
+    "t5": "T5",
+    "alibi": "ALiBi",
+    "rope": "RoPE",
+}
+MUSIC_LEN_MAX = N_MAX
+T5_BUCKET_CHOICES = (8, 16, 32, 64, 128)
+T5_MAX_MAX = 2 * N_MAX
+ALIBI_BIAS_CHOICES = (2, 4, 8, 16)
+ROPE_BASE_CHOICES = (100, 1_000, 10_000, 100_000, 1_000_000)
+# A profile of every diagonal holds heads·n² cells per scheme: up to this many the page runs
+# it with content and content-free (about 2 s for all six on one core); above, see profiles().
+FULL_PROFILE_CELLS = 2**24
+TOEPLITZ_RTOL = 1e-5  # a deviation this small relative to the term's largest |value| is rounding
+
+
+@dataclass(frozen=True)
+class FamilySettings:
+    """The page's own controls, checked: each error names the control, its range and value."""
+
+    scheme: str = "shaw"
+    music_len: int = 64
+    music_values: bool = False
+    t5_buckets: int = 32
+    t5_max: int = 128
+    alibi_bias: int = 8
+    rope_base: int = 10_000
+    built_for: int = 512
+    compare_a: str = "shaw"
+    compare_b: str = "rope"
+
+    def __post_init__(self) -> None:
+        for name in ("scheme", "compare_a", "compare_b"):
+            _check_choice(name, getattr(self, name), SCHEME_NAMES)
+        _check_int("music_len (table length L)", self.music_len, 1, MUSIC_LEN_MAX)
+        if not isinstance(self.music_values, bool):
+            raise ValueError(f"music_values must be true or false, got {self.music_values!r}")
+        _check_choice("t5_buckets (num_buckets)", self.t5_buckets, T5_BUCKET_CHOICES)
+        # causal T5 uses all buckets for the past: max_exact = num_buckets / 2 exact distances
+        _check_int("t5_max (max_distance)", self.t5_max, self.t5_buckets // 2 + 1, T5_MAX_MAX)
+        _check_choice("alibi_bias (max_bias)", self.alibi_bias, ALIBI_BIAS_CHOICES)
+        _check_choice("rope_base (base)", self.rope_base, ROPE_BASE_CHOICES)
+        _check_int("built_for (trained length)", self.built_for, 1, N_MAX)
+
+    def config(self, name: str, params: ViewParams) -> SchemeConfig:
+        """The settings of scheme ``name`` alone (Shaw's clip distance is the sidebar's k)."""
+        options: dict[str, object] = {
+            "shaw": {"max_relative_position": params.k},
+            "music": {"max_relative_position": self.music_len, "values": self.music_values},
+            "xl": {},
+            "t5": {"num_buckets": self.t5_buckets, "max_distance": self.t5_max},
+            "alibi": {"max_bias": self.alibi_bias},
+            "rope": {"base": self.rope_base},
+        }[_check_choice("scheme", name, SCHEME_NAMES)]
+        return SchemeConfig(name, tuple(sorted(options.items())))
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+    return value
+
+
+def _check_choice(name: str, value: object, choices: tuple) -> object:
+    if isinstance(value, bool) or value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class SchemeConfig:
+    """One scheme and its keyword arguments for ``make_scheme`` (hashable: a cache key)."""
+
+    name: str
+    options: tuple[tuple[str, object], ...] = ()
+
+    def build(self, params: ViewParams) -> PositionScheme:
+        """The scheme for this view, its parameters drawn from the view's seed."""
+        seed = derived_seed(params.seed, "scheme:" + self.name)
+        return make_scheme(self.name, params.heads, params.head_dim, seed, **dict(self.options))
+
+    @property
+    def text(self) -> str:
+        """``num_buckets = 32, max_distance = 128``; empty without settings."""
+        return ", ".join(f"{key} = {value}" for key, value in self.options)
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().cpu().numpy().astype(np.float32)
+
+
+def window_allowed(params: ViewParams) -> torch.Tensor:
+    """bool (W, W): which of the window's (query, key) cells the sidebar mask allows."""
+    start, stop = params.window
+    size = stop - start
+    mask = example_inputs(params).mask
+    block = None if mask is None else mask[..., start:stop]
+    return combine_masks(block, params.causal, (1, 1, size, size))[0, 0]
+
+
+def _window_terms(
+    scheme: PositionScheme, params: ViewParams, what: str, every_term: bool = False
+) -> dict[str, torch.Tensor]:
+    """The scheme's position term (or every term) on the window: the window's queries over the
+    window's keys, queries and keys at 0..W-1 (the block of the whole: see the docstring)."""
+    inputs = example_inputs(params)
+    start, stop = params.window
+    size = stop - start
+    plan_scheme(what, scheme, size, size, traces=len(scheme.TERMS) + 1)
+    q, k = inputs.q[:, :, start:stop], inputs.k[:, :, start:stop]
+    with torch.no_grad():
+        if every_term:
+            return scheme.terms(q, k, causal=params.causal)
+        return {"position": scheme.position_term(q, k, causal=params.causal)}
+
+
+@dataclass(frozen=True)
+class PositionView:
+    """What a scheme's position adds to the logit, every head, on the window (NaN = masked)."""
+
+    term: np.ndarray  # (h, W, W)
+    allowed: np.ndarray  # (W, W) 1.0 / 0.0
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+def position_view(params: ViewParams, config: SchemeConfig) -> PositionView:
+    scheme = config.build(params)
+    term = _window_terms(scheme, params, "position term")["position"][0]  # (h, W, W)
+    allowed = window_allowed(params)
+    return PositionView(
+        term=np.where(allowed.numpy(), _np(term), np.nan).astype(np.float32),
+        allowed=_np(allowed.float()),
+    )
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def scheme_terms(params: ViewParams, config: SchemeConfig, head: int) -> dict[str, np.ndarray]:
+    """Every term of one head's logit on the window, in paper order: name -> (W, W), NaN = masked
+    (Transformer-XL's (a)-(d))."""
+    scheme = config.build(params)
+    terms = _window_terms(scheme, params, "terms", every_term=True)
+    allowed = window_allowed(params).numpy()
+    return {
+        name: np.where(allowed, _np(term[0, head]), np.nan).astype(np.float32)
+        for name, term in terms.items()
+    }
+
+
+@dataclass(frozen=True)
+class ProfileView:
+    """A scheme's position term along every distance j - i of the whole sequence.
+
+    ``mean`` / ``std`` per head and pooled over heads (every cell of every head at distance r);
+    NaN where no cell is allowed (j > i under a causal mask). ``with_content``: the term as
+    computed with the view's q and k; else its position-only part (q, k replaced by their mean
+    over positions). ``deviation``: the max-norm distance of the term to the nearest Toeplitz
+    matrix (relpos_core's ``toeplitz_deviation``), measured ``over`` the whole matrix or the
+    window's block only; ``scale``: the term's largest |value| there.
+    """
+
+    distance: np.ndarray  # (m,) j - i, -(n-1)..n-1
+    mean: np.ndarray  # (h, m)
+    std: np.ndarray  # (h, m)
+    pooled_mean: np.ndarray  # (m,)
+    pooled_std: np.ndarray  # (m,)
+    with_content: bool
+    deviation: float  # with content
+    deviation_position: float  # position only
+    scale: float
+    scale_position: float
+    over: str  # "whole" or "window"
+    logit_bytes: int  # the scheme's estimate for its logits at this n (b = 1)
+
+    def curve(self, head: int | None = None, normalise: bool = False):
+        """(mean (m,), std (m,)) of one head or pooled over heads (None); with ``normalise``
+        both divided by the curve's largest |mean| (so every curve peaks at ±1)."""
+        mean, std = (
+            (self.pooled_mean, self.pooled_std)
+            if head is None
+            else (self.mean[head], self.std[head])
+        )
+        if normalise:
+            peak = float(np.nanmax(np.abs(mean), initial=0.0))
+            if peak > 0:
+                mean, std = mean / peak, std / peak
+        return mean, std
+
+    def toeplitz(self, position_only: bool = False) -> bool:
+        """Whether the term is a function of j - i alone, up to float32 rounding."""
+        if position_only:
+            return self.deviation_position <= TOEPLITZ_RTOL * max(self.scale_position, 1.0)
+        return self.deviation <= TOEPLITZ_RTOL * max(self.scale, 1.0)
+
+
+def _scale(profile) -> float:
+    low, high = profile.low.abs(), profile.high.abs()
+    both = torch.cat([low[low.isfinite()], high[high.isfinite()]])
+    return float(both.max()) if both.numel() else 0.0
+
+
+def _row_profile(scheme: PositionScheme, params: ViewParams):
+    """The content-free term's values at every distance from its last and first query rows
+    (a function of j - i is fixed by them): (distance (m,), value (h, m)), O(n) work."""
+    inputs = example_inputs(params)
+    n = params.length
+    q, k = content_free(inputs.q), content_free(inputs.k)
+    plan_scheme("position-only profile", scheme, 1, n)
+    with torch.no_grad():
+        last = scheme.position_term(q[:, :, -1:], k, causal=params.causal, query_offset=n - 1)
+        first = scheme.position_term(q[:, :, :1], k, causal=params.causal)
+    past = distance_profile(last, query_offset=n - 1, causal=params.causal)  # -(n-1)..0
+    future = distance_profile(first, causal=params.causal)  # 0..n-1 (only 0 when causal)
+    distance = torch.cat([past.distance[:-1], future.distance])
+    mean = torch.cat([past.mean[0, :, :-1], future.mean[0]], dim=-1)
+    return distance, mean
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
+    """The distance profile of ``config``'s position term, and both Toeplitz deviations.
+
+    Up to FULL_PROFILE_CELLS (heads·n²) both profiles run over the whole matrix. Above, every
+    diagonal of six (h, n, n) terms twice would take several seconds: the profile drawn is the
+    position-only part from two query rows (exact, it is a function of j - i), and both
+    deviations are measured on the window's block.
+    """
+    scheme = config.build(params)
+    n, heads = params.length, params.heads
+    inputs = example_inputs(params)
+    rows = max(1, min(n, BLOCK_CELLS // (heads * n)))  # scheme_profile's blocks of rows
+    plan_scheme("distance profile", scheme, rows, n)
+    nbytes = scheme.logit_bytes(n, n)
+    if heads * n * n <= FULL_PROFILE_CELLS:
+        with torch.no_grad():
+            full = scheme_profile(scheme, inputs.q, inputs.k, causal=params.causal)
+            free = scheme_profile(
+                scheme, inputs.q, inputs.k, causal=params.causal, position_only=True
+            )
+        pooled = full.pooled()
+        return ProfileView(
+            distance=full.distance.numpy(),
+            mean=_np(full.mean[0]),
+            std=_np(full.std[0]),
+            pooled_mean=_np(pooled.mean[0, 0]),
+            pooled_std=_np(pooled.std[0, 0]),
+            with_content=True,
+            deviation=full.toeplitz_deviation,
+            deviation_position=free.toeplitz_deviation,
+            scale=_scale(full),
+            scale_position=_scale(free),
+            over="whole",
+            logit_bytes=nbytes,
+        )
+    distance, mean = _row_profile(scheme, params)
+    term = _window_terms(scheme, params, "window profile")["position"]
+    start, stop = params.window
+    inputs_free = (content_free(inputs.q), content_free(inputs.k))
+    with torch.no_grad():
+        window_free = scheme.position_term(
+            inputs_free[0][:, :, start:stop], inputs_free[1][:, :, start:stop], causal=params.causal
+        )
+    on_window = distance_profile(term, causal=params.causal)
+    free_window = distance_profile(window_free, causal=params.causal)
+    pooled_mean = mean.mean(0)  # every head has one cell per distance and row: equal weights
+    spread = ((mean - pooled_mean) ** 2).mean(0).sqrt()
+    return ProfileView(
+        distance=distance.numpy(),
+        mean=_np(mean),
+        std=np.zeros(tuple(mean.shape), np.float32),
+        pooled_mean=_np(pooled_mean),
+        pooled_std=_np(spread),
+        with_content=False,
+        deviation=on_window.toeplitz_deviation,
+        deviation_position=free_window.toeplitz_deviation,
+        scale=_scale(on_window),
+        scale_position=_scale(free_window),
+        over="window",
+        logit_bytes=nbytes,
+    )
+
+
+def family_profiles(params: ViewParams, settings: FamilySettings) -> dict[str, ProfileView]:
+    """Every scheme's profile, in registry order (each cached on its own)."""
+    return {name: profile_view(params, settings.config(name, params)) for name in SCHEME_NAMES}
+
+
+# ---- compare two schemes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompareView:
+    """Two schemes' attention on the same q, k, v: every head's weights on the window
+    (NaN = masked), and per head the largest |B - A| of the weights (window rows, every key)
+    and of the outputs z (window rows)."""
+
+    weights_a: np.ndarray  # (h, W, W)
+    weights_b: np.ndarray  # (h, W, W)
+    difference: np.ndarray  # (h, W, W) weights_b - weights_a
+    weight_diff: np.ndarray  # (h,)
+    output_diff: np.ndarray  # (h,)
+
+
+def _attention_rows(scheme: PositionScheme, params: ViewParams):
+    """(weights (h, W, n), z (h, W, d)) of the window's query rows over every key, in blocks of
+    rows that fit the budget (rows are independent: exact)."""
+    inputs = example_inputs(params)
+    n = params.length
+    start, stop = params.window
+    rows = rows_within_budget(scheme, n, stop - start, traces=2)
+    plan_scheme("attention", scheme, rows, n, traces=2)
+    weights, outputs = [], []
+    with torch.no_grad():
+        for r0 in range(start, stop, rows):
+            r1 = min(stop, r0 + rows)
+            z, alpha = scheme(
+                inputs.q[:, :, r0:r1],
+                inputs.k,
+                inputs.v,
+                mask=inputs.mask,
+                causal=params.causal,
+                query_offset=r0,
+            )
+            weights.append(alpha[0])
+            outputs.append(z[0])
+    return torch.cat(weights, dim=1), torch.cat(outputs, dim=1)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def compare_view(params: ViewParams, config_a: SchemeConfig, config_b: SchemeConfig) -> CompareView:
+    start, stop = params.window
+    weights_a, z_a = _attention_rows(config_a.build(params), params)
+    weights_b, z_b = _attention_rows(config_b.build(params), params)
+    allowed = window_allowed(params).numpy()
+
+    def window(weights: torch.Tensor) -> np.ndarray:
+        return np.where(allowed, _np(weights[:, :, start:stop]), np.nan).astype(np.float32)
+
+    shown_a, shown_b = window(weights_a), window(weights_b)
+    return CompareView(
+        weights_a=shown_a,
+        weights_b=shown_b,
+        difference=shown_b - shown_a,
+        weight_diff=_np((weights_b - weights_a).abs().amax((-2, -1))),
+        output_diff=_np((z_b - z_a).abs().amax((-2, -1))),
+    )
+
+
+SATURATE_QUANTILE = 0.995  # a diverging scale bound at this quantile of |value| when it helps
+
+
+@dataclass(frozen=True)
+class ColourRange:
+    """The ±bound of a diverging colour scale for some panels, and what it leaves out."""
+
+    zrange: tuple[float, float] | None  # None: the largest |value| (the usual scale)
+    note: str  # a caption sentence when colours saturate, else ""
+
+
+def colour_range(panels: list[np.ndarray]) -> ColourRange:
+    """A few large values would wash every other cell out to white: when the largest |value|
+    is over twice the SATURATE_QUANTILE quantile of |value|, bound the scale there and say how
+    many cells saturate (hover and the zoom still give exact values)."""
+    values = np.abs(np.concatenate([np.ravel(p) for p in panels]))
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return ColourRange(None, "")
+    bound, top = float(np.quantile(values, SATURATE_QUANTILE)), float(values.max())
+    if bound <= 0 or top <= 2 * bound:
+        return ColourRange(None, "")
+    beyond = float((values > bound).mean())
+    return ColourRange(
+        (-bound, bound),
+        f"Colours saturate beyond ±{bound:.3g} ({beyond:.1%} of cells; the largest |value| is "
+        f"{top:.3g}).",
+    )

@@ -1,0 +1,435 @@
+"""Position schemes: six published relative schemes on the same q, k, v; one in detail, which
+of them are functions of j - i, their terms against the distance, and two compared."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from explorer import family, formulas
+from explorer.controls import (
+    choice,
+    current_params,
+    head_picker,
+    int_number,
+    int_slider,
+    md_escape,
+    toggle,
+)
+from explorer.downloads import Labelled, download_view, position_labels
+from explorer.draw import bytes_text, figure, inset, window_caption
+from explorer.example import axis_labels
+from explorer.family_plots import DENSE_DISTANCE, profile_figure, shown_distances
+from explorer.heatmaps import Panel, grid_columns, make_scale, panel_grid, pooled_note
+from relpos_core.schemes import SCHEME_NAMES, SCHEMES
+
+params = current_params()
+n, heads = params.length, params.heads
+rows, cols = axis_labels(params)
+start, stop = params.window
+size = stop - start
+at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
+DEFAULTS = family.FamilySettings()
+LABELS = family.SCHEME_LABELS
+
+st.title("Position schemes")
+st.markdown(
+    "Six published ways to make attention depend on the distance j - i, each on the same "
+    "queries, keys and values as every other page. All share the content term "
+    "q_i · k_j / √d; they differ only in what position adds to the logit, the **position "
+    "term** drawn here (in logit units, 1/√d applied)."
+)
+
+name = choice(
+    "scheme",
+    list(SCHEME_NAMES),
+    "scheme",
+    help="Registry names of relpos_core.schemes: " + ", ".join(LABELS.values()),
+)
+scheme_class = SCHEMES[name]
+
+
+def scheme_controls(scheme: str) -> dict[str, object]:
+    """The URL-bound settings of one scheme, drawn where this is called."""
+    if scheme == "shaw":
+        st.caption(f"Shaw's clip distance is the sidebar's k = {params.k}.")
+        return {}
+    if scheme == "music":
+        left, right = st.columns(2)
+        with left:
+            length = int_number(
+                "Music: L (table length, max_relative_position)",
+                1,
+                family.MUSIC_LEN_MAX,
+                "music_len",
+                DEFAULTS.music_len,
+                help="Distances |j - i| > L - 1 get the zero vector.",
+            )
+        with right:
+            values = toggle("Music: value term E^V (values)", "music_values", False)
+        return {"music_len": length, "music_values": values}
+    if scheme == "xl":
+        st.caption("Transformer-XL has no setting here: R is a fixed sinusoid of i - j.")
+        return {}
+    if scheme == "t5":
+        left, right = st.columns(2)
+        with left:
+            buckets = choice(
+                "T5: num_buckets",
+                list(family.T5_BUCKET_CHOICES),
+                "t5_buckets",
+                default=DEFAULTS.t5_buckets,
+            )
+        with right:
+            largest = int_number(
+                "T5: max_distance (last log-spaced bucket)",
+                buckets // 2 + 1,
+                family.T5_MAX_MAX,
+                "t5_max",
+                DEFAULTS.t5_max,
+                help="Every distance beyond it shares the last bucket. It must exceed "
+                "num_buckets / 2, the exact buckets of one direction.",
+            )
+        return {"t5_buckets": buckets, "t5_max": largest}
+    if scheme == "alibi":
+        bias = choice(
+            "ALiBi: max_bias (m_h = 2^(-max_bias·h/H))",
+            list(family.ALIBI_BIAS_CHOICES),
+            "alibi_bias",
+            default=DEFAULTS.alibi_bias,
+        )
+        return {"alibi_bias": bias}
+    base = choice(
+        "RoPE: base (θ_m = base^(-2m/d))",
+        list(family.ROPE_BASE_CHOICES),
+        "rope_base",
+        default=DEFAULTS.rope_base,
+    )
+    return {"rope_base": base}
+
+
+# ---- 1. one scheme in detail ---------------------------------------------------------------
+st.header(f"1 · {scheme_class.title}")
+st.caption(md_escape(scheme_class.paper))
+logit_latex, position_latex = formulas.SCHEME_FORMULAS[name]
+st.latex(logit_latex)
+st.markdown("Its position term, drawn below:")
+st.latex(position_latex)
+if name == "alibi":
+    st.caption("The paper's 8 in m_h is max_bias below; h counts heads from 1.")
+st.caption(md_escape(f"Parameters: {scheme_class.parameters_text}."))
+chosen = scheme_controls(name)
+with st.expander("Settings of the other schemes (they change the table, profiles and compare)"):
+    for other in SCHEME_NAMES:
+        if other != name:
+            chosen.update(scheme_controls(other))
+settings = family.FamilySettings(scheme=name, **chosen)
+config = settings.config(name, params)
+
+window_caption(params)
+view = family.position_view(params, config)
+grid_side = 256 if size > 256 else 512
+grid = [Panel(view.term[h], title=f"head {h}", **at) for h in range(heads)]
+shown = family.colour_range(list(view.term))
+scale = make_scale("diverging", list(view.term), zrange=shown.zrange)
+mask_note = "" if params.mask == "none" else f" Masked cells ({params.mask} mask) are blank."
+figure(
+    panel_grid(grid, scale, columns=grid_columns(heads), image_side=grid_side),
+    "family_heads",
+    shape=(1, heads, n, n),
+    caption=f"The position term of every head ({config.text or 'no settings'}). "
+    + scale.caption
+    + mask_note
+    + " "
+    + shown.note
+    + " "
+    + pooled_note(grid, grid_side),
+)
+
+
+@st.fragment
+def one_head() -> None:
+    """One head's position term with exact values; Transformer-XL's four terms (reruns alone)."""
+    head = head_picker(heads, "family_head")
+    panel = [Panel(view.term[head], title=f"{LABELS[name]}, head {head}", **at)]
+    if size > 128:  # the grid above is an image: exact values in a zoom
+        inset(panel, scale, "family_zoom")
+    else:
+        figure(
+            panel_grid(panel, scale, max_width=520),
+            "family_head",
+            shape=(n, n),
+            caption="Same colour scale as every head above; hover for exact values.",
+        )
+    if name == "xl":
+        terms = family.scheme_terms(params, config, head)
+        names = {
+            "content": "(a) content q·k",
+            "position": "(b) q · W_R R",
+            "global_content": "(c) u · k",
+            "global_position": "(d) v · W_R R",
+        }
+        panels = [Panel(z, title=names[t], **at) for t, z in terms.items()]
+        term_range = family.colour_range([p.z for p in panels])
+        term_scale = make_scale("diverging", [p.z for p in panels], zrange=term_range.zrange)
+        st.markdown(f"**Transformer-XL's four terms, head {head}** (all divided by √d)")
+        figure(
+            panel_grid(panels, term_scale, columns=2, image_side=256),
+            "family_xl_terms",
+            shape=(4, n, n),
+            caption="(b) + (d) is the position term above; (c) depends on the key alone, so "
+            "each column is constant. "
+            + term_scale.caption
+            + " "
+            + term_range.note
+            + " "
+            + pooled_note(panels, 256),
+        )
+
+
+one_head()
+
+# ---- 2. shift invariance and memory ----------------------------------------------------------
+profiles = family.family_profiles(params, settings)
+first = profiles[name]
+st.header("2 · A function of j - i only?")
+where = (
+    "over the whole n x n matrix"
+    if first.over == "whole"
+    else f"on the window's {size} x {size} block (the whole matrix would take too long at "
+    f"n = {n} with {heads} heads)"
+)
+st.markdown(
+    "A term is a function of j - i alone when it is constant along every diagonal (a Toeplitz "
+    "matrix). The table gives its largest distance to the nearest Toeplitz matrix, "
+    f"{where}, for the position term as computed with these q and k, and for its position-only "
+    "part (q and k replaced by their mean over positions: content removed). Schemes that read "
+    "the query or key (Shaw, Music, Transformer-XL, RoPE) are not Toeplitz with content; "
+    "every position-only part is. *yes* allows float32 rounding: a deviation up to "
+    f"{family.TOEPLITZ_RTOL:g} of the term's largest |value|."
+)
+
+
+def verdict(ok: bool) -> str:
+    return "yes" if ok else "no"
+
+
+table = pd.DataFrame(
+    {
+        "scheme": [LABELS[s] for s in SCHEME_NAMES],
+        "with content": [verdict(profiles[s].toeplitz()) for s in SCHEME_NAMES],
+        "max deviation": [f"{profiles[s].deviation:.2g}" for s in SCHEME_NAMES],
+        "position only": [verdict(profiles[s].toeplitz(True)) for s in SCHEME_NAMES],
+        "max deviation (position only)": [
+            f"{profiles[s].deviation_position:.2g}" for s in SCHEME_NAMES
+        ],
+        f"logits memory at n = {n}": [bytes_text(profiles[s].logit_bytes) for s in SCHEME_NAMES],
+    }
+)
+picked_row = list(SCHEME_NAMES).index(name)
+
+
+def highlight(row: pd.Series) -> list[str]:
+    style = "background-color: #fff3c4; font-weight: bold" if row.name == picked_row else ""
+    return [style] * len(row)
+
+
+st.dataframe(table.style.apply(highlight, axis=1), hide_index=True, key="family_badges")
+st.caption(
+    f"Memory: each scheme's own estimate (logit_bytes) of its logit terms, their sum and its "
+    f"position work for one sequence of n = {n} with {heads} heads, float32. The picked scheme "
+    f"is highlighted; besides its terms, {LABELS[name]} builds {scheme_class.memory_text}."
+)
+
+
+# ---- 3 and 4. distance profile, extrapolation -----------------------------------------------
+st.header("3 · Against the distance j - i")
+
+
+@st.fragment
+def profile_chart() -> None:
+    """Every scheme's profile on one chart, the trained length marked (reruns alone)."""
+    left, middle, right = st.columns([2, 1, 2])
+    with left:
+        which = choice(
+            "curves",
+            ["pooled", *(f"head {h}" for h in range(heads))],
+            "profile_head",
+            help="Pooled: every cell of every head at that distance.",
+        )
+    with middle:
+        normalise = toggle("normalise each curve", "profile_norm", True)
+    with right:
+        longest = max(1, n)
+        if int(st.session_state.get("built_for", 0)) > longest:
+            st.session_state["built_for"] = longest  # the range shrank with n
+        built_for = (
+            int_slider(
+                "built for (trained length)",
+                1,
+                longest,
+                "built_for",
+                value=min(DEFAULTS.built_for, longest),
+                help="Marks ±(length - 1): the distances a model trained on sequences this "
+                "long has seen.",
+            )
+            if longest > 1
+            else 1
+        )
+    head = None if which == "pooled" else int(str(which).split()[-1])
+    curves = {
+        LABELS[s]: profiles[s].curve(head, normalise) for s in SCHEME_NAMES
+    }  # name -> (mean, std)
+    reach = built_for - 1
+    fig = profile_figure(
+        first.distance,
+        curves,
+        y_title="position term / its largest |mean|" if normalise else "position term (logit)",
+        highlight=LABELS[name],
+        bands=(LABELS[name],),
+        marks=(reach, -reach) if reach > 0 else (0,),
+        mark_label=f"built for {built_for}: ±{reach}",
+    )
+    st.plotly_chart(fig, key="chart_family_profile", width="stretch")
+    _, stride = shown_distances(first.distance)
+    what = (
+        f"the mean over every cell at that distance; the band around {LABELS[name]} (the "
+        "picked scheme) is ± one standard deviation, the content's spread"
+        + (" and the heads' differences" if head is None and heads > 1 else "")
+        if first.with_content
+        else f"the position-only part (content removed), exact from the first and last query "
+        f"rows: the term with content over all {n} x {n} cells and {heads} heads of six "
+        "schemes would take several seconds"
+        + (
+            f"; the band around {LABELS[name]} is ± one standard deviation over the heads"
+            if head is None and heads > 1
+            else ""
+        )
+    )
+    parts = [
+        f"{'Pooled over all ' + str(heads) + ' heads' if head is None else 'Head ' + str(head)}: "
+        f"{what}.",
+        "Each curve divided by its largest |mean| (scales differ: ALiBi falls to -m·n)."
+        if normalise
+        else "",
+        f"Distances beyond ±{DENSE_DISTANCE - 1} are drawn every {stride}th." if stride > 1 else "",
+        "Causal mask: only j <= i exists." if params.causal else "",
+        "Padding keys count in the profile (it is the term, not the weights)."
+        if "padding" in params.mask
+        else "",
+    ]
+    st.caption(md_escape(" ".join(p for p in parts if p)))
+    st.subheader("4 · Beyond the trained length")
+    st.markdown(
+        md_escape(
+            f"A model trained on sequences of {built_for} positions has seen |j - i| <= {reach} "
+            "(dotted lines). Beyond them each scheme:"
+        )
+    )
+    st.table(
+        pd.DataFrame(
+            {
+                "scheme": [LABELS[s] for s in SCHEME_NAMES],
+                "beyond the trained distances": [SCHEMES[s].extrapolation for s in SCHEME_NAMES],
+                "settings": [settings.config(s, params).text or "(none)" for s in SCHEME_NAMES],
+            }
+        ).set_index("scheme")
+    )
+
+
+profile_chart()
+
+# ---- 5. compare two schemes ------------------------------------------------------------------
+st.header("5 · Two schemes, the same q, k, v")
+
+
+@st.fragment
+def compare() -> None:
+    """Attention weights of two schemes for one head, and their difference (reruns alone)."""
+    left, right, third = st.columns([2, 2, 1])
+    with left:
+        a = choice("scheme A", list(SCHEME_NAMES), "compare_a", default=DEFAULTS.compare_a)
+    with right:
+        b = choice("scheme B", list(SCHEME_NAMES), "compare_b", default=DEFAULTS.compare_b)
+    with third:
+        head = head_picker(heads, "compare_head")
+    pair = family.FamilySettings(**{**vars(settings), "compare_a": a, "compare_b": b})
+    both = family.compare_view(params, pair.config(a, params), pair.config(b, params))
+    weights = [
+        Panel(both.weights_a[head], title=f"A: {LABELS[a]}, α", **at),
+        Panel(both.weights_b[head], title=f"B: {LABELS[b]}, α", **at),
+    ]
+    weight_scale = make_scale("weights", [p.z for p in weights], n_keys=n)
+    figure(
+        panel_grid(weights, weight_scale, columns=2, image_side=256),
+        "family_compare",
+        shape=(2, n, n),
+        caption=weight_scale.caption + mask_note + " " + pooled_note(weights, 256),
+    )
+    difference = [Panel(both.difference[head], title=f"B - A, head {head}", **at)]
+    diff_range = family.colour_range([both.difference[head]])
+    diff_scale = make_scale("diverging", [both.difference[head]], zrange=diff_range.zrange)
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        figure(
+            panel_grid(difference, diff_scale, max_width=480, image_side=256),
+            "family_compare_diff",
+            shape=(n, n),
+            caption=diff_scale.caption.replace("; one scale for every panel", "")
+            + " "
+            + diff_range.note
+            + " "
+            + pooled_note(difference, 256),
+        )
+    with c2:
+        rows_text = f"query rows {start}-{stop - 1}, " if params.windowed else ""
+        st.metric(
+            f"largest |α_B - α_A|, head {head}",
+            f"{both.weight_diff[head]:.3g}",
+            help=f"Over {rows_text}every one of the {n} keys.",
+        )
+        st.metric(f"largest |z_B - z_A|, head {head}", f"{both.output_diff[head]:.3g}")
+        st.caption(
+            md_escape(
+                "Over " + (rows_text or "every query, ") + "every key and channel. "
+                "z includes a value term where the scheme has one (Shaw; Music with values)."
+            )
+        )
+
+
+compare()
+
+# ---- download --------------------------------------------------------------------------------
+labels = position_labels(params, start, stop)
+profile_columns, profile_values = [], []
+for s in SCHEME_NAMES:
+    mean, std = profiles[s].curve()
+    profile_columns += [f"{s} mean", f"{s} std"]
+    profile_values += [mean, std]
+changed = {
+    key: value
+    for key, value in vars(settings).items()
+    if key not in ("scheme", "compare_a", "compare_b") and value != getattr(DEFAULTS, key)
+}
+download_view(
+    "family",
+    params,
+    {
+        "position_term": Labelled(
+            view.term,
+            f"{name} position term per head on the window, logit units, masked cells empty",
+            rows=labels,
+            cols=labels,
+            corner="query i \\ key j",
+            split="head",
+        ),
+        "profiles": Labelled(
+            np.stack(profile_values, axis=1),
+            "every scheme's position term by distance, pooled over heads: mean and std"
+            + ("" if first.with_content else " (position-only part)"),
+            rows=[str(int(r)) for r in first.distance],
+            cols=profile_columns,
+            corner="j - i \\ value",
+        ),
+    },
+    extra={"scheme": name, **changed},
+)

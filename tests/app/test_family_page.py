@@ -1,0 +1,151 @@
+"""The Position schemes page through app.py: what it draws equals the core's terms and weights,
+for every scheme, a typed sentence, a causal mask, a long sequence and broken URL values."""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.example import derived_seed, example_inputs
+from explorer.params import ViewParams
+from relpos_core.schemes import SCHEME_NAMES, make_scheme
+from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
+from tests.app.panels import panel_positions, panel_z
+
+CLOSE = {"rtol": 1e-4, "atol": 1e-4}
+SENTENCE = "the quick brown fox jumps over the lazy dog again"
+OPTIONS = {"shaw": {}, "music": {"max_relative_position": 64}, "xl": {}, "t5": {},
+           "alibi": {}, "rope": {}}  # fmt: skip
+
+
+def core(params: ViewParams, name: str, **options):
+    scheme = make_scheme(
+        name, params.heads, params.head_dim, derived_seed(params.seed, "scheme:" + name),
+        **({"max_relative_position": params.k} if name == "shaw" else OPTIONS[name]),
+        **options,
+    )  # fmt: skip
+    return scheme, example_inputs(params)
+
+
+def position_term(params: ViewParams, name: str, **options) -> np.ndarray:
+    scheme, inputs = core(params, name, **options)
+    with torch.no_grad():
+        return scheme.position_term(inputs.q, inputs.k, causal=params.causal)[0].numpy()
+
+
+@pytest.mark.parametrize("name", SCHEME_NAMES)
+def test_every_scheme_draws_its_position_term(name: str) -> None:
+    at = open_page("family", scheme=name)
+    assert_clean(at)
+    assert not at.warning, [w.value for w in at.warning]
+    params = ViewParams()
+    term = position_term(params, name)
+    for h in range(params.heads):
+        np.testing.assert_allclose(panel_z(at, "family_heads", h), term[h], **CLOSE)
+    np.testing.assert_allclose(panel_z(at, "family_head"), term[0], **CLOSE)
+    assert ("family_xl_terms" in chart_keys(at)) == (name == "xl")
+    table = at.dataframe[0].value
+    assert list(table["scheme"])[:2] == ["Shaw", "Music"]
+    by_scheme = table.set_index("scheme")
+    assert set(by_scheme["position only"]) == {"yes"}  # every position-only part is Toeplitz
+    expected = {"Shaw": "no", "Music": "no", "Transformer-XL": "no", "T5": "yes",
+                "ALiBi": "yes", "RoPE": "no"}  # fmt: skip
+    assert dict(by_scheme["with content"]) == expected
+
+
+def test_xl_four_terms_sum_to_the_logit() -> None:
+    at = open_page("family", scheme="xl", family_head="1")
+    assert_clean(at)
+    params = ViewParams()
+    scheme, inputs = core(params, "xl")
+    with torch.no_grad():
+        terms = scheme.terms(inputs.q, inputs.k)
+    for t, term in enumerate(terms.values()):  # (a), (b), (c), (d) in paper order
+        np.testing.assert_allclose(panel_z(at, "family_xl_terms", t), term[0, 1], **CLOSE)
+    total = sum(panel_z(at, "family_xl_terms", t) for t in range(4))
+    np.testing.assert_allclose(total, scheme.logits(inputs.q, inputs.k)[0, 1].detach(), **CLOSE)
+
+
+def test_sentence_and_causal_mask() -> None:
+    at = open_page("family", text=SENTENCE, mask="causal", scheme="rope")
+    assert_clean(at)
+    params = ViewParams(text=SENTENCE, mask="causal")
+    term = position_term(params, "rope")
+    z = panel_z(at, "family_heads", 1)
+    upper = np.triu(np.ones((10, 10), bool), 1)
+    assert np.isnan(z[upper]).all()  # masked cells blank
+    np.testing.assert_allclose(z[~upper], term[1][~upper], **CLOSE)
+    x_axis = chart_spec(at, "family_heads")["layout"]["xaxis"]
+    assert list(x_axis["ticktext"]) == SENTENCE.split()
+    # the profile: only j - i <= 0 exists under a causal mask
+    profile = chart_spec(at, "family_profile")
+    lines = [t for t in profile["data"] if t.get("legendgroup") and "band" not in t["name"]]
+    assert len(lines) == 6
+    for line in lines:
+        x = np.frombuffer(base64.b64decode(line["x"]["bdata"]), line["x"]["dtype"])
+        assert x.max() == 0 and x.min() == -9
+
+
+def test_long_sequence_window_and_inset() -> None:
+    at = open_page("family", n="1024", scheme="shaw", win="100", family_zoom="300")
+    assert_clean(at)
+    assert panel_positions(at, "family_heads", 0) == (512, 512)
+    params = ViewParams(n=1024, win=100)
+    term = position_term(params, "shaw")
+    zoom = panel_z(at, "family_zoom_zoom")
+    rows = slice(284, 316)  # 32 x 32 around query 300, inside the window 100..611
+    np.testing.assert_allclose(zoom, term[0, rows, rows], **CLOSE)
+    assert "the window of queries and keys 100-611" in " ".join(c.value for c in at.caption)
+
+
+def test_bad_url_values_warn_and_the_page_works() -> None:
+    at = open_page("family", scheme="nope", t5_buckets="abc", music_len="-3", rope_base="7")
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "URL parameter scheme: must be one of shaw, music, xl, t5, alibi, rope, got 'nope'" in (
+        warnings
+    )
+    assert "t5_buckets: must be one of 8, 16, 32, 64, 128, got 'abc'; using 32" in warnings
+    assert "music_len: must be an integer in [1, 4096], got '-3'; using 64" in warnings
+    assert "rope_base: must be one of 100, 1000, 10000, 100000, 1000000, got '7'" in warnings
+    assert {"family_heads", "family_profile", "family_compare"} <= chart_keys(at)
+
+
+def test_t5_max_below_its_buckets_warns() -> None:
+    at = open_page("family", scheme="t5", t5_buckets="64", t5_max="20")
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "t5_max: must be an integer in [33, 8192], got '20'; using 128" in warnings
+
+
+def test_settings_change_the_scheme_drawn() -> None:
+    at = open_page("family", scheme="t5", t5_buckets="8", t5_max="16")
+    assert_clean(at)
+    term = position_term(ViewParams(), "t5", num_buckets=8, max_distance=16)
+    np.testing.assert_allclose(panel_z(at, "family_heads", 0), term[0], **CLOSE)
+
+
+def test_compare_fragment() -> None:
+    at = open_page("family", mask="padding")
+    assert_clean(at)
+    at.button_group(key="compare_b").set_value("alibi").run()
+    at.button_group(key="compare_head").set_value(1).run()
+    assert_clean(at)
+    params = ViewParams(mask="padding")
+    weights = {}
+    for name in ("shaw", "alibi"):
+        scheme, inputs = core(params, name)
+        with torch.no_grad():
+            weights[name] = scheme(inputs.q, inputs.k, inputs.v, mask=inputs.mask)[1][0, 1]
+    a, b = panel_z(at, "family_compare", 0), panel_z(at, "family_compare", 1)
+    allowed = np.arange(8) < 6  # the last two keys are padding: blank
+    assert np.isnan(a[:, ~allowed]).all()
+    np.testing.assert_allclose(a[:, allowed], weights["shaw"][:, allowed], **CLOSE)
+    np.testing.assert_allclose(b[:, allowed], weights["alibi"][:, allowed], **CLOSE)
+    diff = panel_z(at, "family_compare_diff")
+    np.testing.assert_allclose(diff[:, allowed], (b - a)[:, allowed], **CLOSE)
+    metric = at.metric[0]
+    assert float(metric.value) == pytest.approx(float(np.nanmax(np.abs(b - a))), rel=1e-2)
