@@ -25,3 +25,29 @@ SINUSOID = (
     r"PE_{(p,\,2m)} = \sin\bigl(p / 10000^{2m/d}\bigr),\quad "
     r"PE_{(p,\,2m+1)} = \cos\bigl(p / 10000^{2m/d}\bigr)"
 )
+
+# ---- Transformer-XL (Dai et al. 2019, Sec. 3.3 and Appendix B) -----------------------------
+# Symbols: Q queries after M memory positions, K = Q + M keys; query row i sits at position
+# M + i, so its distance to key j is (M + i) - j. R is the sinusoid of a distance, W_R its
+# projection, u and v the global biases; every term is divided by sqrt(d) as in relpos_core.
+XL_LOGIT = (
+    r"A^{\mathrm{rel}}_{ij} = \underbrace{q_i^\top k_j}_{(a)}"
+    r" + \underbrace{q_i^\top W_R R_{i-j}}_{(b)}"
+    r" + \underbrace{u^\top k_j}_{(c)}"
+    r" + \underbrace{v^\top W_R R_{i-j}}_{(d)}"
+)
+XL_POSITION = r"(b) + (d) = \frac{(q_i + v)^\top\, W_R R_{i-j}}{\sqrt{d}}"
+XL_INPUT = (
+    r"X_{ic} = \frac{(q_i + v)^\top\, W_R R_{K-1-c}}{\sqrt{d}} \in \mathbb{R}^{Q \times K},"
+    r"\quad \text{column } c \text{ is the distance } K - 1 - c"
+)
+XL_PADDED = r"\bigl[\,0 \;\big|\; X\,\bigr] \in \mathbb{R}^{Q \times (K+1)}"
+XL_RESHAPED = (
+    r"\operatorname{reshape}_{(K+1) \times Q}\bigl[\,0 \;\big|\; X\,\bigr]"
+    r"\quad\text{(the same numbers, read in rows of } Q\text{)}"
+)
+XL_SLICED = r"\text{reshaped}[1{:},\,:] \in \mathbb{R}^{K \times Q}\quad\text{(drop row 0)}"
+XL_SHIFT = (
+    r"\operatorname{rel\_shift}(X) = \operatorname{reshape}_{Q \times K}(\text{sliced}),\quad "
+    r"\operatorname{rel\_shift}(X)_{ij} = X_{i,\; j + Q - 1 - i}\ \text{for}\ j \le M + i"
+)
