@@ -8,9 +8,10 @@ import base64
 import numpy as np
 import pytest
 
-from explorer.params import ViewParams
+from explorer.params import N_MAX, ViewParams
 from explorer.rel_shift_story import STORY_QUERIES
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, chart_z, open_page
+from tests.app.test_extremes import EXTREMES
 from tests.explorer.test_rel_shift_story import relative_layout, xl_position_term
 
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
@@ -91,3 +92,14 @@ def test_one_download_names_the_view() -> None:
     assert text.startswith("relpos_rel-shift_n6_k2_d16_h2_seed0_mask-none_xl-mem3_xl-head0")
     for name in ("step1_relative", "step5_result", "definition", "wrong_cells"):
         assert name in text, text
+
+
+@pytest.mark.parametrize("name", [*EXTREMES, "largest n"])
+def test_extreme_views_render(name: str) -> None:
+    query = EXTREMES.get(name, {"n": str(N_MAX), "d_model": "128", "heads": "8"})
+    at = open_page("rel_shift", xl_step="5 result", xl_mem="12", **query)
+    assert_clean(at)
+    n = ViewParams(n=int(query.get("n", 8)), text=query.get("text", "")).length
+    queries = min(n, STORY_QUERIES)
+    assert chart_z(at, "xl_result").shape == (queries, queries + 12)
+    assert badges(at)[0].startswith(":green-badge"), badges(at)
