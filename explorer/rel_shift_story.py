@@ -20,8 +20,10 @@ import torch
 
 from explorer import formulas
 from explorer.budget import REQUEST_BUDGET_BYTES
+from explorer.downloads import Labelled
 from explorer.example import derived_seed, example_inputs
 from explorer.params import ViewParams
+from relpos_core.lookup import relative_distances
 from relpos_core.schemes import TransformerXL, make_scheme, trace_rel_shift
 
 STORY_QUERIES = 12  # the steps are drawn cell by cell for at most this many queries
@@ -130,11 +132,16 @@ class ShiftStory:
     keys: int  # K = Q + M
     head: int
     valid: np.ndarray  # (Q, K) bool, the core's: j <= M + i
+    distance: np.ndarray  # (Q, K) int, (M + i) - j: the distance the definition uses
     definition: np.ndarray  # (Q, K) float32, the scheme's gathered (b) + (d) of the head
     start: int = 0  # position of the first query row (the story always starts at row 0)
 
     def step(self, name: str) -> ShiftStep:
         return self.steps[STEPS.index(name)]
+
+    def position(self, i: int) -> int:
+        """Position of query row i among the keys: its distance to key 0, M + i."""
+        return int(self.distance[i, 0])
 
 
 def fates(codes: list[np.ndarray], valid: np.ndarray) -> list[np.ndarray]:
@@ -216,9 +223,10 @@ def shift_story(params: ViewParams, head: int, memory: int) -> ShiftStory:
             )
         )
     definition_z = definition.numpy().astype(np.float32)
-    for array in (valid, definition_z):
+    distance = (-relative_distances(queries, keys, query_offset=memory)).numpy()
+    for array in (valid, definition_z, distance):
         array.flags.writeable = False
-    return ShiftStory(tuple(steps), queries, memory, keys, head, valid, definition_z)
+    return ShiftStory(tuple(steps), queries, memory, keys, head, valid, distance, definition_z)
 
 
 @dataclass(frozen=True)
@@ -339,18 +347,42 @@ def wrong_cells(story: ShiftStory) -> dict[str, list]:
         what = "zero pad" if code == 0 else "next row: " + holds_text(story, code, plain=True)
         table["i"].append(i)
         table["j"].append(j)
-        table["distance (M+i)-j"].append(story.memory + i - j)
+        table["distance (M+i)-j"].append(int(story.distance[i, j]))
         table["holds"].append(what)
         table["by the shift"].append(float(result.z[i, j]))
         table["by the definition"].append(float(story.definition[i, j]))
     return table
 
 
-def story_arrays(story: ShiftStory) -> list[tuple[str, np.ndarray, str]]:
-    """(name, array, what it is) of every step and the definition, for the download."""
-    out = [
-        (f"step{number}_{STEP_WORDS[number - 1]}", step.z, STEP_TEXT[step.name].split(":")[0])
-        for number, step in enumerate(story.steps, start=1)
-    ]
-    out.append(("definition", story.definition, "(b) + (d) gathered by distance (M + i) - j"))
-    return out
+def story_tables(story: ShiftStory) -> dict[str, Labelled]:
+    """Every step of the story with its axes, the definition and the wrong cells, for the
+    page's download."""
+    corners = {"input": "query i \\ distance i - j", "padded": "query i \\ distance i - j",
+               "result": "query i \\ key j"}  # fmt: skip
+    tables = {}
+    for number, step in enumerate(story.steps, start=1):
+        tables[f"step{number}_{STEP_WORDS[number - 1]}"] = Labelled(
+            step.z, f"step {number} of rel_shift, head {story.head}", rows=list(step.y_ticks),
+            cols=list(step.x_ticks), corner=corners.get(step.name, "row \\ column"),
+        )  # fmt: skip
+    result = story.step("result")
+    tables["definition"] = Labelled(
+        story.definition,
+        f"(b) + (d) gathered by distance (M + i) - j, head {story.head}: equals the result "
+        "where j <= M + i",
+        rows=list(result.y_ticks),
+        cols=list(result.x_ticks),
+        corner="query i \\ key j",
+    )
+    rows, cols = np.nonzero(~story.valid)
+    source, column, _ = result.origin()
+    tables["wrong_cells"] = Labelled(
+        np.column_stack([rows, cols, story.distance[rows, cols], source[rows, cols],
+                         column[rows, cols], result.z[rows, cols],
+                         story.definition[rows, cols]]),
+        "result cells with j > M + i: what the shift put there (source -1: the zero pad)",
+        cols=["i", "j", "distance (M+i)-j", "source input row", "source input column",
+              "by the shift", "by the definition"],
+        corner="cell",
+    )  # fmt: skip
+    return tables

@@ -4,7 +4,6 @@ Appendix B), told step by step with one picked cell followed through every step.
 
 from functools import partial
 
-import numpy as np
 import streamlit as st
 
 from explorer import formulas
@@ -16,7 +15,7 @@ from explorer.controls import (
     position_input,
     toggle,
 )
-from explorer.downloads import Labelled, download_view
+from explorer.downloads import download_view
 from explorer.draw import agreement_badge, bytes_text
 from explorer.params import ViewParams
 from explorer.rel_shift_figures import step_figure
@@ -33,6 +32,7 @@ from explorer.rel_shift_story import (
     result_cell_of,
     shift_check,
     shift_story,
+    story_tables,
     wrong_cells,
 )
 
@@ -102,7 +102,7 @@ def place_lines(story: ShiftStory, places) -> str:
 
 def picked_summary(story: ShiftStory, i: int, j: int) -> None:
     """The picked cell: its distance, the input cell it copies, by the shift and by definition."""
-    m = story.memory
+    m, position = story.memory, story.position(i)
     result = story.step("result")
     code = int(result.code[i, j])
     source, column, distance = (int(a[i, j]) for a in result.origin())
@@ -114,8 +114,8 @@ def picked_summary(story: ShiftStory, i: int, j: int) -> None:
                 "| picked cell | |",
                 "|---|---|",
                 f"| (i, j) | ({i}, {j}){' (a memory key)' if j < m else ''} |",
-                f"| query position M + i | {m + i} |",
-                f"| distance (M + i) - j | {m + i - j} |",
+                f"| query position M + i | {position} |",
+                f"| distance (M + i) - j | {story.distance[i, j]} |",
                 f"| source cell | {where} |",
                 f"| by the shift | {float(result.z[i, j]):.4g} |",
                 f"| by the definition | {float(story.definition[i, j]):.4g} |",
@@ -124,14 +124,14 @@ def picked_summary(story: ShiftStory, i: int, j: int) -> None:
     )
     if story.valid[i, j]:
         st.success(
-            f"j = {j} <= M + i = {m + i}: the shift gives {holds_text(story, code)}, "
+            f"j = {j} <= M + i = {position}: the shift gives {holds_text(story, code)}, "
             "the definition's value.",
             icon=":material/check:",
         )
     else:
         what = "the zero pad" if code == 0 else f"{holds_text(story, code)}, from the next row"
         st.info(
-            f"j = {j} > M + i = {m + i}: a key after the query. The shift puts {what} here, "
+            f"j = {j} > M + i = {position}: a key after the query. The shift puts {what} here, "
             "not the term; Transformer-XL masks these cells.",
             icon=":material/block:",
         )
@@ -139,36 +139,8 @@ def picked_summary(story: ShiftStory, i: int, j: int) -> None:
 
 def offer_download(story: ShiftStory, head: int, memory: int, i: int, j: int) -> None:
     """One zip: the five steps of this head with their axes, the definition, the wrong cells."""
-    tables = {}
-    for label, step in zip(STEP_LABELS, story.steps, strict=True):
-        corner = {"input": "query i \\ distance i - j", "padded": "query i \\ distance i - j",
-                  "result": "query i \\ key j"}.get(step.name, "row \\ column")  # fmt: skip
-        tables[f"step{label.replace(' ', '_')}"] = Labelled(
-            step.z, f"step {label} of rel_shift, head {head}", rows=list(step.y_ticks),
-            cols=list(step.x_ticks), corner=corner,
-        )  # fmt: skip
-    result = story.step("result")
-    tables["definition"] = Labelled(
-        story.definition,
-        f"(b) + (d) gathered by distance (M + i) - j, head {head}: equals the result where "
-        "j <= M + i",
-        rows=list(result.y_ticks),
-        cols=list(result.x_ticks),
-        corner="query i \\ key j",
-    )
-    listed = wrong_cells(story)
-    source, column, _ = result.origin()
-    rows, cols = np.nonzero(~story.valid)
-    tables["wrong_cells"] = Labelled(
-        np.column_stack([rows, cols, source[rows, cols], column[rows, cols],
-                         listed["by the shift"], listed["by the definition"]]),
-        "result cells with j > M + i: what the shift put there (source -1: the zero pad)",
-        cols=["i", "j", "source input row", "source input column", "by the shift",
-              "by the definition"],
-        corner="cell",
-    )  # fmt: skip
     extra = {"xl_mem": memory, "xl_head": head, "xl_i": i, "xl_j": j}
-    download_view("rel_shift", params, tables, extra=extra, where=st)
+    download_view("rel_shift", params, story_tables(story), extra=extra, where=st)
 
 
 @st.fragment
@@ -186,8 +158,8 @@ def story_panel(params: ViewParams) -> None:
         st.caption(
             f"n = {n} queries: the steps are drawn for the first {STORY_QUERIES} of them "
             f"(Q = {q_len}, K = {k_len}), where every cell stays readable. Their right cells "
-            "hold the same values as in the shift of all n; the wrong ones differ only in "
-            "which query's leftovers they hold."
+            "(j <= M + i) hold the values of the first rows of the shift of all n queries; "
+            "their wrong cells hold other leftovers there, as that shift has more keys."
         )
     st.caption(f"Q = {q_len} queries after M = {memory} memory positions: K = {k_len} keys.")
 
