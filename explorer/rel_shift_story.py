@@ -214,8 +214,8 @@ def shift_story(params: ViewParams, head: int, memory: int) -> ShiftStory:
                 x_title={
                     "input": "distance i - j",
                     "padded": "distance i - j",
-                    "result": "key j (m: memory)",
-                }.get(name, "column"),  # fmt: skip
+                    "result": "key j (m: memory)" if memory else "key j",
+                }.get(name, "column"),
                 y_title="query i" if name in ("input", "padded", "result") else "row",
                 x_ticks=x_ticks,
                 y_ticks=y_ticks,
