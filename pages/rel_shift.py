@@ -80,6 +80,16 @@ def shift_step(delta: int) -> None:
     st.session_state["xl_step"] = STEP_LABELS[min(max(at, 0), len(STEP_LABELS) - 1)]
 
 
+def markdown_table(columns: dict[str, list]) -> str:
+    """A markdown table of equal-length columns (a markdown table needs no grid component)."""
+    header = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
+    body = [
+        "| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row) + " |"
+        for row in zip(*columns.values(), strict=True)
+    ]
+    return "\n".join([header, *body])
+
+
 def place_lines(story: ShiftStory, places) -> str:
     """A markdown table: where the picked value sits in every step."""
     lines = ["| step | where | value |", "|---|---|---|"]
@@ -214,7 +224,7 @@ def story_panel(params: ViewParams) -> None:
 
     wrong = wrong_cells(story)
     with st.expander(f"The {len(wrong['i'])} wrong cells of the result (j > M + i)"):
-        st.dataframe(wrong, key="xl_wrong_cells", hide_index=True, height=280)
+        st.markdown(markdown_table(wrong))
 
     check = shift_check(params, memory)
     scope = (f"all {check.queries} queries" if check.queries == n
