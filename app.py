@@ -35,6 +35,9 @@ def main() -> None:
         st.Page(PAGES_DIR / "lookup.py", title="Lookup table", icon=":material/table:"),
         st.Page(PAGES_DIR / "logits.py", title="Relative logits", icon=":material/functions:"),
         st.Page(PAGES_DIR / "skew.py", title="Skew", icon=":material/swap_horiz:"),
+        st.Page(
+            PAGES_DIR / "rel_shift.py", title="Transformer-XL shift", icon=":material/keyboard_tab:"
+        ),
         st.Page(PAGES_DIR / "attention.py", title="Attention", icon=":material/visibility:"),
         st.Page(PAGES_DIR / "absolute.py", title="Absolute vs relative", icon=":material/compare:"),
         st.Page(PAGES_DIR / "family.py", title="Position schemes", icon=":material/category:"),

@@ -359,3 +359,13 @@ def current_params() -> ViewParams:
     ensure_app_ran()
     params = st.session_state.get(PARAMS_STATE_KEY)
     return params if isinstance(params, ViewParams) else ViewParams()
+
+
+def position_input(label: str, key: str, default: int, low: int, high: int, **kwargs) -> int:
+    """A URL-bound integer input in [low, high], checked as :func:`check_url_value`; a value
+    kept from an earlier run outside the range (the range moved) is clamped into it."""
+    check_url_value(key, int_in(low, high), default, f"an integer in [{low}, {high}]")
+    kept = st.session_state.get(key)
+    if isinstance(kept, int) and not low <= kept <= high:
+        st.session_state[key] = min(max(kept, low), high)
+    return int(st.number_input(label, low, high, default, step=1, key=key, bind=BIND, **kwargs))

@@ -63,3 +63,22 @@ SCHEME_FORMULAS = {
     "alibi": (ALIBI_LOGIT, ALIBI_POSITION),
     "rope": (ROPE_LOGIT, ROPE_POSITION),
 }
+
+# ---- Transformer-XL (Dai et al. 2019, Sec. 3.3 and Appendix B) -----------------------------
+# Symbols: Q queries after M memory positions, K = Q + M keys; query row i sits at position
+# M + i, so its distance to key j is (M + i) - j. R is the sinusoid of a distance, W_{k,R} its
+# projection, u and v the global biases; every term is divided by sqrt(d) as in relpos_core.
+XL_INPUT = (
+    r"X_{ic} = \frac{(q_i + v)^\top\, W_{k,R} R_{K-1-c}}{\sqrt{d}} \in \mathbb{R}^{Q \times K},"
+    r"\quad \text{column } c \text{ is the distance } K - 1 - c"
+)
+XL_PADDED = r"\bigl[\,0 \;\big|\; X\,\bigr] \in \mathbb{R}^{Q \times (K+1)}"
+XL_RESHAPED = (
+    r"\operatorname{reshape}_{(K+1) \times Q}\bigl[\,0 \;\big|\; X\,\bigr]"
+    r"\quad\text{(the same numbers, read in rows of } Q\text{)}"
+)
+XL_SLICED = r"\text{reshaped}[1{:},\,:] \in \mathbb{R}^{K \times Q}\quad\text{(drop row 0)}"
+XL_SHIFT = (
+    r"\operatorname{rel\_shift}(X) = \operatorname{reshape}_{Q \times K}(\text{sliced}),\quad "
+    r"\operatorname{rel\_shift}(X)_{ij} = X_{i,\; j + Q - 1 - i}\ \text{for}\ j \le M + i"
+)

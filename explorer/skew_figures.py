@@ -159,7 +159,7 @@ def pick_shapes(place: Place | None, big: bool, extent: tuple[float, ...] = ()) 
     return shapes
 
 
-def _layout(step: SkewStep, title: str, x_axis: dict, y_axis: dict, height: int,
+def step_layout(step: SkewStep, title: str, x_axis: dict, y_axis: dict, height: int,
             shapes: list[dict]) -> dict:  # fmt: skip
     return {
         "title": {
@@ -291,7 +291,7 @@ def cells_figure(
     x_axis = {"range": [x[0] - 0.5, x[-1] + 0.5], **_x_ticks(step, cols, labels)}
     y_axis = {"range": [y[-1] + 0.5, y[0] - 0.5], **_y_ticks(step, rows, labels)}
     height = int(np.clip(n_rows * cell + 110, 260, 820))
-    return go.Figure({"data": data, "layout": _layout(step, title, x_axis, y_axis, height,
+    return go.Figure({"data": data, "layout": step_layout(step, title, x_axis, y_axis, height,
                                                       shapes)})  # fmt: skip
 
 
@@ -369,7 +369,7 @@ def image_figure(
     x_axis = {"range": [x0 - 0.5, x0 + cols - 0.5]}
     y_axis = {"range": [y0 + rows - 0.5, y0 - 0.5]}
     height = int(np.clip(rows / cols * width_px + 110, 280, 640))
-    return go.Figure({"data": data, "layout": _layout(step, title, x_axis, y_axis, height,
+    return go.Figure({"data": data, "layout": step_layout(step, title, x_axis, y_axis, height,
                                                       shapes)})  # fmt: skip
 
 

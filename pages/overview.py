@@ -25,6 +25,9 @@ PAGE_LIST = (
     ("skew.py", "Skew", ":material/swap_horiz:",
      "Huang et al.'s pad, reshape and slice of $Q E_r^\\top$, step by step, with the distance "
      "in every cell"),
+    ("rel_shift.py", "Transformer-XL shift", ":material/keyboard_tab:",
+     "Transformer-XL's rel_shift, the same trick with memory, step by step, and the cells "
+     "it gets wrong outside the causal region"),
     ("attention.py", "Attention", ":material/visibility:",
      "logits $e_{ij}$, masks and weights $\\alpha_{ij}$ of every head side by side, and the "
      "output $z_i$ split into its content and relative parts"),

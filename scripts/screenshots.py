@@ -13,7 +13,18 @@ from pathlib import Path
 from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import sync_playwright
 
-PAGES = ("", "lookup", "logits", "skew", "attention", "absolute", "family", "trained", "speed")
+PAGES = (
+    "",
+    "lookup",
+    "logits",
+    "skew",
+    "rel_shift",
+    "attention",
+    "absolute",
+    "family",
+    "trained",
+    "speed",
+)
 
 
 def main(base_url: str, out: Path, query: str = "") -> None:

@@ -19,6 +19,7 @@ EXPECTED_CHARTS = {
     "lookup": {"distance", "index", "tables", "a_k_channel"},
     "logits": {"logits_heads", "logits_head", "relative_method", "t2t_q"},
     "skew": {"skew_unmasked_input"},  # one step at a time: tests/app/test_skew_page.py
+    "rel_shift": {"xl_input"},  # one step at a time: tests/app/test_rel_shift_page.py
     "attention": {"attention_heads", "attention_weights", "attention_logits", "attention_output"},
     "absolute": {"sinusoidal_encoding", "encoding_similarity", "relative_index"},
     "family": {"family_heads", "family_head", "family_profile", "family_compare"},

@@ -8,7 +8,18 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-PAGES = ("", "lookup", "logits", "skew", "attention", "absolute", "speed", "trained")
+PAGES = (
+    "",
+    "lookup",
+    "logits",
+    "skew",
+    "rel_shift",
+    "attention",
+    "absolute",
+    "family",
+    "speed",
+    "trained",
+)
 TIMEOUT_MS = 30_000
 
 

@@ -1,0 +1,153 @@
+"""The README's table of relative position schemes, generated from the schemes themselves.
+
+    python -m relpos_lab.schemes_table                    # print the markdown table
+    python -m relpos_lab.schemes_table --check README.md  # exit 1 if the README's copy differs
+    python -m relpos_lab.schemes_table --write README.md  # replace the README's copy
+
+One row per scheme of ``relpos_core.schemes.SCHEMES``, in its order. Every number is computed:
+the learned parameters are counted on a scheme built at the reference size (REFERENCE), the
+memory is the scheme's own estimate (``position_bytes`` and ``logit_bytes``, float32, batch 1,
+n queries and n keys), and shift invariance is measured by ``scheme_profile`` on seeded random
+q and k: the largest distance of the position term from a function of j - i (0 for one),
+with content and for the position-only part (every position given the same content).
+The README holds the table between START and END.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from relpos_core import format_bytes
+from relpos_core.schemes import SCHEMES, PositionScheme, make_scheme, scheme_profile
+
+HEADS, HEAD_DIM = 8, 64
+REFERENCE = {  # each scheme's own size parameters at the reference size
+    "shaw": {"max_relative_position": 16},  # k = 16
+    "music": {"max_relative_position": 64},  # L = 64
+    "t5": {"num_buckets": 32},
+}
+REFERENCE_TEXT = "8 heads, head dim 64, Shaw k = 16, Music Transformer L = 64, T5 32 buckets"
+MEMORY_N = (1024, 4096)
+PROFILE_N = 12  # queries and keys of the shift-invariance measurement
+SEED = 0
+TOLERANCE = 1e-9  # float64: a deviation below this is rounding, the term is a function of j - i
+START = "<!-- schemes-table:start -->"
+END = "<!-- schemes-table:end -->"
+
+
+def reference_scheme(name: str) -> PositionScheme:
+    """The scheme ``name`` at the reference size, its parameters drawn from SEED, in float64."""
+    return make_scheme(name, HEADS, HEAD_DIM, seed=SEED, **REFERENCE.get(name, {})).double()
+
+
+def learned_parameters(scheme: PositionScheme) -> int:
+    return sum(p.numel() for p in scheme.parameters() if p.requires_grad)
+
+
+def deviation(scheme: PositionScheme, position_only: bool) -> float:
+    """Largest |term - the mean of its diagonal| bound: the profile's toeplitz_deviation."""
+    gen = torch.Generator().manual_seed(SEED)
+    q, k = (torch.randn(1, HEADS, PROFILE_N, HEAD_DIM, generator=gen, dtype=torch.float64)
+            for _ in range(2))  # fmt: skip
+    return scheme_profile(scheme, q, k, position_only=position_only).toeplitz_deviation
+
+
+def invariance_text(value: float) -> str:
+    """``yes (0)``, ``yes (< 1e-09)`` (rounding only) or ``no (1.2)``: stable across machines."""
+    if value == 0:
+        return "yes (0)"
+    if value < TOLERANCE:
+        return f"yes (< {TOLERANCE:.0e})"
+    return f"no ({value:.2g})"
+
+
+def cell(text: str) -> str:
+    """Text safe inside a markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def scheme_row(name: str) -> list[str]:
+    scheme = reference_scheme(name)
+    memory = "; ".join(
+        f"n = {n}: {format_bytes(scheme.position_bytes(n, n))} / "
+        f"{format_bytes(scheme.logit_bytes(n, n))}"
+        for n in MEMORY_N
+    )
+    with torch.no_grad():
+        invariance = (
+            f"position term: {invariance_text(deviation(scheme, False))}; "
+            f"position-only part: {invariance_text(deviation(scheme, True))}"
+        )
+    return [
+        f"**{scheme.title}**<br>{scheme.paper}",
+        f"{scheme.parameters_text}<br>{learned_parameters(scheme):,} learned",
+        f"{scheme.memory_text}<br>estimate, position work / every term: {memory}",
+        invariance,
+        scheme.extrapolation,
+    ]
+
+
+def schemes_table() -> str:
+    """The markdown table, one row per scheme in SCHEMES order (no trailing newline)."""
+    header = ["scheme", "parameters", "memory", "shift-invariant", "extrapolation"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in scheme_row(name)) + " |" for name in SCHEMES]
+    return "\n".join(lines)
+
+
+def block() -> str:
+    """What the README holds between its markers: the reference size, then the table."""
+    return (
+        f"{START}\n"
+        f"Reference size: {REFERENCE_TEXT}; memory in float32 for batch 1 and n queries and "
+        f"keys; shift invariance on seeded random q, k of {PROFILE_N} positions, in float64 "
+        f"(the largest distance of the term from a function of j - i in brackets).\n\n"
+        f"{schemes_table()}\n"
+        f"{END}"
+    )
+
+
+def readme_block(text: str) -> str:
+    """The README's copy: from START to END inclusive; ValueError when the markers are missing."""
+    first, last = text.find(START), text.find(END)
+    if first < 0 or last < first:
+        raise ValueError(f"the README needs the markers {START} and {END}, in that order")
+    return text[first : last + len(END)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--check", type=Path, metavar="README", help="exit 1 if its table differs")
+    group.add_argument("--write", type=Path, metavar="README", help="replace its table")
+    args = parser.parse_args(argv)
+    generated = block()
+    target = args.check or args.write
+    if target is None:
+        print(generated)
+        return 0
+    text = target.read_text(encoding="utf-8")
+    try:
+        current = readme_block(text)
+    except ValueError as error:
+        print(f"{target}: {error}", file=sys.stderr)
+        return 1
+    if args.write:
+        target.write_text(text.replace(current, generated), encoding="utf-8")
+        print(f"{target}: table written")
+        return 0
+    if current != generated:
+        print(f"{target}: the schemes table differs from the code; run "
+              f"python -m relpos_lab.schemes_table --write {target}", file=sys.stderr)  # fmt: skip
+        return 1
+    print(f"{target}: the schemes table matches the code")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

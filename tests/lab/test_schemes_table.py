@@ -1,0 +1,73 @@
+"""The README's table of schemes is the generated one, and what it computes is right."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from relpos_core.schemes import SCHEMES
+from relpos_lab import schemes_table
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+SHIFT_INVARIANT_WITH_CONTENT = {"t5", "alibi"}  # biases of j - i alone
+
+
+@pytest.fixture(scope="module")
+def generated() -> str:
+    return schemes_table.block()
+
+
+def rows(table: str) -> dict[str, list[str]]:
+    """Scheme name -> its cells, matched by the title each row starts with."""
+    out = {}
+    for line in table.splitlines():
+        for name, cls in SCHEMES.items():
+            if line.startswith(f"| **{cls.title}**"):
+                out[name] = [c.strip() for c in line.strip("|").split(" | ")]
+    return out
+
+
+def test_the_readme_holds_the_generated_table(generated: str) -> None:
+    assert schemes_table.readme_block(README.read_text(encoding="utf-8")) == generated
+
+
+def test_one_row_per_scheme_in_registry_order(generated: str) -> None:
+    titles = [line.split("**")[1] for line in generated.splitlines() if line.startswith("| **")]
+    assert titles == [cls.title for cls in SCHEMES.values()]
+
+
+def test_shift_invariance_is_yes_exactly_for_biases_and_every_position_only_part(
+    generated: str,
+) -> None:
+    for name, cells in rows(generated).items():
+        term, only = cells[3].split("; ")
+        assert term.startswith("position term: yes" if name in SHIFT_INVARIANT_WITH_CONTENT
+                               else "position term: no ("), (name, term)  # fmt: skip
+        assert only.startswith("position-only part: yes"), (name, only)
+
+
+def test_parameter_counts_follow_the_papers_shapes(generated: str) -> None:
+    h, d, k, length, buckets = 8, 64, 16, 64, 32
+    expected = {
+        "shaw": 2 * (2 * k + 1) * d,  # w^K and w^V, shared by heads
+        "music": h * (2 * length - 1) * d,  # E per head, keys only
+        "xl": (h * d) * (h * d) + 2 * h * d,  # W_R, u and v
+        "t5": buckets * h,
+        "alibi": 0,
+        "rope": 0,
+    }
+    for name, cells in rows(generated).items():
+        assert cells[1].endswith(f"<br>{expected[name]:,} learned"), (name, cells[1])
+
+
+def test_check_fails_on_a_drifted_readme_and_passes_on_the_real_one(tmp_path) -> None:
+    assert schemes_table.main(["--check", str(README)]) == 0
+    drifted = tmp_path / "README.md"
+    drifted.write_text(README.read_text(encoding="utf-8").replace("4,224 learned", "4,000 learned"))
+    assert schemes_table.main(["--check", str(drifted)]) == 1
+    assert schemes_table.main(["--write", str(drifted)]) == 0
+    assert schemes_table.main(["--check", str(drifted)]) == 0
+    unmarked = tmp_path / "plain.md"
+    unmarked.write_text("# no table\n")
+    assert schemes_table.main(["--check", str(unmarked)]) == 1
