@@ -41,6 +41,7 @@ def main() -> None:
         st.Page(PAGES_DIR / "attention.py", title="Attention", icon=":material/visibility:"),
         st.Page(PAGES_DIR / "absolute.py", title="Absolute vs relative", icon=":material/compare:"),
         st.Page(PAGES_DIR / "family.py", title="Position schemes", icon=":material/category:"),
+        st.Page(PAGES_DIR / "compare.py", title="Compare schemes", icon=":material/difference:"),
         st.Page(PAGES_DIR / "trained.py", title="Trained model", icon=":material/school:"),
         st.Page(PAGES_DIR / "speed.py", title="Speed & memory", icon=":material/speed:"),
     ]

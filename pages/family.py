@@ -1,23 +1,17 @@
 """Position schemes: six published relative schemes on the same q, k, v; one in detail, which
-of them are functions of j - i, their terms against the distance, and two compared."""
+of them are functions of j - i, and their terms against the distance (the Compare schemes page
+puts two side by side)."""
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from explorer import family, formulas
-from explorer.controls import (
-    choice,
-    current_params,
-    head_picker,
-    int_number,
-    int_slider,
-    md_escape,
-    toggle,
-)
+from explorer.controls import choice, current_params, head_picker, int_slider, md_escape, toggle
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import bytes_text, figure, inset, window_caption
 from explorer.example import axis_labels
+from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.family_plots import DENSE_DISTANCE, profile_figure, shown_distances
 from explorer.heatmaps import Panel, grid_columns, make_scale, panel_grid, pooled_note
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
@@ -28,7 +22,6 @@ rows, cols = axis_labels(params)
 start, stop = params.window
 size = stop - start
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
-DEFAULTS = family.FamilySettings()
 LABELS = family.SCHEME_LABELS
 
 st.title("Position schemes")
@@ -48,65 +41,6 @@ name = choice(
 scheme_class = SCHEMES[name]
 
 
-def scheme_controls(scheme: str) -> dict[str, object]:
-    """The URL-bound settings of one scheme, drawn where this is called."""
-    if scheme == "shaw":
-        st.caption(f"Shaw's clip distance is the sidebar's k = {params.k}.")
-        return {}
-    if scheme == "music":
-        left, right = st.columns(2)
-        with left:
-            length = int_number(
-                "Music: L (table length, max_relative_position)",
-                1,
-                family.MUSIC_LEN_MAX,
-                "music_len",
-                DEFAULTS.music_len,
-                help="Distances |j - i| > L - 1 get the zero vector.",
-            )
-        with right:
-            values = toggle("Music: value term E^V (values)", "music_values", False)
-        return {"music_len": length, "music_values": values}
-    if scheme == "xl":
-        st.caption("Transformer-XL has no setting here: R is a fixed sinusoid of i - j.")
-        return {}
-    if scheme == "t5":
-        left, right = st.columns(2)
-        with left:
-            buckets = choice(
-                "T5: num_buckets",
-                list(family.T5_BUCKET_CHOICES),
-                "t5_buckets",
-                default=DEFAULTS.t5_buckets,
-            )
-        with right:
-            largest = int_number(
-                "T5: max_distance (last log-spaced bucket)",
-                buckets // 2 + 1,
-                family.T5_MAX_MAX,
-                "t5_max",
-                DEFAULTS.t5_max,
-                help="Every distance beyond it shares the last bucket. It must exceed "
-                "num_buckets / 2, the exact buckets of one direction.",
-            )
-        return {"t5_buckets": buckets, "t5_max": largest}
-    if scheme == "alibi":
-        bias = choice(
-            "ALiBi: max_bias (m_h = 2^(-max_bias·h/H))",
-            list(family.ALIBI_BIAS_CHOICES),
-            "alibi_bias",
-            default=DEFAULTS.alibi_bias,
-        )
-        return {"alibi_bias": bias}
-    base = choice(
-        "RoPE: base (θ_m = base^(-2m/d))",
-        list(family.ROPE_BASE_CHOICES),
-        "rope_base",
-        default=DEFAULTS.rope_base,
-    )
-    return {"rope_base": base}
-
-
 # ---- 1. one scheme in detail ---------------------------------------------------------------
 st.header(f"1 · {scheme_class.title}")
 st.caption(md_escape(scheme_class.paper))
@@ -117,12 +51,7 @@ st.latex(position_latex)
 if name == "alibi":
     st.caption("The paper's 8 in m_h is max_bias below; h counts heads from 1.")
 st.caption(md_escape(f"Parameters: {scheme_class.parameters_text}."))
-chosen = scheme_controls(name)
-with st.expander("Settings of the other schemes (they change the table, profiles and compare)"):
-    for other in SCHEME_NAMES:
-        if other != name:
-            chosen.update(scheme_controls(other))
-settings = family.FamilySettings(scheme=name, **chosen)
+settings = scheme_settings(params, name)
 config = settings.config(name, params)
 
 window_caption(params)
@@ -233,7 +162,7 @@ def highlight(row: pd.Series) -> list[str]:
     return [style] * len(row)
 
 
-st.dataframe(table.style.apply(highlight, axis=1), hide_index=True, key="family_badges")
+st.table(table.style.apply(highlight, axis=1).hide(axis="index"))
 st.caption(
     f"Memory: each scheme's own estimate (logit_bytes) of its logit terms, their sum and its "
     f"position work for one sequence of n = {n} with {heads} heads, float32. The picked scheme "
@@ -337,66 +266,6 @@ def profile_chart() -> None:
 
 
 profile_chart()
-
-# ---- 5. compare two schemes ------------------------------------------------------------------
-st.header("5 · Two schemes, the same q, k, v")
-
-
-@st.fragment
-def compare() -> None:
-    """Attention weights of two schemes for one head, and their difference (reruns alone)."""
-    left, right, third = st.columns([2, 2, 1])
-    with left:
-        a = choice("scheme A", list(SCHEME_NAMES), "compare_a", default=DEFAULTS.compare_a)
-    with right:
-        b = choice("scheme B", list(SCHEME_NAMES), "compare_b", default=DEFAULTS.compare_b)
-    with third:
-        head = head_picker(heads, "compare_head")
-    pair = family.FamilySettings(**{**vars(settings), "compare_a": a, "compare_b": b})
-    both = family.compare_view(params, pair.config(a, params), pair.config(b, params))
-    weights = [
-        Panel(both.weights_a[head], title=f"A: {LABELS[a]}, α", **at),
-        Panel(both.weights_b[head], title=f"B: {LABELS[b]}, α", **at),
-    ]
-    weight_scale = make_scale("weights", [p.z for p in weights], n_keys=n)
-    figure(
-        panel_grid(weights, weight_scale, columns=2, image_side=256),
-        "family_compare",
-        shape=(2, n, n),
-        caption=weight_scale.caption + mask_note + " " + pooled_note(weights, 256),
-    )
-    difference = [Panel(both.difference[head], title=f"B - A, head {head}", **at)]
-    diff_range = family.colour_range([both.difference[head]])
-    diff_scale = make_scale("diverging", [both.difference[head]], zrange=diff_range.zrange)
-    c1, c2 = st.columns([3, 2])
-    with c1:
-        figure(
-            panel_grid(difference, diff_scale, max_width=480, image_side=256),
-            "family_compare_diff",
-            shape=(n, n),
-            caption=diff_scale.caption.replace("; one scale for every panel", "")
-            + " "
-            + diff_range.note
-            + " "
-            + pooled_note(difference, 256),
-        )
-    with c2:
-        rows_text = f"query rows {start}-{stop - 1}, " if params.windowed else ""
-        st.metric(
-            f"largest |α_B - α_A|, head {head}",
-            f"{both.weight_diff[head]:.3g}",
-            help=f"Over {rows_text}every one of the {n} keys.",
-        )
-        st.metric(f"largest |z_B - z_A|, head {head}", f"{both.output_diff[head]:.3g}")
-        st.caption(
-            md_escape(
-                "Over " + (rows_text or "every query, ") + "every key and channel. "
-                "z includes a value term where the scheme has one (Shaw; Music with values)."
-            )
-        )
-
-
-compare()
 
 # ---- download --------------------------------------------------------------------------------
 labels = position_labels(params, start, stop)

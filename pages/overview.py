@@ -35,7 +35,9 @@ PAGE_LIST = (
      "the sinusoidal encoding and why its similarity depends on $j - i$ only"),
     ("family.py", "Position schemes", ":material/category:",
      "Shaw, Music Transformer, Transformer-XL, T5, ALiBi and RoPE on the same inputs: which are "
-     "functions of $j - i$, their terms against the distance, and two compared"),
+     "functions of $j - i$, and their terms against the distance and beyond the trained length"),
+    ("compare.py", "Compare schemes", ":material/difference:",
+     "any two schemes on the same $q, k, v$: their weights side by side and the difference"),
     ("trained.py", "Trained model", ":material/school:",
      "a small model that needs relative position: length generalization and learned tables"),
     ("speed.py", "Speed & memory", ":material/speed:",

@@ -22,7 +22,17 @@ from streamlit.testing.v1 import AppTest
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = REPO / "tests" / "app" / "harness" / "entry.py"
-PAGES = ("overview", "lookup", "logits", "skew", "attention", "absolute", "speed")
+PAGES = (
+    "overview",
+    "lookup",
+    "logits",
+    "skew",
+    "rel_shift",
+    "attention",
+    "absolute",
+    "family",
+    "speed",
+)
 
 
 def timed(at: AppTest) -> float:

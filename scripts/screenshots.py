@@ -22,6 +22,7 @@ PAGES = (
     "attention",
     "absolute",
     "family",
+    "compare",
     "trained",
     "speed",
 )

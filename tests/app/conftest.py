@@ -10,7 +10,17 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 ENTRY = Path(__file__).resolve().parent / "harness" / "entry.py"
-PAGES = ("overview", "lookup", "logits", "skew", "rel_shift", "attention", "absolute", "family")
+PAGES = (
+    "overview",
+    "lookup",
+    "logits",
+    "skew",
+    "rel_shift",
+    "attention",
+    "absolute",
+    "family",
+    "compare",
+)
 
 
 def open_page(page: str = "overview", **query: str) -> AppTest:

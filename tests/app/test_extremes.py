@@ -27,7 +27,7 @@ EXTREMES = {
     "pad = n": {"n": "5", "mask": "padding", "pad": "5"},
     "text of one token": {"text": "solo"},
 }
-PAGES = ("lookup", "logits", "skew", "attention", "absolute", "family")
+PAGES = ("lookup", "logits", "skew", "attention", "absolute", "family", "compare")
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -47,7 +47,7 @@ def test_every_scheme_draws_its_position_term(name: str) -> None:
         np.testing.assert_allclose(panel_z(at, "family_heads", h), term[h], **CLOSE)
     np.testing.assert_allclose(panel_z(at, "family_head"), term[0], **CLOSE)
     assert ("family_xl_terms" in chart_keys(at)) == (name == "xl")
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert list(table["scheme"])[:2] == ["Shaw", "Music"]
     by_scheme = table.set_index("scheme")
     assert set(by_scheme["position only"]) == {"yes"}  # every position-only part is Toeplitz
@@ -111,7 +111,7 @@ def test_bad_url_values_warn_and_the_page_works() -> None:
     assert "t5_buckets: must be one of 8, 16, 32, 64, 128, got 'abc'; using 32" in warnings
     assert "music_len: must be an integer in [1, 4096], got '-3'; using 64" in warnings
     assert "rope_base: must be one of 100, 1000, 10000, 100000, 1000000, got '7'" in warnings
-    assert {"family_heads", "family_profile", "family_compare"} <= chart_keys(at)
+    assert {"family_heads", "family_profile"} <= chart_keys(at)
 
 
 def test_t5_max_below_its_buckets_warns() -> None:
@@ -126,26 +126,3 @@ def test_settings_change_the_scheme_drawn() -> None:
     assert_clean(at)
     term = position_term(ViewParams(), "t5", num_buckets=8, max_distance=16)
     np.testing.assert_allclose(panel_z(at, "family_heads", 0), term[0], **CLOSE)
-
-
-def test_compare_fragment() -> None:
-    at = open_page("family", mask="padding")
-    assert_clean(at)
-    at.button_group(key="compare_b").set_value("alibi").run()
-    at.button_group(key="compare_head").set_value(1).run()
-    assert_clean(at)
-    params = ViewParams(mask="padding")
-    weights = {}
-    for name in ("shaw", "alibi"):
-        scheme, inputs = core(params, name)
-        with torch.no_grad():
-            weights[name] = scheme(inputs.q, inputs.k, inputs.v, mask=inputs.mask)[1][0, 1]
-    a, b = panel_z(at, "family_compare", 0), panel_z(at, "family_compare", 1)
-    allowed = np.arange(8) < 6  # the last two keys are padding: blank
-    assert np.isnan(a[:, ~allowed]).all()
-    np.testing.assert_allclose(a[:, allowed], weights["shaw"][:, allowed], **CLOSE)
-    np.testing.assert_allclose(b[:, allowed], weights["alibi"][:, allowed], **CLOSE)
-    diff = panel_z(at, "family_compare_diff")
-    np.testing.assert_allclose(diff[:, allowed], (b - a)[:, allowed], **CLOSE)
-    metric = at.metric[0]
-    assert float(metric.value) == pytest.approx(float(np.nanmax(np.abs(b - a))), rel=1e-2)

@@ -22,7 +22,8 @@ EXPECTED_CHARTS = {
     "rel_shift": {"xl_input"},  # one step at a time: tests/app/test_rel_shift_page.py
     "attention": {"attention_heads", "attention_weights", "attention_logits", "attention_output"},
     "absolute": {"sinusoidal_encoding", "encoding_similarity", "relative_index"},
-    "family": {"family_heads", "family_head", "family_profile", "family_compare"},
+    "family": {"family_heads", "family_head", "family_profile"},
+    "compare": {"compare_weights", "compare_diff"},
 }
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
 

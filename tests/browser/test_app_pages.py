@@ -17,6 +17,7 @@ PAGES = (
     "attention",
     "absolute",
     "family",
+    "compare",
     "speed",
     "trained",
 )

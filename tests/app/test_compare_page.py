@@ -1,0 +1,60 @@
+"""The Compare schemes page through app.py: both schemes' weights equal the core's, and the
+difference is B - A."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.example import derived_seed, example_inputs
+from explorer.params import ViewParams
+from relpos_core.schemes import make_scheme
+from tests.app.conftest import assert_clean, chart_keys, open_page
+from tests.app.panels import panel_z
+
+CLOSE = {"rtol": 1e-4, "atol": 1e-4}
+
+
+def weights_of(params: ViewParams, name: str, head: int) -> np.ndarray:
+    options = {"shaw": {"max_relative_position": params.k}}.get(name, {})
+    scheme = make_scheme(
+        name, params.heads, params.head_dim, derived_seed(params.seed, "scheme:" + name), **options
+    )
+    inputs = example_inputs(params)
+    with torch.no_grad():
+        return scheme(inputs.q, inputs.k, inputs.v, mask=inputs.mask, causal=params.causal)[1][
+            0, head
+        ].numpy()
+
+
+def test_compare_page_draws_both_schemes_weights_and_their_difference() -> None:
+    at = open_page("compare", mask="padding")
+    assert_clean(at)
+    at.button_group(key="compare_b").set_value("alibi").run()
+    at.button_group(key="compare_head").set_value(1).run()
+    assert_clean(at)
+    params = ViewParams(mask="padding")
+    weights = {name: weights_of(params, name, 1) for name in ("shaw", "alibi")}
+    a, b = panel_z(at, "compare_weights", 0), panel_z(at, "compare_weights", 1)
+    allowed = np.arange(8) < 6  # the last two keys are padding: blank
+    assert np.isnan(a[:, ~allowed]).all()
+    np.testing.assert_allclose(a[:, allowed], weights["shaw"][:, allowed], **CLOSE)
+    np.testing.assert_allclose(b[:, allowed], weights["alibi"][:, allowed], **CLOSE)
+    diff = panel_z(at, "compare_diff")
+    np.testing.assert_allclose(diff[:, allowed], (b - a)[:, allowed], **CLOSE)
+    metric = at.metric[0]
+    assert float(metric.value) == pytest.approx(float(np.nanmax(np.abs(b - a))), rel=1e-2)
+
+
+def test_bad_scheme_in_the_url_warns_and_compares_the_default() -> None:
+    at = open_page("compare", compare_a="nope", compare_b="t5", t5_buckets="abc")
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "URL parameter compare_a: must be one of shaw, music, xl, t5, alibi, rope" in warnings
+    assert "t5_buckets: must be one of 8, 16, 32, 64, 128, got 'abc'; using 32" in warnings
+    assert {"compare_weights", "compare_diff"} <= chart_keys(at)
+    params = ViewParams()
+    np.testing.assert_allclose(
+        panel_z(at, "compare_weights", 1), weights_of(params, "t5", 0), **CLOSE
+    )
