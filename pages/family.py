@@ -3,13 +3,12 @@ of them are functions of j - i, and their terms against the distance (the Compar
 puts two side by side)."""
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from explorer import family, formulas
 from explorer.controls import choice, current_params, head_picker, int_slider, md_escape, toggle
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import bytes_text, figure, inset, window_caption
+from explorer.draw import bytes_text, figure, inset, markdown_table, window_caption
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.family_plots import DENSE_DISTANCE, profile_figure, shown_distances
@@ -142,31 +141,22 @@ def verdict(ok: bool) -> str:
     return "yes" if ok else "no"
 
 
-table = pd.DataFrame(
-    {
-        "scheme": [LABELS[s] for s in SCHEME_NAMES],
-        "with content": [verdict(profiles[s].toeplitz()) for s in SCHEME_NAMES],
-        "max deviation": [f"{profiles[s].deviation:.2g}" for s in SCHEME_NAMES],
-        "position only": [verdict(profiles[s].toeplitz(True)) for s in SCHEME_NAMES],
-        "max deviation (position only)": [
-            f"{profiles[s].deviation_position:.2g}" for s in SCHEME_NAMES
-        ],
-        f"logits memory at n = {n}": [bytes_text(profiles[s].logit_bytes) for s in SCHEME_NAMES],
-    }
-)
 picked_row = list(SCHEME_NAMES).index(name)
-
-
-def highlight(row: pd.Series) -> list[str]:
-    style = "background-color: #fff3c4; font-weight: bold" if row.name == picked_row else ""
-    return [style] * len(row)
-
-
-st.table(table.style.apply(highlight, axis=1).hide(axis="index"))
+badges = {
+    "scheme": [LABELS[s] for s in SCHEME_NAMES],
+    "with content": [verdict(profiles[s].toeplitz()) for s in SCHEME_NAMES],
+    "max deviation": [f"{profiles[s].deviation:.2g}" for s in SCHEME_NAMES],
+    "position only": [verdict(profiles[s].toeplitz(True)) for s in SCHEME_NAMES],
+    "max deviation (position only)": [
+        f"{profiles[s].deviation_position:.2g}" for s in SCHEME_NAMES
+    ],
+    f"logits memory at n = {n}": [bytes_text(profiles[s].logit_bytes) for s in SCHEME_NAMES],
+}
+st.markdown(markdown_table(badges, bold_row=picked_row))
 st.caption(
     f"Memory: each scheme's own estimate (logit_bytes) of its logit terms, their sum and its "
     f"position work for one sequence of n = {n} with {heads} heads, float32. The picked scheme "
-    f"is highlighted; besides its terms, {LABELS[name]} builds {scheme_class.memory_text}."
+    f"is in bold; besides its terms, {LABELS[name]} builds {scheme_class.memory_text}."
 )
 
 
@@ -254,15 +244,12 @@ def profile_chart() -> None:
             "(dotted lines). Beyond them each scheme:"
         )
     )
-    st.table(
-        pd.DataFrame(
-            {
-                "scheme": [LABELS[s] for s in SCHEME_NAMES],
-                "beyond the trained distances": [SCHEMES[s].extrapolation for s in SCHEME_NAMES],
-                "settings": [settings.config(s, params).text or "(none)" for s in SCHEME_NAMES],
-            }
-        ).set_index("scheme")
-    )
+    beyond = {
+        "scheme": [LABELS[s] for s in SCHEME_NAMES],
+        "beyond the trained distances": [SCHEMES[s].extrapolation for s in SCHEME_NAMES],
+        "settings": [settings.config(s, params).text or "(none)" for s in SCHEME_NAMES],
+    }
+    st.markdown(markdown_table(beyond))
 
 
 profile_chart()

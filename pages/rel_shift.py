@@ -16,7 +16,7 @@ from explorer.controls import (
     toggle,
 )
 from explorer.downloads import download_view
-from explorer.draw import agreement_badge, bytes_text
+from explorer.draw import agreement_badge, bytes_text, markdown_table
 from explorer.params import ViewParams
 from explorer.rel_shift_figures import step_figure
 from explorer.rel_shift_story import (
@@ -78,16 +78,6 @@ def shift_step(delta: int) -> None:
     current = st.session_state.get("xl_step") or STEP_LABELS[0]
     at = STEP_LABELS.index(current) + delta
     st.session_state["xl_step"] = STEP_LABELS[min(max(at, 0), len(STEP_LABELS) - 1)]
-
-
-def markdown_table(columns: dict[str, list]) -> str:
-    """A markdown table of equal-length columns (a markdown table needs no grid component)."""
-    header = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns)
-    body = [
-        "| " + " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row) + " |"
-        for row in zip(*columns.values(), strict=True)
-    ]
-    return "\n".join([header, *body])
 
 
 def place_lines(story: ShiftStory, places) -> str:

@@ -4,6 +4,7 @@ for every scheme, a typed sentence, a causal mask, a long sequence and broken UR
 from __future__ import annotations
 
 import base64
+import re
 
 import numpy as np
 import pytest
@@ -19,6 +20,29 @@ CLOSE = {"rtol": 1e-4, "atol": 1e-4}
 SENTENCE = "the quick brown fox jumps over the lazy dog again"
 OPTIONS = {"shaw": {}, "music": {"max_relative_position": 64}, "xl": {}, "t5": {},
            "alibi": {}, "rope": {}}  # fmt: skip
+
+
+def markdown_table(at, first_column: str) -> dict[str, list]:
+    """The page's markdown table whose first column is ``first_column``: column -> cells
+    (escapes and bold removed); "bold" lists the rows drawn in bold."""
+    for element in at.markdown:
+        lines = element.value.splitlines()
+        if lines and lines[0].startswith(f"| {first_column} |"):
+            break
+    else:
+        raise AssertionError(f"no markdown table starting with {first_column!r}")
+
+    def cells(line: str) -> list[str]:
+        return [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+
+    names = [re.sub(r"\\(.)", r"\1", c) for c in cells(lines[0])]
+    rows = [cells(line) for line in lines[2:]]
+    table = {
+        name: [re.sub(r"\\(.)", r"\1", row[c]).strip("*") for row in rows]
+        for c, name in enumerate(names)
+    }
+    table["bold"] = [r for r, row in enumerate(rows) if row[0].startswith("**")]
+    return table
 
 
 def core(params: ViewParams, name: str, **options):
@@ -47,13 +71,15 @@ def test_every_scheme_draws_its_position_term(name: str) -> None:
         np.testing.assert_allclose(panel_z(at, "family_heads", h), term[h], **CLOSE)
     np.testing.assert_allclose(panel_z(at, "family_head"), term[0], **CLOSE)
     assert ("family_xl_terms" in chart_keys(at)) == (name == "xl")
-    table = at.table[0].value
-    assert list(table["scheme"])[:2] == ["Shaw", "Music"]
-    by_scheme = table.set_index("scheme")
-    assert set(by_scheme["position only"]) == {"yes"}  # every position-only part is Toeplitz
+    table = markdown_table(at, "scheme")
+    assert table["scheme"][:2] == ["Shaw", "Music"]
+    by_scheme = dict(zip(table["scheme"], table["with content"], strict=True))
+    assert set(table["position only"]) == {"yes"}  # every position-only part is Toeplitz
     expected = {"Shaw": "no", "Music": "no", "Transformer-XL": "no", "T5": "yes",
                 "ALiBi": "yes", "RoPE": "no"}  # fmt: skip
-    assert dict(by_scheme["with content"]) == expected
+    assert by_scheme == expected
+    picked = SCHEME_NAMES.index(name)
+    assert table["bold"] == [picked]  # the picked scheme's row is in bold
 
 
 def test_xl_four_terms_sum_to_the_logit() -> None:
