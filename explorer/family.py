@@ -204,6 +204,7 @@ class ProfileView:
     std: np.ndarray  # (h, m)
     pooled_mean: np.ndarray  # (m,)
     pooled_std: np.ndarray  # (m,)
+    free_mean: np.ndarray  # (h, m) the position-only part, a function of j - i: no spread
     with_content: bool
     deviation: float  # with content
     deviation_position: float  # position only
@@ -212,14 +213,20 @@ class ProfileView:
     over: str  # "whole" or "window"
     logit_bytes: int  # the scheme's estimate for its logits at this n (b = 1)
 
-    def curve(self, head: int | None = None, normalise: bool = False):
+    def curve(self, head: int | None = None, normalise: bool = False, position_only=False):
         """(mean (m,), std (m,)) of one head or pooled over heads (None); with ``normalise``
-        both divided by the curve's largest |mean| (so every curve peaks at ±1)."""
-        mean, std = (
-            (self.pooled_mean, self.pooled_std)
-            if head is None
-            else (self.mean[head], self.std[head])
-        )
+        both divided by the curve's largest |mean| (so every curve peaks at ±1).
+        ``position_only``: the content-free part, its spread over the heads when pooled."""
+        if position_only:
+            free = self.free_mean
+            mean = free.mean(0) if head is None else free[head]
+            std = free.std(0) if head is None else np.zeros_like(mean)
+        else:
+            mean, std = (
+                (self.pooled_mean, self.pooled_std)
+                if head is None
+                else (self.mean[head], self.std[head])
+            )
         if normalise:
             peak = float(np.nanmax(np.abs(mean), initial=0.0))
             if peak > 0:
@@ -271,6 +278,7 @@ def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
     rows = max(1, min(n, BLOCK_CELLS // (heads * n)))  # scheme_profile's blocks of rows
     plan_scheme("distance profile", scheme, rows, n)
     nbytes = scheme.logit_bytes(n, n)
+    distance, free_mean = _row_profile(scheme, params)
     if heads * n * n <= FULL_PROFILE_CELLS:
         with torch.no_grad():
             full = scheme_profile(scheme, inputs.q, inputs.k, causal=params.causal)
@@ -284,6 +292,7 @@ def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
             std=_np(full.std[0]),
             pooled_mean=_np(pooled.mean[0, 0]),
             pooled_std=_np(pooled.std[0, 0]),
+            free_mean=_np(free_mean),
             with_content=True,
             deviation=full.toeplitz_deviation,
             deviation_position=free.toeplitz_deviation,
@@ -292,7 +301,7 @@ def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
             over="whole",
             logit_bytes=nbytes,
         )
-    distance, mean = _row_profile(scheme, params)
+    mean = free_mean
     term = _window_terms(scheme, params, "window profile")["position"]
     start, stop = params.window
     inputs_free = (content_free(inputs.q), content_free(inputs.k))
@@ -310,6 +319,7 @@ def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
         std=np.zeros(tuple(mean.shape), np.float32),
         pooled_mean=_np(pooled_mean),
         pooled_std=_np(spread),
+        free_mean=_np(free_mean),
         with_content=False,
         deviation=on_window.toeplitz_deviation,
         deviation_position=free_window.toeplitz_deviation,

@@ -167,7 +167,7 @@ st.header("3 · Against the distance j - i")
 @st.fragment
 def profile_chart() -> None:
     """Every scheme's profile on one chart, the trained length marked (reruns alone)."""
-    left, middle, right = st.columns([2, 1, 2])
+    left, part_column, middle, right = st.columns([2, 2, 1, 2])
     with left:
         which = choice(
             "curves",
@@ -175,6 +175,18 @@ def profile_chart() -> None:
             "profile_head",
             help="Pooled: every cell of every head at that distance.",
         )
+    with part_column:
+        parts_offered = (
+            ["with content", "position only"] if first.with_content else ["position only"]
+        )
+        part = choice(
+            "term",
+            parts_offered,
+            "profile_part",
+            help="Position only: q and k replaced by their mean over positions, so the term is "
+            "a function of j - i alone: what each scheme does at every distance.",
+        )
+    position_only = part == "position only"
     with middle:
         normalise = toggle("normalise each curve", "profile_norm", True)
     with right:
@@ -196,7 +208,7 @@ def profile_chart() -> None:
         )
     head = None if which == "pooled" else int(str(which).split()[-1])
     curves = {
-        LABELS[s]: profiles[s].curve(head, normalise) for s in SCHEME_NAMES
+        LABELS[s]: profiles[s].curve(head, normalise, position_only) for s in SCHEME_NAMES
     }  # name -> (mean, std)
     reach = built_for - 1
     fig = profile_figure(
@@ -214,10 +226,15 @@ def profile_chart() -> None:
         f"the mean over every cell at that distance; the band around {LABELS[name]} (the "
         "picked scheme) is ± one standard deviation, the content's spread"
         + (" and the heads' differences" if head is None and heads > 1 else "")
-        if first.with_content
-        else f"the position-only part (content removed), exact from the first and last query "
-        f"rows: the term with content over all {n} x {n} cells and {heads} heads of six "
-        "schemes would take several seconds"
+        if not position_only
+        else "the position-only part (content removed), exact from the first and last query "
+        "rows"
+        + (
+            ""
+            if first.with_content
+            else f" (the term with content over all {n} x {n} cells and {heads} heads of six "
+            "schemes would take several seconds)"
+        )
         + (
             f"; the band around {LABELS[name]} is ± one standard deviation over the heads"
             if head is None and heads > 1

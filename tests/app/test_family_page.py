@@ -115,6 +115,17 @@ def test_sentence_and_causal_mask() -> None:
         assert x.max() == 0 and x.min() == -9
 
 
+def test_position_only_profile_of_alibi_is_its_linear_penalty() -> None:
+    at = open_page("family", profile_part="position only", profile_norm="false")
+    assert_clean(at)
+    profile = chart_spec(at, "family_profile")
+    (line,) = [t for t in profile["data"] if t.get("name") == "ALiBi"]
+    x = np.frombuffer(base64.b64decode(line["x"]["bdata"]), line["x"]["dtype"])
+    y = np.frombuffer(base64.b64decode(line["y"]["bdata"]), line["y"]["dtype"])
+    slopes = np.array([2.0**-4, 2.0**-8])  # 2 heads: m_h = 2^(-8h/2)
+    np.testing.assert_allclose(y, -slopes.mean() * np.abs(x), rtol=1e-5, atol=1e-6)
+
+
 def test_long_sequence_window_and_inset() -> None:
     at = open_page("family", n="1024", scheme="shaw", win="100", family_zoom="300")
     assert_clean(at)

@@ -143,6 +143,22 @@ def test_cheap_profile_is_the_position_only_diagonals(monkeypatch, name: str, ma
     assert view.toeplitz(position_only=True)
 
 
+@pytest.mark.parametrize("name", SCHEME_NAMES)
+def test_position_only_curve_is_the_content_free_diagonals(name: str) -> None:
+    params = ViewParams(n=12, heads=2)
+    view = family.profile_view(params, SETTINGS.config(name, params))
+    assert view.with_content  # small: both curves offered
+    free = whole_term(params, name, content_free=True)  # (h, n, n)
+    for r in range(-11, 12):
+        value = np.diagonal(free, offset=r, axis1=1, axis2=2)[:, 0]  # (h,)
+        mean, std = view.curve(head=None, position_only=True)
+        np.testing.assert_allclose(mean[r + 11], value.mean(), **CLOSE)
+        np.testing.assert_allclose(std[r + 11], value.std(), **CLOSE)
+        np.testing.assert_allclose(
+            view.curve(head=1, position_only=True)[0][r + 11], value[1], **CLOSE
+        )
+
+
 def test_curve_normalised_peaks_at_one() -> None:
     params = ViewParams(n=16)
     view = family.profile_view(params, SETTINGS.config("alibi", params))
