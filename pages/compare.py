@@ -35,8 +35,8 @@ with third:
 settings = scheme_settings(params, compare_a=a, compare_b=b)
 for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):
     with column:
-        st.markdown(f"**{letter}: {SCHEMES[name].title}**")
-        st.latex(formulas.SCHEME_FORMULAS[name][0])
+        st.markdown(f"**{letter}: {SCHEMES[name].title}**, adds to the logit")
+        st.latex(formulas.SCHEME_FORMULAS[name][1])
         text = settings.config(name, params).text
         st.caption(md_escape(text or "no settings"))
 

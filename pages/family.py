@@ -188,7 +188,7 @@ def profile_chart() -> None:
         )
     position_only = part == "position only"
     with middle:
-        normalise = toggle("normalise each curve", "profile_norm", True)
+        normalise = toggle("normalise", "profile_norm", True)
     with right:
         longest = max(1, n)
         if int(st.session_state.get("built_for", 0)) > longest:
