@@ -30,3 +30,16 @@ def test_use_it_in_your_model_runs_and_trains():
     exec(blocks[1], namespace)  # noqa: S102 - includes an assert on the cached-query call
     assert namespace["z"].shape == (1, 2, 16, 8)
     assert [s.name for s in namespace["trace"].steps()][-1] == "output"
+
+
+def test_family_of_schemes_example_runs():
+    (block,) = section_code("The family of schemes")
+    namespace: dict = {}
+    torch.manual_seed(0)
+    exec(block, namespace)  # noqa: S102 - the README's own code
+    assert namespace["z"].shape == (1, 8, 64, 16)
+    assert namespace["alpha"].shape == (1, 8, 64, 64)
+    assert set(namespace["terms"]) == {"content", "bias"}
+    rope, q, k = namespace["rope"], namespace["q"], namespace["k"]
+    assert namespace["profile"].toeplitz_deviation > 0.1
+    assert namespace["scheme_profile"](rope, q, k, position_only=True).toeplitz_deviation < 1e-5
