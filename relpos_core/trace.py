@@ -24,7 +24,8 @@ class Step:
 class Trace:
     """Mixin for frozen dataclasses whose tensor fields are steps of a computation.
 
-    Subclasses list ``FORMULAS`` (field name -> formula) in the order the steps happen.
+    Subclasses list ``FORMULAS`` (field name -> formula) in the order the steps happen; a
+    tensor field not listed there (such as a mask of where a step is valid) is not a step.
     """
 
     FORMULAS: dict[str, str] = {}
@@ -33,6 +34,6 @@ class Trace:
         out = []
         for field in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, field.name)
-            if isinstance(value, torch.Tensor):
+            if isinstance(value, torch.Tensor) and field.name in self.FORMULAS:
                 out.append(Step(field.name, self.FORMULAS.get(field.name, ""), value))
         return tuple(out)

@@ -50,6 +50,11 @@ def make_scheme(name: str, heads: int, head_dim: int, seed: int = 0, **params) -
     """
     cls = SCHEMES[check_choice("scheme", name, SCHEME_NAMES)]
     seed = check_int("seed", seed, 0, 2**63 - 1)
+    if "generator" in params:
+        raise ValueError(
+            "make_scheme draws parameters from seed; pass seed=, not generator= (construct "
+            f"{cls.__name__} directly to use your own generator)"
+        )
     if name in LEARNED:
         params["generator"] = torch.Generator().manual_seed(seed)
     try:

@@ -112,9 +112,9 @@ class PositionScheme(nn.Module):
             n_q, n_k, batch, itemsize
         )
 
-    def _check_call(self, q, k, causal, query_offset, max_bytes) -> None:
+    def _check_call(self, q, k, causal, query_offset, max_bytes, v=None) -> None:
         """Inputs fit the scheme, and the estimate fits ``max_bytes`` (before allocating)."""
-        self.check_inputs(q, k, query_offset)
+        self.check_inputs(q, k, query_offset, v)
         check_bool("causal", causal)
         b, _, n_q, _ = q.shape
         n_k = k.shape[2]
@@ -136,6 +136,10 @@ class PositionScheme(nn.Module):
     ) -> dict[str, torch.Tensor]:
         """Every term of the logit (b,h,n_q,n_k), in paper order; they sum to the logit."""
         self._check_call(q, k, causal, query_offset, max_bytes)
+        return self._terms(q, k, causal, query_offset)
+
+    def _terms(self, q, k, causal, query_offset) -> dict[str, torch.Tensor]:
+        """``terms`` on checked inputs."""
         content = (q @ k.transpose(-2, -1)) * self.scale  # (b,h,i,d),(b,h,d,j) -> (b,h,i,j)
         own = self.position_terms(q, k, causal, query_offset)
         shape = content.shape
@@ -180,8 +184,8 @@ class PositionScheme(nn.Module):
         ``mask`` is bool (True = attend) broadcastable to (b, h, n_q, n_k); ``causal`` lets the
         query at position p see keys j <= p. A query with no allowed key gets zero weights.
         """
-        self.check_inputs(q, k, query_offset, v)
-        logits = self.logits(q, k, causal=causal, query_offset=query_offset, max_bytes=max_bytes)
+        self._check_call(q, k, causal, query_offset, max_bytes, v)
+        logits = sum(self._terms(q, k, causal, query_offset).values())
         allowed = combine_masks(mask, causal, tuple(logits.shape), query_offset)
         weights = masked_softmax(logits, allowed)
         z = weights @ v  # (b,h,i,j),(b,h,j,d_v) -> (b,h,i,d_v)

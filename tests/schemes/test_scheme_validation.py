@@ -106,6 +106,12 @@ CONSTRUCTORS = [
         ValueError,
         ("'xl'", "base"),
     ),
+    (
+        "generator given to make_scheme",
+        lambda: make_scheme("t5", 2, 4, generator=torch.Generator()),
+        ValueError,
+        ("seed=", "generator="),
+    ),
     ("seed < 0", lambda: make_scheme("t5", 2, 4, seed=-1), ValueError, ("seed", "got -1")),
     ("seed None", lambda: make_scheme("t5", 2, 4, None), TypeError, ("seed", "None")),
 ]

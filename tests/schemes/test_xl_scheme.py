@@ -109,6 +109,14 @@ def test_rel_shift_is_the_definition_inside_valid(n_q, n_k, lead):
     assert torch.equal(rel_shift(x), trace.result)
 
 
+def test_rel_shift_steps_are_the_tensors_in_order_without_the_valid_mask():
+    trace = trace_rel_shift(torch.zeros(3, 5))  # Q = 3, K = 5
+    steps = trace.steps()
+    assert [s.name for s in steps] == ["input", "padded", "reshaped", "sliced", "result"]
+    assert [s.shape for s in steps] == [(3, 5), (3, 6), (6, 3), (5, 3), (3, 5)]
+    assert all(s.formula for s in steps)
+
+
 @pytest.mark.parametrize(("n_q", "n_k"), [(4, 4), (3, 7)])
 def test_rel_shift_outside_valid_is_not_the_definition(n_q, n_k):
     """Beyond j = M + i the shift holds the zero pad (j = M + i + 1), then values of the next
