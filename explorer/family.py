@@ -1,4 +1,5 @@
-"""The Schemes page's settings and cached views: six relative position schemes on one q, k, v.
+"""The position-scheme pages' cached views: six relative position schemes on one q, k, v
+(their settings: ``explorer.family_settings``).
 
 Every scheme is drawn with ``relpos_core.schemes.make_scheme`` from a seed derived from the
 view's seed and its name, so a scheme's parameters change only with the seed. A cached view
@@ -20,15 +21,15 @@ import streamlit as st
 import torch
 
 from explorer.budget import plan_scheme, rows_within_budget
-from explorer.example import derived_seed, example_inputs
-from explorer.params import N_MAX, ViewParams
+from explorer.example import example_inputs
+from explorer.family_settings import FamilySettings, SchemeConfig
+from explorer.params import ViewParams
 from relpos_core.masks import combine_masks
 from relpos_core.schemes import (
     SCHEME_NAMES,
     PositionScheme,
     content_free,
     distance_profile,
-    make_scheme,
     scheme_profile,
 )
 from relpos_core.schemes.profile import BLOCK_CELLS
@@ -36,94 +37,10 @@ from relpos_core.schemes.profile import BLOCK_CELLS
 # b batch (1) · h heads · i query pos · j key pos · d head dim · m distances j - i
 
 CACHE_ENTRIES = 8
-SCHEME_LABELS = {
-    "shaw": "Shaw",
-    "music": "Music",
-    "xl": "Transformer-XL",
-    "t5": "T5",
-    "alibi": "ALiBi",
-    "rope": "RoPE",
-}
-MUSIC_LEN_MAX = N_MAX
-T5_BUCKET_CHOICES = (8, 16, 32, 64, 128)
-T5_MAX_MAX = 2 * N_MAX
-ALIBI_BIAS_CHOICES = (2, 4, 8, 16)
-ROPE_BASE_CHOICES = (100, 1_000, 10_000, 100_000, 1_000_000)
 # A profile of every diagonal holds heads·n² cells per scheme: up to this many the page runs
 # it with content and content-free (about 2 s for all six on one core); above, see profiles().
 FULL_PROFILE_CELLS = 2**24
 TOEPLITZ_RTOL = 1e-5  # a deviation this small relative to the term's largest |value| is rounding
-
-
-@dataclass(frozen=True)
-class FamilySettings:
-    """The page's own controls, checked: each error names the control, its range and value."""
-
-    scheme: str = "shaw"
-    music_len: int = 64
-    music_values: bool = False
-    t5_buckets: int = 32
-    t5_max: int = 128
-    alibi_bias: int = 8
-    rope_base: int = 10_000
-    built_for: int = 512
-    compare_a: str = "shaw"
-    compare_b: str = "rope"
-
-    def __post_init__(self) -> None:
-        for name in ("scheme", "compare_a", "compare_b"):
-            _check_choice(name, getattr(self, name), SCHEME_NAMES)
-        _check_int("music_len (table length L)", self.music_len, 1, MUSIC_LEN_MAX)
-        if not isinstance(self.music_values, bool):
-            raise ValueError(f"music_values must be true or false, got {self.music_values!r}")
-        _check_choice("t5_buckets (num_buckets)", self.t5_buckets, T5_BUCKET_CHOICES)
-        # causal T5 uses all buckets for the past: max_exact = num_buckets / 2 exact distances
-        _check_int("t5_max (max_distance)", self.t5_max, self.t5_buckets // 2 + 1, T5_MAX_MAX)
-        _check_choice("alibi_bias (max_bias)", self.alibi_bias, ALIBI_BIAS_CHOICES)
-        _check_choice("rope_base (base)", self.rope_base, ROPE_BASE_CHOICES)
-        _check_int("built_for (trained length)", self.built_for, 1, N_MAX)
-
-    def config(self, name: str, params: ViewParams) -> SchemeConfig:
-        """The settings of scheme ``name`` alone (Shaw's clip distance is the sidebar's k)."""
-        options: dict[str, object] = {
-            "shaw": {"max_relative_position": params.k},
-            "music": {"max_relative_position": self.music_len, "values": self.music_values},
-            "xl": {},
-            "t5": {"num_buckets": self.t5_buckets, "max_distance": self.t5_max},
-            "alibi": {"max_bias": self.alibi_bias},
-            "rope": {"base": self.rope_base},
-        }[_check_choice("scheme", name, SCHEME_NAMES)]
-        return SchemeConfig(name, tuple(sorted(options.items())))
-
-
-def _check_int(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
-    return value
-
-
-def _check_choice(name: str, value: object, choices: tuple) -> object:
-    if isinstance(value, bool) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
-    return value
-
-
-@dataclass(frozen=True)
-class SchemeConfig:
-    """One scheme and its keyword arguments for ``make_scheme`` (hashable: a cache key)."""
-
-    name: str
-    options: tuple[tuple[str, object], ...] = ()
-
-    def build(self, params: ViewParams) -> PositionScheme:
-        """The scheme for this view, its parameters drawn from the view's seed."""
-        seed = derived_seed(params.seed, "scheme:" + self.name)
-        return make_scheme(self.name, params.heads, params.head_dim, seed, **dict(self.options))
-
-    @property
-    def text(self) -> str:
-        """``num_buckets = 32, max_distance = 128``; empty without settings."""
-        return ", ".join(f"{key} = {value}" for key, value in self.options)
 
 
 def _np(t: torch.Tensor) -> np.ndarray:

@@ -1,17 +1,17 @@
 """The URL-bound settings of the six position schemes, shared by the Position schemes and the
 Compare schemes pages. Each control reads and writes its own URL key; the result is one checked
-:class:`explorer.family.FamilySettings`."""
+:class:`explorer.family_settings.FamilySettings`."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from explorer import family
+from explorer import family_settings
 from explorer.controls import choice, int_number, toggle
 from explorer.params import ViewParams
 from relpos_core.schemes import SCHEME_NAMES
 
-DEFAULTS = family.FamilySettings()
+DEFAULTS = family_settings.FamilySettings()
 
 
 def scheme_controls(scheme: str, params: ViewParams) -> dict[str, object]:
@@ -25,7 +25,7 @@ def scheme_controls(scheme: str, params: ViewParams) -> dict[str, object]:
             length = int_number(
                 "Music: L (table length, max_relative_position)",
                 1,
-                family.MUSIC_LEN_MAX,
+                family_settings.MUSIC_LEN_MAX,
                 "music_len",
                 DEFAULTS.music_len,
                 help="Distances |j - i| > L - 1 get the zero vector.",
@@ -41,7 +41,7 @@ def scheme_controls(scheme: str, params: ViewParams) -> dict[str, object]:
         with left:
             buckets = choice(
                 "T5: num_buckets",
-                list(family.T5_BUCKET_CHOICES),
+                list(family_settings.T5_BUCKET_CHOICES),
                 "t5_buckets",
                 default=DEFAULTS.t5_buckets,
             )
@@ -49,7 +49,7 @@ def scheme_controls(scheme: str, params: ViewParams) -> dict[str, object]:
             largest = int_number(
                 "T5: max_distance (last log-spaced bucket)",
                 buckets // 2 + 1,
-                family.T5_MAX_MAX,
+                family_settings.T5_MAX_MAX,
                 "t5_max",
                 DEFAULTS.t5_max,
                 help="Every distance beyond it shares the last bucket. It must exceed "
@@ -59,14 +59,14 @@ def scheme_controls(scheme: str, params: ViewParams) -> dict[str, object]:
     if scheme == "alibi":
         bias = choice(
             "ALiBi: max_bias (m_h = 2^(-max_bias·h/H))",
-            list(family.ALIBI_BIAS_CHOICES),
+            list(family_settings.ALIBI_BIAS_CHOICES),
             "alibi_bias",
             default=DEFAULTS.alibi_bias,
         )
         return {"alibi_bias": bias}
     base = choice(
         "RoPE: base (θ_m = base^(-2m/d))",
-        list(family.ROPE_BASE_CHOICES),
+        list(family_settings.ROPE_BASE_CHOICES),
         "rope_base",
         default=DEFAULTS.rope_base,
     )
@@ -75,7 +75,7 @@ def scheme_controls(scheme: str, params: ViewParams) -> dict[str, object]:
 
 def scheme_settings(
     params: ViewParams, picked: str | None = None, **chosen: object
-) -> family.FamilySettings:
+) -> family_settings.FamilySettings:
     """Every scheme's settings: the ``picked`` one's drawn here, the others in an expander.
 
     ``chosen`` holds settings already read elsewhere on the page (the compared pair).
@@ -94,4 +94,4 @@ def scheme_settings(
                 values.update(scheme_controls(other, params))
     if picked is not None:
         values["scheme"] = picked
-    return family.FamilySettings(**values, **chosen)
+    return family_settings.FamilySettings(**values, **chosen)

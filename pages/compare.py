@@ -3,7 +3,7 @@ by side and the difference."""
 
 import streamlit as st
 
-from explorer import family, formulas
+from explorer import family, family_settings, formulas
 from explorer.controls import choice, current_params, head_picker, md_escape
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import figure, window_caption
@@ -17,7 +17,7 @@ n, heads = params.length, params.heads
 rows, cols = axis_labels(params)
 start, stop = params.window
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
-LABELS = family.SCHEME_LABELS
+LABELS = family_settings.SCHEME_LABELS
 
 st.title("Compare schemes")
 st.markdown(

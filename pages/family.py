@@ -5,7 +5,7 @@ puts two side by side)."""
 import numpy as np
 import streamlit as st
 
-from explorer import family, formulas
+from explorer import family, family_settings, formulas
 from explorer.controls import choice, current_params, head_picker, int_slider, md_escape, toggle
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import bytes_text, figure, inset, markdown_table, window_caption
@@ -21,7 +21,7 @@ rows, cols = axis_labels(params)
 start, stop = params.window
 size = stop - start
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
-LABELS = family.SCHEME_LABELS
+LABELS = family_settings.SCHEME_LABELS
 
 st.title("Position schemes")
 st.markdown(

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import family
+from explorer import family, family_settings
 from explorer.budget import plan_scheme, rows_within_budget
 from explorer.example import derived_seed, example_inputs
 from explorer.family_plots import shown_distances
 from explorer.params import ViewParams
 from relpos_core.schemes import SCHEME_NAMES, make_scheme, scheme_profile
 
-SETTINGS = family.FamilySettings()
+SETTINGS = family_settings.FamilySettings()
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
 
 
@@ -74,7 +74,7 @@ def reference_bucket(r: int, bidirectional: bool, buckets: int, max_distance: in
 @pytest.mark.parametrize("causal", [False, True])
 def test_t5_is_its_bias_at_the_bucket_of_the_distance(causal: bool) -> None:
     params = ViewParams(n=300, mask="causal" if causal else "none", heads=2)
-    settings = family.FamilySettings(t5_buckets=16, t5_max=100)
+    settings = family_settings.FamilySettings(t5_buckets=16, t5_max=100)
     config = settings.config("t5", params)
     scheme = config.build(params)
     bias = scheme.bias.detach().numpy()  # (B, h)
@@ -211,12 +211,12 @@ def test_compare_equals_whole_attention(monkeypatch, blocks: int | None) -> None
 def test_settings_name_the_control_range_and_value(field: str, value, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")
                        .replace("[", r"\[").replace("]", r"\]")):  # fmt: skip
-        family.FamilySettings(**{field: value})
+        family_settings.FamilySettings(**{field: value})
 
 
 def test_config_carries_only_its_scheme_and_the_sidebar_k() -> None:
     params = ViewParams(k=5)
-    settings = family.FamilySettings(t5_buckets=16, t5_max=40, music_len=9, rope_base=100)
+    settings = family_settings.FamilySettings(t5_buckets=16, t5_max=40, music_len=9, rope_base=100)
     assert settings.config("shaw", params).options == (("max_relative_position", 5),)
     assert settings.config("t5", params).text == "max_distance = 40, num_buckets = 16"
     assert settings.config("xl", params).options == ()
