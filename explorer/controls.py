@@ -369,3 +369,17 @@ def position_input(label: str, key: str, default: int, low: int, high: int, **kw
     if isinstance(kept, int) and not low <= kept <= high:
         st.session_state[key] = min(max(kept, low), high)
     return int(st.number_input(label, low, high, default, step=1, key=key, bind=BIND, **kwargs))
+
+
+def clicked_cell(chart_key: str) -> tuple[int, int] | None:
+    """(row, col) of the last clicked heatmap cell of chart ``chart_key``, from the point's
+    customdata; None when nothing with customdata is selected."""
+    event = st.session_state.get(chart_key)
+    points = event["selection"]["points"] if event else []
+    cells = [p for p in points if p.get("customdata") is not None]
+    if not cells:
+        return None
+    data = cells[-1]["customdata"]  # (row, col); a typed array arrives as {"0": row, "1": col}
+    if isinstance(data, dict):
+        return int(data["0"]), int(data["1"])
+    return int(data[0]), int(data[1])

@@ -16,6 +16,7 @@ from explorer.skew_figures import (
     OUTLINE,
     SCALE,
     VEIL,
+    cell_text_trace,
     colour_bound,
     outline_path,
     pick_shapes,
@@ -132,21 +133,7 @@ def step_figure(
     if write_distance and cols <= TEXT_CELLS_MAX:
         _, _, distance = step.origin()
         text = np.where(step.pad, "pad", distance.astype(str))
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "text",
-                "x": np.broadcast_to(x[None, :], z.shape).ravel(),
-                "y": np.broadcast_to(y[:, None], z.shape).ravel(),
-                "text": text.ravel().tolist(),
-                "textfont": {
-                    "size": int(np.clip(cell * 0.4, 7, 12)),
-                    "color": np.where(np.abs(z) > 0.55 * bound, "white", "#222").ravel().tolist(),
-                },
-                "hoverinfo": "skip",
-                "name": "distance",
-            }
-        )
+        data.append(cell_text_trace(x, y, z, text, bound, cell * 0.4, "distance"))
     r_index, c_index = np.meshgrid(y, x, indexing="ij")
     data.append(
         {

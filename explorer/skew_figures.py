@@ -250,21 +250,7 @@ def cells_figure(
     if write_r and max(n_rows, n_cols) <= TEXT_CELLS_MAX:
         _, distance, pad = step.origin(rows, cols)
         text = np.where(pad, "pad", distance.astype(str))
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "text",
-                "x": np.broadcast_to(x[None, :], z.shape).ravel(),
-                "y": np.broadcast_to(y[:, None], z.shape).ravel(),
-                "text": text.ravel().tolist(),
-                "textfont": {
-                    "size": int(np.clip(cell * 0.36, 7, 12)),
-                    "color": np.where(np.abs(z) > 0.55 * bound, "white", "#222").ravel().tolist(),
-                },
-                "hoverinfo": "skip",
-                "name": "r",
-            }
-        )
+        data.append(cell_text_trace(x, y, z, text, bound, cell * 0.36, "r"))
     r_index, c_index = np.meshgrid(
         np.arange(step.z.shape[0])[rows], np.arange(step.z.shape[1])[cols], indexing="ij"
     )
@@ -386,3 +372,28 @@ def inset_window(step: SkewStep, place: Place, height: int = 9, width: int = 9) 
     r0 = int(np.clip(place.row - height // 2, 0, max(rows - height, 0)))
     c0 = int(np.clip(place.col - width // 2, 0, max(cols - width, 0)))
     return slice(r0, min(r0 + height, rows)), slice(c0, min(c0 + width, cols))
+
+
+def cell_text_trace(
+    x: np.ndarray,
+    y: np.ndarray,
+    z: np.ndarray,
+    text: np.ndarray,
+    bound: float,
+    size: float,
+    name: str,
+) -> dict:
+    """Text written in every cell of a (rows, cols) heatmap at x, y: white on dark colours."""
+    return {
+        "type": "scatter",
+        "mode": "text",
+        "x": np.broadcast_to(x[None, :], z.shape).ravel(),
+        "y": np.broadcast_to(y[:, None], z.shape).ravel(),
+        "text": text.ravel().tolist(),
+        "textfont": {
+            "size": int(np.clip(size, 7, 12)),
+            "color": np.where(np.abs(z) > 0.55 * bound, "white", "#222").ravel().tolist(),
+        },
+        "hoverinfo": "skip",
+        "name": name,
+    }

@@ -9,6 +9,7 @@ import streamlit as st
 from explorer import formulas
 from explorer.controls import (
     choice,
+    clicked_cell,
     current_params,
     head_picker,
     int_slider,
@@ -62,13 +63,10 @@ st.markdown(
 
 def pick_from_chart(chart_key: str, story: ShiftStory, name: str) -> None:
     """A click on a cell of a step picks the result cell that shows the same value."""
-    event = st.session_state.get(chart_key)
-    points = event["selection"]["points"] if event else []
-    cells = [p for p in points if p.get("customdata") is not None]
-    if not cells:
+    clicked = clicked_cell(chart_key)
+    if clicked is None:
         return
-    data = cells[-1]["customdata"]  # (row, col); a typed array arrives as {"0": row, "1": col}
-    row, col = (int(data[k]) for k in ("0", "1")) if isinstance(data, dict) else map(int, data[:2])
+    row, col = clicked
     cell = result_cell_of(story, name, row, col)
     if cell is not None:
         st.session_state["xl_i"], st.session_state["xl_j"] = cell

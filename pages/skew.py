@@ -9,6 +9,7 @@ from explorer import formulas
 from explorer.controls import (
     check_url_value,
     choice,
+    clicked_cell,
     current_params,
     head_picker,
     int_in,
@@ -74,13 +75,10 @@ def position_input(label: str, key: str, default: int, low: int, high: int) -> i
 
 def pick_from_chart(chart_key: str, params: ViewParams, head: int, masked: bool, name: str) -> None:
     """A click on a cell of a step picks the result cell that shows the same value."""
-    event = st.session_state.get(chart_key)
-    points = event["selection"]["points"] if event else []
-    cells = [p for p in points if p.get("customdata") is not None]
-    if not cells:
+    clicked = clicked_cell(chart_key)
+    if clicked is None:
         return
-    data = cells[-1]["customdata"]  # (row, col); a typed array arrives as {"0": row, "1": col}
-    row, col = (int(data[k]) for k in ("0", "1")) if isinstance(data, dict) else map(int, data[:2])
+    row, col = clicked
     cell = result_cell_of(skew_story(params, head, masked), name, row, col)
     if cell is not None:
         st.session_state["skew_i"], st.session_state["skew_j"] = cell
