@@ -7,13 +7,12 @@ import streamlit as st
 
 from explorer import formulas
 from explorer.controls import (
-    check_url_value,
     choice,
     clicked_cell,
     current_params,
     head_picker,
-    int_in,
     md_escape,
+    position_input,
     toggle,
 )
 from explorer.downloads import Labelled, download_view, position_labels
@@ -34,7 +33,6 @@ from explorer.skew_story import (
 STEP_WORDS = {1: "relative", 2: "padded", 3: "reshaped", 4: "sliced"}
 VARIANTS = ("follows the mask", "masked (causal)", "unmasked (two-sided)")
 INSET_KEY = "chart_skew_inset"
-BIND = "query-params"
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads
@@ -62,15 +60,6 @@ if params.windowed:
 def masked_by_default(view: ViewParams) -> bool:
     """The skew that fits the sidebar's mask: Huang's masked skew under a causal mask."""
     return "causal" in view.mask
-
-
-def position_input(label: str, key: str, default: int, low: int, high: int) -> int:
-    """A URL-bound position in [low, high]; a kept value outside (window moved) is clamped."""
-    check_url_value(key, int_in(low, high), default, f"an integer in [{low}, {high}]")
-    kept = st.session_state.get(key)
-    if isinstance(kept, int) and not low <= kept <= high:
-        st.session_state[key] = min(max(kept, low), high)
-    return int(st.number_input(label, low, high, default, step=1, key=key, bind=BIND))
 
 
 def pick_from_chart(chart_key: str, params: ViewParams, head: int, masked: bool, name: str) -> None:
