@@ -16,6 +16,7 @@ from explorer.controls import (
     show_warnings,
     sidebar_controls,
 )
+from explorer.navigation import DEFAULT, PAGES
 
 HERE = Path(__file__).resolve().parent
 PAGES_DIR = HERE / "pages"  # absolute paths: see tests/app/harness/entry.py
@@ -31,19 +32,8 @@ def main() -> None:
     params, parsed = sidebar_controls()
     st.session_state[PARAMS_STATE_KEY] = params
     pages = [
-        st.Page(PAGES_DIR / "overview.py", title="Overview", icon=":material/home:", default=True),
-        st.Page(PAGES_DIR / "lookup.py", title="Lookup table", icon=":material/table:"),
-        st.Page(PAGES_DIR / "logits.py", title="Relative logits", icon=":material/functions:"),
-        st.Page(PAGES_DIR / "skew.py", title="Skew", icon=":material/swap_horiz:"),
-        st.Page(
-            PAGES_DIR / "rel_shift.py", title="Transformer-XL shift", icon=":material/keyboard_tab:"
-        ),
-        st.Page(PAGES_DIR / "attention.py", title="Attention", icon=":material/visibility:"),
-        st.Page(PAGES_DIR / "absolute.py", title="Absolute vs relative", icon=":material/compare:"),
-        st.Page(PAGES_DIR / "family.py", title="Position schemes", icon=":material/category:"),
-        st.Page(PAGES_DIR / "compare.py", title="Compare schemes", icon=":material/difference:"),
-        st.Page(PAGES_DIR / "trained.py", title="Trained model", icon=":material/school:"),
-        st.Page(PAGES_DIR / "speed.py", title="Speed & memory", icon=":material/speed:"),
+        st.Page(PAGES_DIR / page.file, title=page.title, icon=page.icon, default=page == DEFAULT)
+        for page in PAGES
     ]
     page = st.navigation(pages)
     show_warnings(parsed.warnings)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer import compute, formulas
+from explorer import compute, formulas, navigation
 from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import chart
@@ -13,36 +13,7 @@ from explorer.plots import heatmap, pair_customdata
 
 PAGES = Path(__file__).resolve().parent  # page_link by absolute path: any entry script works
 CORNER = 12  # the index table is drawn for the first positions only: it is an illustration
-#: Every page of the app but this one, in the navigation's order: (file, title, icon, what).
-PAGE_LIST = (
-    ("lookup.py", "Lookup table", ":material/table:",
-     "$j - i$, clipped to $\\pm k$, the index table, the tables $w^K$ and $w^V$, and $a^K_{ij}$ "
-     "gathered from them"),
-    ("logits.py", "Relative logits", ":material/functions:",
-     "the content term and the relative term of $e_{ij}$ for every head, three exact ways to "
-     "compute it, "
-     "and tensor2tensor's steps as the tensors they are"),
-    ("skew.py", "Skew", ":material/swap_horiz:",
-     "Huang et al.'s pad, reshape and slice of $Q E_r^\\top$, step by step, with the distance "
-     "in every cell"),
-    ("rel_shift.py", "Transformer-XL shift", ":material/keyboard_tab:",
-     "Transformer-XL's rel_shift, the same trick with memory, step by step, and the cells "
-     "it gets wrong outside the causal region"),
-    ("attention.py", "Attention", ":material/visibility:",
-     "logits $e_{ij}$, masks and weights $\\alpha_{ij}$ of every head side by side, and the "
-     "output $z_i$ split into its content and relative parts"),
-    ("absolute.py", "Absolute vs relative", ":material/compare:",
-     "the sinusoidal encoding and why its similarity depends on $j - i$ only"),
-    ("family.py", "Position schemes", ":material/category:",
-     "Shaw, Music Transformer, Transformer-XL, T5, ALiBi and RoPE on the same inputs: which are "
-     "functions of $j - i$, and their terms against the distance and beyond the trained length"),
-    ("compare.py", "Compare schemes", ":material/difference:",
-     "any two schemes on the same $q, k, v$: their weights side by side and the difference"),
-    ("trained.py", "Trained model", ":material/school:",
-     "a small model that needs relative position: length generalization and learned tables"),
-    ("speed.py", "Speed & memory", ":material/speed:",
-     "what each method builds as $n$ grows, and a benchmark run on this server"),
-)  # fmt: skip
+
 
 params = current_params()
 
@@ -55,10 +26,10 @@ st.markdown(
 )
 
 st.subheader("The pages")
-for file, title, icon, what in PAGE_LIST:
+for page in navigation.PAGES[1:]:
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        st.page_link(PAGES / file, label=title, icon=icon, width="content")
-        st.caption(what)
+        st.page_link(PAGES / page.file, label=page.title, icon=page.icon, width="content")
+        st.caption(page.what)
 
 left, right = st.columns(2)
 with left:

@@ -32,7 +32,6 @@ here), a markdown table and writes JSON.
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
 import json
 import os
@@ -166,28 +165,14 @@ INSTRUMENT_JS = r"""
 """.replace("__APP_IDLE__", json.dumps(APP_IDLE))
 
 
-def discover_pages(app_file: Path = REPO / "app.py") -> dict[str, str]:
-    """Page name -> URL path, from the ``st.Page(...)`` calls in app.py (read, not run).
+def discover_pages() -> dict[str, str]:
+    """Page stem -> URL path for every page in the navigation (``explorer.navigation.PAGES``,
+    the list app.py builds its ``st.navigation`` from); the default page is served at ``/``."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from explorer.navigation import PAGES, url_path
 
-    A page's URL path is its file stem (``pages/logits.py`` -> ``/logits``); the page with
-    ``default=True`` is served at ``/``.
-    """
-    pages: dict[str, str] = {}
-    for node in ast.walk(ast.parse(app_file.read_text())):
-        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"):
-            continue
-        target = node.args[0]
-        if isinstance(target, ast.BinOp):  # PAGES_DIR / "name.py"
-            target = target.right
-        if not (isinstance(target, ast.Constant) and isinstance(target.value, str)):
-            raise ValueError(f"app.py line {node.lineno}: cannot read the page's file name")
-        stem = Path(target.value).stem
-        default = any(
-            kw.arg == "default" and isinstance(kw.value, ast.Constant) and kw.value.value is True
-            for kw in node.keywords
-        )
-        pages[stem] = "/" if default else f"/{stem}"
-    return pages
+    return {page.stem: url_path(page) for page in PAGES}
 
 
 def payload_bytes(response: dict) -> int:

@@ -18,21 +18,13 @@ import sys
 import time
 from pathlib import Path
 
+from measure_browser import discover_pages
 from streamlit.testing.v1 import AppTest
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = REPO / "tests" / "app" / "harness" / "entry.py"
-PAGES = (
-    "overview",
-    "lookup",
-    "logits",
-    "skew",
-    "rel_shift",
-    "attention",
-    "absolute",
-    "family",
-    "speed",
-)
+# every page but the trained model's (its view does not depend on n)
+PAGES = tuple(stem for stem in discover_pages() if stem != "trained")
 
 
 def timed(at: AppTest) -> float:

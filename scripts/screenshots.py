@@ -11,21 +11,10 @@ import sys
 from pathlib import Path
 
 from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS
+from measure_browser import discover_pages
 from playwright.sync_api import sync_playwright
 
-PAGES = (
-    "",
-    "lookup",
-    "logits",
-    "skew",
-    "rel_shift",
-    "attention",
-    "absolute",
-    "family",
-    "compare",
-    "trained",
-    "speed",
-)
+PAGES = tuple(path.lstrip("/") for path in discover_pages().values())  # "" is the default page
 
 
 def main(base_url: str, out: Path, query: str = "") -> None:

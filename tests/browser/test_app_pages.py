@@ -8,19 +8,10 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-PAGES = (
-    "",
-    "lookup",
-    "logits",
-    "skew",
-    "rel_shift",
-    "attention",
-    "absolute",
-    "family",
-    "compare",
-    "speed",
-    "trained",
-)
+from explorer.navigation import PAGES as NAVIGATION
+from explorer.navigation import url_path
+
+PAGES = tuple(url_path(page).lstrip("/") for page in NAVIGATION)  # "": the default page
 TIMEOUT_MS = 30_000
 
 

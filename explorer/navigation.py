@@ -1,0 +1,62 @@
+"""Every page of the explorer in the navigation's order, with the line the Overview gives it:
+the one list that app.py, the Overview's links, the tests and the scripts read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page: its file stem in pages/ (its URL path), title, icon and what it shows."""
+
+    stem: str
+    title: str
+    icon: str
+    what: str
+
+    @property
+    def file(self) -> str:
+        return f"{self.stem}.py"
+
+
+PAGES = (
+    Page("overview", "Overview", ":material/home:", "what relative position is, and every page"),
+    Page("lookup", "Lookup table", ":material/table:",
+         "$j - i$, clipped to $\\pm k$, the index table, the tables $w^K$ and $w^V$, and "
+         "$a^K_{ij}$ gathered from them"),
+    Page("logits", "Relative logits", ":material/functions:",
+         "the content term and the relative term of $e_{ij}$ for every head, three exact ways "
+         "to compute it, and tensor2tensor's steps as the tensors they are"),
+    Page("skew", "Skew", ":material/swap_horiz:",
+         "Huang et al.'s pad, reshape and slice of $Q E_r^\\top$, step by step, with the "
+         "distance in every cell"),
+    Page("rel_shift", "Transformer-XL shift", ":material/keyboard_tab:",
+         "Transformer-XL's rel_shift, the same trick with memory, step by step, and the cells "
+         "it gets wrong outside the causal region"),
+    Page("attention", "Attention", ":material/visibility:",
+         "logits $e_{ij}$, masks and weights $\\alpha_{ij}$ of every head side by side, and the "
+         "output $z_i$ split into its content and relative parts"),
+    Page("absolute", "Absolute vs relative", ":material/compare:",
+         "the sinusoidal encoding and why its similarity depends on $j - i$ only"),
+    Page("family", "Position schemes", ":material/category:",
+         "Shaw, Music Transformer, Transformer-XL, T5, ALiBi and RoPE on the same inputs: which "
+         "are functions of $j - i$, and their terms against the distance and beyond the trained "
+         "length"),
+    Page("compare", "Compare schemes", ":material/difference:",
+         "any two schemes on the same $q, k, v$: their weights side by side and the difference"),
+    Page("trained", "Trained model", ":material/school:",
+         "a small model that needs relative position: length generalization and learned tables"),
+    Page("speed", "Speed & memory", ":material/speed:",
+         "what each method builds as $n$ grows, and a benchmark run on this server"),
+)  # fmt: skip
+DEFAULT = PAGES[0]  # served at /
+
+
+def url_path(page: Page) -> str:
+    """Where Streamlit serves ``page``: / for the default page, else /<file stem>.
+
+    >>> url_path(PAGES[0]), url_path(PAGES[1])
+    ('/', '/lookup')
+    """
+    return "/" if page == DEFAULT else f"/{page.stem}"
