@@ -167,14 +167,13 @@ st.header("3 · Against the distance j - i")
 @st.fragment
 def profile_chart() -> None:
     """Every scheme's profile on one chart, the trained length marked (reruns alone)."""
-    left, part_column, middle, right = st.columns([2, 2, 1, 2])
-    with left:
-        which = choice(
-            "curves",
-            ["pooled", *(f"head {h}" for h in range(heads))],
-            "profile_head",
-            help="Pooled: every cell of every head at that distance.",
-        )
+    which = choice(  # up to 9 buttons (pooled and 8 heads): a row of their own
+        "curves",
+        ["pooled", *(f"head {h}" for h in range(heads))],
+        "profile_head",
+        help="Pooled: every cell of every head at that distance.",
+    )
+    part_column, middle, right = st.columns([2, 1, 3])
     with part_column:
         parts_offered = (
             ["with content", "position only"] if first.with_content else ["position only"]
