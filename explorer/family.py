@@ -247,9 +247,31 @@ def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
     )
 
 
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+def unavailable(params: ViewParams, config: SchemeConfig) -> str | None:
+    """Why ``config``'s scheme cannot run on this view (RoPE needs an even head dim), or None."""
+    try:
+        config.build(params)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def unavailable_schemes(params: ViewParams, settings: FamilySettings) -> dict[str, str]:
+    """Scheme -> the reason it cannot run on this view, for the schemes that cannot."""
+    reasons = {name: unavailable(params, settings.config(name, params)) for name in SCHEME_NAMES}
+    return {name: reason for name, reason in reasons.items() if reason is not None}
+
+
 def family_profiles(params: ViewParams, settings: FamilySettings) -> dict[str, ProfileView]:
-    """Every scheme's profile, in registry order (each cached on its own)."""
-    return {name: profile_view(params, settings.config(name, params)) for name in SCHEME_NAMES}
+    """The profile of every scheme that can run on this view, in registry order (each cached
+    on its own)."""
+    missing = unavailable_schemes(params, settings)
+    return {
+        name: profile_view(params, settings.config(name, params))
+        for name in SCHEME_NAMES
+        if name not in missing
+    }
 
 
 # ---- compare two schemes --------------------------------------------------------------------

@@ -40,6 +40,15 @@ for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):
         text = settings.config(name, params).text
         st.caption(md_escape(text or "no settings"))
 
+missing = family.unavailable_schemes(params, settings)
+for name in dict.fromkeys((a, b)):
+    if name in missing:
+        st.warning(
+            md_escape(f"{SCHEMES[name].title} cannot run on this view: {missing[name]}."),
+            icon=":material/warning:",
+        )
+if a in missing or b in missing:
+    st.stop()
 window_caption(params)
 both = family.compare_view(params, settings.config(a, params), settings.config(b, params))
 mask_note = "" if params.mask == "none" else f" Masked cells ({params.mask} mask) are blank."

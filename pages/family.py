@@ -12,7 +12,7 @@ from explorer.draw import bytes_text, figure, inset, markdown_table, window_capt
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.family_plots import DENSE_DISTANCE, profile_figure, shown_distances
-from explorer.heatmaps import Panel, grid_columns, make_scale, panel_grid, pooled_note
+from explorer.heatmaps import Panel, Scale, grid_columns, make_scale, panel_grid, pooled_note
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 
 params = current_params()
@@ -52,30 +52,11 @@ if name == "alibi":
 st.caption(md_escape(f"Parameters: {scheme_class.parameters_text}."))
 settings = scheme_settings(params, name)
 config = settings.config(name, params)
-
-window_caption(params)
-view = family.position_view(params, config)
-grid_side = 256 if size > 256 else 512
-grid = [Panel(view.term[h], title=f"head {h}", **at) for h in range(heads)]
-shown = family.colour_range(list(view.term))
-scale = make_scale("diverging", list(view.term), zrange=shown.zrange)
 mask_note = "" if params.mask == "none" else f" Masked cells ({params.mask} mask) are blank."
-figure(
-    panel_grid(grid, scale, columns=grid_columns(heads), image_side=grid_side),
-    "family_heads",
-    shape=(1, heads, n, n),
-    caption=f"The position term of every head ({config.text or 'no settings'}). "
-    + scale.caption
-    + mask_note
-    + " "
-    + shown.note
-    + " "
-    + pooled_note(grid, grid_side),
-)
 
 
 @st.fragment
-def one_head() -> None:
+def one_head(view: family.PositionView, scale: Scale) -> None:
     """One head's position term with exact values; Transformer-XL's four terms (reruns alone)."""
     head = head_picker(heads, "family_head")
     panel = [Panel(view.term[head], title=f"{LABELS[name]}, head {head}", **at)]
@@ -114,11 +95,44 @@ def one_head() -> None:
         )
 
 
-one_head()
+def heads_grid() -> tuple[family.PositionView, Scale]:
+    """Every head's position term of the picked scheme on one scale."""
+    view = family.position_view(params, config)
+    grid_side = 256 if size > 256 else 512
+    grid = [Panel(view.term[h], title=f"head {h}", **at) for h in range(heads)]
+    shown = family.colour_range(list(view.term))
+    scale = make_scale("diverging", list(view.term), zrange=shown.zrange)
+    figure(
+        panel_grid(grid, scale, columns=grid_columns(heads), image_side=grid_side),
+        "family_heads",
+        shape=(1, heads, n, n),
+        caption=f"The position term of every head ({config.text or 'no settings'}). "
+        + scale.caption
+        + mask_note
+        + " "
+        + shown.note
+        + " "
+        + pooled_note(grid, grid_side),
+    )
+    return view, scale
+
+
+missing = family.unavailable_schemes(params, settings)  # scheme -> why it cannot run here
+window_caption(params)
+view = None
+if name in missing:
+    st.warning(
+        md_escape(f"{scheme_class.title} cannot run on this view: {missing[name]}."),
+        icon=":material/warning:",
+    )
+else:
+    view, scale = heads_grid()
+    one_head(view, scale)
 
 # ---- 2. shift invariance and memory ----------------------------------------------------------
-profiles = family.family_profiles(params, settings)
-first = profiles[name]
+profiles = family.family_profiles(params, settings)  # the schemes that can run here
+shown_schemes = tuple(profiles)
+first = profiles.get(name) or profiles[shown_schemes[0]]
 st.header("2 · A function of j - i only?")
 where = (
     "over the whole n x n matrix"
@@ -141,18 +155,26 @@ def verdict(ok: bool) -> str:
     return "yes" if ok else "no"
 
 
-picked_row = list(SCHEME_NAMES).index(name)
+picked_row = shown_schemes.index(name) if name in profiles else None
 badges = {
-    "scheme": [LABELS[s] for s in SCHEME_NAMES],
-    "with content": [verdict(profiles[s].toeplitz()) for s in SCHEME_NAMES],
-    "max deviation": [f"{profiles[s].deviation:.2g}" for s in SCHEME_NAMES],
-    "position only": [verdict(profiles[s].toeplitz(True)) for s in SCHEME_NAMES],
+    "scheme": [LABELS[s] for s in shown_schemes],
+    "with content": [verdict(profiles[s].toeplitz()) for s in shown_schemes],
+    "max deviation": [f"{profiles[s].deviation:.2g}" for s in shown_schemes],
+    "position only": [verdict(profiles[s].toeplitz(True)) for s in shown_schemes],
     "max deviation (position only)": [
-        f"{profiles[s].deviation_position:.2g}" for s in SCHEME_NAMES
+        f"{profiles[s].deviation_position:.2g}" for s in shown_schemes
     ],
-    f"logits memory at n = {n}": [bytes_text(profiles[s].logit_bytes) for s in SCHEME_NAMES],
+    f"logits memory at n = {n}": [bytes_text(profiles[s].logit_bytes) for s in shown_schemes],
 }
 st.markdown(markdown_table(badges, bold_row=picked_row))
+if missing:
+    st.caption(
+        md_escape(
+            "Left out here and below, as they cannot run on this view: "
+            + "; ".join(f"{LABELS[s]} ({reason})" for s, reason in missing.items())
+            + "."
+        )
+    )
 st.caption(
     f"Memory: each scheme's own estimate (logit_bytes) of its logit terms, their sum and its "
     f"position work for one sequence of n = {n} with {heads} heads, float32. The picked scheme "
@@ -207,7 +229,7 @@ def profile_chart() -> None:
         )
     head = None if which == "pooled" else int(str(which).split()[-1])
     curves = {
-        LABELS[s]: profiles[s].curve(head, normalise, position_only) for s in SCHEME_NAMES
+        LABELS[s]: profiles[s].curve(head, normalise, position_only) for s in shown_schemes
     }  # name -> (mean, std)
     reach = built_for - 1
     fig = profile_figure(
@@ -273,7 +295,7 @@ profile_chart()
 # ---- download --------------------------------------------------------------------------------
 labels = position_labels(params, start, stop)
 profile_columns, profile_values = [], []
-for s in SCHEME_NAMES:
+for s in shown_schemes:
     mean, std = profiles[s].curve()
     profile_columns += [f"{s} mean", f"{s} std"]
     profile_values += [mean, std]
@@ -282,18 +304,21 @@ changed = {
     for key, value in vars(settings).items()
     if key not in ("scheme", "compare_a", "compare_b") and value != getattr(DEFAULTS, key)
 }
+tables = {}
+if view is not None:
+    tables["position_term"] = Labelled(
+        view.term,
+        f"{name} position term per head on the window, logit units, masked cells empty",
+        rows=labels,
+        cols=labels,
+        corner="query i \\ key j",
+        split="head",
+    )
 download_view(
     "family",
     params,
     {
-        "position_term": Labelled(
-            view.term,
-            f"{name} position term per head on the window, logit units, masked cells empty",
-            rows=labels,
-            cols=labels,
-            corner="query i \\ key j",
-            split="head",
-        ),
+        **tables,
         "profiles": Labelled(
             np.stack(profile_values, axis=1),
             "every scheme's position term by distance, pooled over heads: mean and std"

@@ -58,3 +58,11 @@ def test_bad_scheme_in_the_url_warns_and_compares_the_default() -> None:
     np.testing.assert_allclose(
         panel_z(at, "compare_weights", 1), weights_of(params, "t5", 0), **CLOSE
     )
+
+
+def test_a_scheme_that_cannot_run_stops_the_comparison_with_its_reason() -> None:
+    at = open_page("compare", d_model="8", heads="8", compare_a="rope", compare_b="t5")
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "RoPE (Su et al. 2021) cannot run on this view: head_dim (d) must be even" in warnings
+    assert not chart_keys(at)

@@ -163,3 +163,25 @@ def test_settings_change_the_scheme_drawn() -> None:
     assert_clean(at)
     term = position_term(ViewParams(), "t5", num_buckets=8, max_distance=16)
     np.testing.assert_allclose(panel_z(at, "family_heads", 0), term[0], **CLOSE)
+
+
+def test_a_scheme_that_cannot_run_is_left_out_with_its_reason() -> None:
+    # d_model 8 over 8 heads: head dim 1, odd, so RoPE's pairs do not exist
+    at = open_page("family", d_model="8", heads="8", scheme="rope")
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "RoPE (Su et al. 2021) cannot run on this view: head_dim (d) must be even" in warnings
+    assert "family_heads" not in chart_keys(at)
+    table = markdown_table(at, "scheme")
+    assert table["scheme"] == ["Shaw", "Music", "Transformer-XL", "T5", "ALiBi"]
+    assert table["bold"] == []  # the picked scheme is not in the table
+    profile = chart_spec(at, "family_profile")
+    names = {t.get("name") for t in profile["data"]}
+    assert "RoPE" not in names and {"Shaw", "ALiBi"} <= names
+    at = open_page("family", d_model="8", heads="8", scheme="t5")
+    assert_clean(at)
+    np.testing.assert_allclose(
+        panel_z(at, "family_heads", 7),
+        position_term(ViewParams(d_model=8, heads=8), "t5")[7],
+        **CLOSE,
+    )
