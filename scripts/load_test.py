@@ -23,19 +23,21 @@ import threading
 import time
 from pathlib import Path
 
-from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS, served_app
+from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS, REPO, served_app
 from playwright.async_api import Page, async_playwright
 
-PAGES = {
-    "Overview": "",
-    "Lookup table": "lookup",
-    "Relative logits": "logits",
-    "Skew": "skew",
-    "Attention": "attention",
-    "Absolute vs relative": "absolute",
-    "Trained model": "trained",
-    "Speed & memory": "speed",
-}
+
+def navigation_pages() -> dict[str, str]:
+    """Page title -> URL path without the slash, for every page of the navigation."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from explorer.navigation import PAGES as NAVIGATION
+    from explorer.navigation import url_path
+
+    return {page.title: url_path(page).lstrip("/") for page in NAVIGATION}
+
+
+PAGES = navigation_pages()
 N_VALUES = (1, 8, 64, 300, 512, 700, 1024, 2048, 3000, 4096)
 EXCEPTION = '[data-testid="stException"]'
 ERROR_BOX = '[data-testid="stAlertContentError"]'
