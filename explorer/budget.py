@@ -19,6 +19,7 @@ memory model in ``relpos_core.methods`` (the skew always runs all n rows):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from relpos_core import METHOD_NAMES, format_bytes, get_method
@@ -141,13 +142,20 @@ def largest_n(
         need = estimate_bytes(method, n, d, heads, batch, k=k, causal=causal, traces=traces)
         return need <= budget
 
-    low, high = 0, n_max  # fits(low) or low == 0; the estimate grows with n
+    return largest_fitting(fits, 0, n_max)
+
+
+def largest_fitting(fits: Callable[[int], bool], low: int, high: int) -> int:
+    """The largest x in [low, high] with ``fits(x)``, by bisection; ``fits`` must hold up to
+    some x and fail beyond (an estimate that grows with x). Returns ``low`` when nothing above
+    it fits.
+
+    >>> largest_fitting(lambda x: x * x <= 50, 0, 100)
+    7
+    """
     while low < high:
         mid = (low + high + 1) // 2
-        if fits(mid):
-            low = mid
-        else:
-            high = mid - 1
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
     return low
 
 
@@ -169,7 +177,7 @@ def plan_scheme(
     >>> plan_scheme("demo", alibi, 2, 2)  # 4 cells x (2 terms + 2) x 4 B + 4 int64 distances
     96
     """
-    need = scheme.logit_bytes(n_q, n_k) + traces * scheme.heads * n_q * n_k * FLOAT32
+    need = scheme_bytes(scheme, n_q, n_k, traces)
     if need > budget:
         raise ValueError(
             f"{what}: the {scheme.name} scheme with heads = {scheme.heads}, head dim = "
@@ -185,9 +193,12 @@ def rows_within_budget(
 ) -> int:
     """The most query rows (at most ``rows_max``, at least 1) over n_k keys that fit ``budget``
     by :func:`plan_scheme`'s estimate; a block of 1 row may still be refused by it."""
-    low, high = 1, max(1, rows_max)
-    while low < high:  # the estimate grows with the rows
-        mid = (low + high + 1) // 2
-        need = scheme.logit_bytes(mid, n_k) + traces * scheme.heads * mid * n_k * FLOAT32
-        low, high = (mid, high) if need <= budget else (low, mid - 1)
-    return low
+    return largest_fitting(
+        lambda rows: scheme_bytes(scheme, rows, n_k, traces) <= budget, 1, max(1, rows_max)
+    )
+
+
+def scheme_bytes(scheme, n_q: int, n_k: int, traces: int = 0) -> int:
+    """A scheme's own ``logit_bytes`` for n_q queries over n_k keys (batch 1), plus ``traces``
+    kept (h, n_q, n_k) float32 tensors."""
+    return scheme.logit_bytes(n_q, n_k) + traces * scheme.heads * n_q * n_k * FLOAT32

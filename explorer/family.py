@@ -38,7 +38,8 @@ from relpos_core.schemes.profile import BLOCK_CELLS
 
 CACHE_ENTRIES = 8
 # A profile of every diagonal holds heads·n² cells per scheme: up to this many the page runs
-# it with content and content-free (about 2 s for all six on one core); above, see profiles().
+# it with content and content-free (about 2 s for all six on one core); above, see
+# profile_view().
 FULL_PROFILE_CELLS = 2**24
 TOEPLITZ_RTOL = 1e-5  # a deviation this small relative to the term's largest |value| is rounding
 
@@ -77,7 +78,11 @@ class PositionView:
     """What a scheme's position adds to the logit, every head, on the window (NaN = masked)."""
 
     term: np.ndarray  # (h, W, W)
-    allowed: np.ndarray  # (W, W) 1.0 / 0.0
+
+    @property
+    def allowed(self) -> np.ndarray:
+        """(W, W) 1.0 where the mask lets the query attend, 0.0 where the term is blank."""
+        return np.isfinite(self.term[0]).astype(np.float32)
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
@@ -85,10 +90,7 @@ def position_view(params: ViewParams, config: SchemeConfig) -> PositionView:
     scheme = config.build(params)
     term = _window_terms(scheme, params, "position term")["position"][0]  # (h, W, W)
     allowed = window_allowed(params)
-    return PositionView(
-        term=np.where(allowed.numpy(), _np(term), np.nan).astype(np.float32),
-        allowed=_np(allowed.float()),
-    )
+    return PositionView(term=np.where(allowed.numpy(), _np(term), np.nan).astype(np.float32))
 
 
 @st.cache_data(max_entries=4, show_spinner=False)

@@ -55,6 +55,12 @@ ROPE_LOGIT = (
     r" = \frac{q_i^\top R_{\Theta,\,j-i}\,k_j}{\sqrt{d}},\quad \theta_m = \mathrm{base}^{-2m/d}"
 )
 ROPE_POSITION = r"\frac{q_i^\top \bigl(R_{\Theta,\,j-i} - I\bigr)\,k_j}{\sqrt{d}}"
+# The distance profile: mean and spread of a position term p_ij along each diagonal j - i = r.
+PROFILE = (
+    r"\bar p(r) = \frac{1}{|D_r|} \sum_{(i,j) \in D_r} p_{ij},\quad "
+    r"\sigma(r)^2 = \frac{1}{|D_r|} \sum_{(i,j) \in D_r} \bigl(p_{ij} - \bar p(r)\bigr)^2,"
+    r"\quad D_r = \{(i, j) : j - i = r\}"
+)
 SCHEME_FORMULAS = {
     "shaw": (SHAW_LOGIT, SHAW_POSITION),
     "music": (MUSIC_LOGIT, MUSIC_POSITION),

@@ -14,13 +14,14 @@ import plotly.graph_objects as go
 from explorer.rel_shift_story import DROPPED, KEPT, WRONG, Place, ShiftStory
 from explorer.skew_figures import (
     OUTLINE,
-    SCALE,
-    VEIL,
+    cell_click_trace,
     cell_text_trace,
     colour_bound,
     outline_path,
     pick_shapes,
     step_layout,
+    value_trace,
+    veil_trace,
 )
 
 WRONG_COLOUR = "#c2185b"
@@ -98,35 +99,10 @@ def step_figure(
     x, y = step.x, step.y
     bound = colour_bound(story)
     cell = float(np.clip(width_px / max(cols, 1), 8, 44))
-    data: list[dict] = [
-        {
-            "type": "heatmap",
-            "z": z,
-            "x": x,
-            "y": y,
-            "colorscale": SCALE,
-            "zmin": -bound,
-            "zmax": bound,
-            "zmid": 0.0,
-            "hoverinfo": "skip",
-            "colorbar": {"thickness": 12, "len": 0.8, "title": {"text": "(b)+(d)"}},
-            "name": name,
-        }
-    ]
+    data = [value_trace(z, x, y, bound, name, "(b)+(d)")]
     dropped = step.fate == DROPPED
     if dropped.any():
-        data.append(
-            {
-                "type": "heatmap",
-                "z": np.where(dropped, 1.0, np.nan).astype(np.float32),
-                "x": x,
-                "y": y,
-                "colorscale": [[0, VEIL], [1, VEIL]],
-                "showscale": False,
-                "hoverinfo": "skip",
-                "name": "dropped",
-            }
-        )
+        data.append(veil_trace(dropped, x, y, "dropped"))
     wrong = step.fate == WRONG
     if wrong.any():
         data.append(_hatch(wrong))
@@ -135,19 +111,7 @@ def step_figure(
         text = np.where(step.pad, "pad", distance.astype(str))
         data.append(cell_text_trace(x, y, z, text, bound, cell * 0.4, "distance"))
     r_index, c_index = np.meshgrid(y, x, indexing="ij")
-    data.append(
-        {
-            "type": "scatter",
-            "mode": "markers",
-            "x": c_index.ravel(),
-            "y": r_index.ravel(),
-            "marker": {"size": float(np.clip(cell * 0.4, 4, 14)), "color": "rgba(0,0,0,0)"},
-            "customdata": np.stack([r_index.ravel(), c_index.ravel()], axis=-1).astype(np.int32),
-            "text": hover_text(story, name).ravel().tolist(),
-            "hovertemplate": "%{text}<extra></extra>",
-            "name": "cells",
-        }
-    )
+    data.append(cell_click_trace(x, y, r_index, c_index, hover_text(story, name), cell))
     shapes = []
     for region, colour, label in ((step.fate == KEPT, OUTLINE, "kept"),
                                   (wrong, WRONG_COLOUR, "wrong")):  # fmt: skip

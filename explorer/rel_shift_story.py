@@ -23,6 +23,7 @@ from explorer.budget import REQUEST_BUDGET_BYTES
 from explorer.downloads import Labelled
 from explorer.example import derived_seed, example_inputs
 from explorer.params import ViewParams
+from explorer.skew_story import code_position
 from relpos_core.lookup import relative_distances
 from relpos_core.schemes import TransformerXL, make_scheme, trace_rel_shift
 
@@ -60,14 +61,6 @@ def xl_scheme(params: ViewParams) -> TransformerXL:
     """The view's Transformer-XL position parameters (W_R, u, v), drawn from its seed."""
     seed = derived_seed(params.seed, "transformer-xl")
     return make_scheme("xl", params.heads, params.head_dim, seed=seed)  # type: ignore[return-value]
-
-
-def relative_scores(scheme: TransformerXL, q: torch.Tensor, keys: int) -> torch.Tensor:
-    """rel_shift's input (1, h, Q, K): column c holds (q_i + v)·W_R R_(K-1-c) / sqrt(d)."""
-    distances = torch.arange(keys - 1, -1, -1)  # column c -> distance K - 1 - c
-    w_r = scheme.relative_keys(distances, q.dtype)  # (h, K, d)
-    v = scheme.v.detach().to(q.dtype)[None, :, None, :]  # (1, h, 1, d)
-    return ((q + v) @ w_r.transpose(-2, -1)) * scheme.scale  # (1,h,Q,d),(h,d,K) -> (1,h,Q,K)
 
 
 def position_definition(scheme: TransformerXL, q: torch.Tensor, memory: int) -> torch.Tensor:
@@ -191,7 +184,7 @@ def shift_story(params: ViewParams, head: int, memory: int) -> ShiftStory:
     queries = q.shape[2]
     keys = queries + memory
     with torch.no_grad():
-        trace = trace_rel_shift(relative_scores(scheme, q, keys))
+        trace = trace_rel_shift(scheme.relative_layout(q, keys))
         definition = position_definition(scheme, q, memory)[0, head]
     codes_in = 1 + torch.arange(queries * keys, dtype=torch.float64).reshape(queries, keys)
     origin = trace_rel_shift(codes_in)  # float64 keeps every code exact
@@ -250,7 +243,7 @@ def shift_check(params: ViewParams, memory: int) -> ShiftCheck:
     queries = q.shape[2]
     keys = queries + memory
     with torch.no_grad():
-        trace = trace_rel_shift(relative_scores(scheme, q, keys))
+        trace = trace_rel_shift(scheme.relative_layout(q, keys))
         definition = position_definition(scheme, q, memory)
     valid = trace.valid
     diff = (trace.result - definition).abs()[..., valid]
@@ -293,17 +286,8 @@ def locate(story: ShiftStory, i: int, j: int) -> tuple[Place | None, ...]:
     before = int(result.code.reshape(-1)[i * story.keys + j - 1]) if target == 0 else None
     places: list[Place | None] = []
     for step in story.steps:
-        flat = step.code.reshape(-1)
-        if before is None:
-            hits = np.flatnonzero(flat == target)
-        else:
-            hits = np.flatnonzero(flat[:-1] == before) + 1
-            hits = hits[flat[hits] == 0]
-        if hits.size == 0:
-            places.append(None)
-            continue
-        r, c = divmod(int(hits[0]), step.shape[1])
-        places.append(Place(r, c, float(step.z[r, c])))
+        at = code_position(step.code, target, before)
+        places.append(None if at is None else Place(*at, float(step.z[at])))
     return tuple(places)
 
 

@@ -218,34 +218,9 @@ def cells_figure(
     kept = step.kept[rows, cols]
     bound = colour_bound(story)
     n_rows, n_cols = z.shape
-    data: list[dict] = [
-        {
-            "type": "heatmap",
-            "z": z,
-            "x": x,
-            "y": y,
-            "colorscale": SCALE,
-            "zmin": -bound,
-            "zmax": bound,
-            "zmid": 0.0,
-            "hoverinfo": "skip",
-            "colorbar": {"thickness": 12, "len": 0.8, "title": {"text": "value"}},
-            "name": name,
-        }
-    ]
+    data = [value_trace(z, x, y, bound, name, "value")]
     if not kept.all():
-        data.append(
-            {
-                "type": "heatmap",
-                "z": np.where(kept, np.nan, 1.0).astype(np.float32),
-                "x": x,
-                "y": y,
-                "colorscale": [[0, VEIL], [1, VEIL]],
-                "showscale": False,
-                "hoverinfo": "skip",
-                "name": "greyed",
-            }
-        )
+        data.append(veil_trace(~kept, x, y, "greyed"))
     cell = float(np.clip(width_px / max(n_cols, 1), 8, 44))
     if write_r and max(n_rows, n_cols) <= TEXT_CELLS_MAX:
         _, distance, pad = step.origin(rows, cols)
@@ -254,21 +229,8 @@ def cells_figure(
     r_index, c_index = np.meshgrid(
         np.arange(step.z.shape[0])[rows], np.arange(step.z.shape[1])[cols], indexing="ij"
     )
-    data.append(
-        {
-            "type": "scatter",
-            "mode": "markers",
-            "x": np.broadcast_to(x[None, :], z.shape).ravel(),
-            "y": np.broadcast_to(y[:, None], z.shape).ravel(),
-            # small: overlapping markers would make a click pick a neighbour (hover reaches
-            # 20 px around a point, so the whole cell still answers)
-            "marker": {"size": float(np.clip(cell * 0.4, 4, 14)), "color": "rgba(0,0,0,0)"},
-            "customdata": np.stack([r_index.ravel(), c_index.ravel()], axis=-1).astype(np.int32),
-            "text": hover_text(step, rows, cols, labels, story).ravel().tolist(),
-            "hovertemplate": "%{text}<extra></extra>",
-            "name": "cells",
-        }
-    )
+    text = hover_text(step, rows, cols, labels, story)
+    data.append(cell_click_trace(x, y, r_index, c_index, text, cell))
     outline = outline_path(kept, float(x[0]), float(y[0]))
     shapes = [{"type": "path", "path": outline, "line": {"color": OUTLINE, "width": 2},
                "name": "kept", "layer": "above"}] if outline else []  # fmt: skip
@@ -396,4 +358,62 @@ def cell_text_trace(
         },
         "hoverinfo": "skip",
         "name": name,
+    }
+
+
+def value_trace(
+    z: np.ndarray, x: np.ndarray, y: np.ndarray, bound: float, name: str, colour_title: str
+) -> dict:
+    """The exact values of a step as a heatmap on the diverging scale [-bound, bound]."""
+    return {
+        "type": "heatmap",
+        "z": z,
+        "x": x,
+        "y": y,
+        "colorscale": SCALE,
+        "zmin": -bound,
+        "zmax": bound,
+        "zmid": 0.0,
+        "hoverinfo": "skip",
+        "colorbar": {"thickness": 12, "len": 0.8, "title": {"text": colour_title}},
+        "name": name,
+    }
+
+
+def veil_trace(hidden: np.ndarray, x: np.ndarray, y: np.ndarray, name: str) -> dict:
+    """A grey veil over the cells where ``hidden`` is True (what a step drops)."""
+    return {
+        "type": "heatmap",
+        "z": np.where(hidden, 1.0, np.nan).astype(np.float32),
+        "x": x,
+        "y": y,
+        "colorscale": [[0, VEIL], [1, VEIL]],
+        "showscale": False,
+        "hoverinfo": "skip",
+        "name": name,
+    }
+
+
+def cell_click_trace(
+    x: np.ndarray,
+    y: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    text: np.ndarray,
+    cell: float,
+) -> dict:
+    """An invisible marker per cell at (x, y) carrying its hover ``text`` and its (row, col) in
+    the step, which a click returns as customdata."""
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "x": np.broadcast_to(x[None, :], text.shape).ravel(),
+        "y": np.broadcast_to(y[:, None], text.shape).ravel(),
+        # small: overlapping markers would make a click pick a neighbour (hover reaches 20 px
+        # around a point, so the whole cell still answers)
+        "marker": {"size": float(np.clip(cell * 0.4, 4, 14)), "color": "rgba(0,0,0,0)"},
+        "customdata": np.stack([rows.ravel(), cols.ravel()], axis=-1).astype(np.int32),
+        "text": text.ravel().tolist(),
+        "hovertemplate": "%{text}<extra></extra>",
+        "name": "cells",
     }

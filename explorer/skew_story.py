@@ -249,18 +249,30 @@ def locate(story: SkewStory, i: int, j: int) -> tuple[Place | None, ...]:
         before = int(final.code.reshape(-1)[row * final.shape[1] + col - 1])
     places: list[Place | None] = []
     for step in story.steps:
-        flat = step.code.reshape(-1)
-        if before is None:
-            hits = np.flatnonzero(flat == target)
-        else:
-            hits = np.flatnonzero(flat == before) + 1
-            hits = hits[(hits < flat.size) & (flat[np.minimum(hits, flat.size - 1)] == 0)]
-        if hits.size == 0:
+        at = code_position(step.code, target, before)
+        if at is None:
             places.append(None)
             continue
-        r, c = divmod(int(hits[0]), step.shape[1])
+        r, c = at
         places.append(Place(r, c, int(step.x[c]), int(step.y[r]), float(step.z[r, c])))
     return tuple(places)
+
+
+def code_position(code: np.ndarray, target: int, before: int | None) -> tuple[int, int] | None:
+    """(row, col) of the cell holding provenance ``target`` in one step's code matrix, or of
+    the pad zero right after the cell holding ``before`` (a pad has no code of its own, and
+    pad, reshape and slice keep the row-major order); None where it is not in this step.
+
+    >>> code_position(np.array([[3, 0], [5, 7]]), 7, None), code_position(np.array([[3, 0]]), 0, 3)
+    ((1, 1), (0, 1))
+    """
+    flat = code.reshape(-1)
+    if before is None:
+        hits = np.flatnonzero(flat == target)
+    else:
+        hits = np.flatnonzero(flat[:-1] == before) + 1
+        hits = hits[flat[hits] == 0]
+    return divmod(int(hits[0]), code.shape[1]) if hits.size else None
 
 
 def result_cell_of(story: SkewStory, step_name: str, row: int, col: int) -> tuple[int, int] | None:

@@ -8,7 +8,7 @@ import streamlit as st
 from explorer import family, family_settings, formulas
 from explorer.controls import choice, current_params, head_picker, int_slider, md_escape, toggle
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import bytes_text, figure, inset, markdown_table, window_caption
+from explorer.draw import bytes_text, figure, inset, markdown_table, png_config, window_caption
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.family_plots import DENSE_DISTANCE, profile_figure, shown_distances
@@ -241,7 +241,10 @@ def profile_chart() -> None:
         marks=(reach, -reach) if reach > 0 else (0,),
         mark_label=f"built for {built_for}: ±{reach}",
     )
-    st.plotly_chart(fig, key="chart_family_profile", width="stretch")
+    st.latex(formulas.PROFILE)
+    st.plotly_chart(
+        fig, key="chart_family_profile", width="stretch", config=png_config("family_profile")
+    )
     _, stride = shown_distances(first.distance)
     what = (
         f"the mean over every cell at that distance; the band around {LABELS[name]} (the "
@@ -263,6 +266,7 @@ def profile_chart() -> None:
         )
     )
     parts = [
+        f"shape ({len(curves)} schemes, {len(first.distance)} distances).",
         f"{'Pooled over all ' + str(heads) + ' heads' if head is None else 'Head ' + str(head)}: "
         f"{what}.",
         "Each curve divided by its largest |mean| (scales differ: ALiBi falls to -m·n)."

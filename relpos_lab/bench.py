@@ -243,18 +243,21 @@ def _child(method: str, n: int, d: int, heads: int, k: int, batch: int, mode: st
     print(max(0, _peak_rss() - before))
 
 
-def machine() -> dict[str, object]:
-    """CPU model, core count, torch version and threads: who produced the numbers."""
-    model = platform.processor() or platform.machine()
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else what ``platform`` knows."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, object]:
+    """CPU model, core count, torch version and threads: who produced the numbers."""
     return {
-        "cpu": model,
+        "cpu": cpu_model(),
         "cores": _cores(),
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,

@@ -165,11 +165,16 @@ INSTRUMENT_JS = r"""
 """.replace("__APP_IDLE__", json.dumps(APP_IDLE))
 
 
+def on_repo_path() -> None:
+    """Let this script import the project's packages (it runs from scripts/)."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+
+
 def discover_pages() -> dict[str, str]:
     """Page stem -> URL path for every page in the navigation (``explorer.navigation.PAGES``,
     the list app.py builds its ``st.navigation`` from); the default page is served at ``/``."""
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
+    on_repo_path()
     from explorer.navigation import PAGES, url_path
 
     return {page.stem: url_path(page) for page in PAGES}
@@ -441,15 +446,10 @@ def measure_view(
 
 def machine() -> dict:
     """CPU model, core count and load average: how busy the machine was matters here."""
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": model, "cores": os.cpu_count(), "load_avg_start": os.getloadavg()}
+    on_repo_path()
+    from relpos_lab.bench import cpu_model
+
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "load_avg_start": os.getloadavg()}
 
 
 def cell(stat: dict | None, digits: int, with_range: bool = True) -> str:

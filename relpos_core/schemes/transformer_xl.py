@@ -65,6 +65,14 @@ class TransformerXL(PositionScheme):
         r = xl_sinusoid(distances, self.d_model).to(dtype) @ self.w_r.to(dtype)  # (m, h·d)
         return r.reshape(-1, self.heads, self.head_dim).transpose(0, 1)
 
+    def relative_layout(self, q: torch.Tensor, n_k: int) -> torch.Tensor:
+        """(b) + (d) in the reference code's relative layout, the input of ``rel_shift``:
+        (b,h,Q,d) -> (b,h,Q,K), column c holds (q_i + v) · W_R R_(K-1-c) / sqrt(d)."""
+        distances = torch.arange(n_k - 1, -1, -1, device=q.device)  # column c -> K - 1 - c
+        keys = self.relative_keys(distances, q.dtype)  # (h, K, d)
+        v = self.v.to(q.dtype)[None, :, None, :]  # (1,h,1,d)
+        return ((q + v) @ keys.transpose(-2, -1)) * self.scale  # (b,h,Q,d),(h,d,K) -> (b,h,Q,K)
+
     def position_terms(self, q, k, causal, query_offset):
         n_q, n_k = q.shape[2], k.shape[2]
         back = -relative_distances(n_q, n_k, query_offset, q.device)  # i - j, (n_q, n_k)

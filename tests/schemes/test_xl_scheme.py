@@ -154,7 +154,11 @@ def test_the_reference_codes_way_equals_the_gathered_terms(n_q, n_k):
     pos_emb = torch.stack([sinusoid(r, scheme.d_model) for r in range(n_k - 1, -1, -1)])
     r_head_k = (pos_emb @ scheme.w_r.detach()).reshape(n_k, 3, 4)  # (K, h, d)
     ac = torch.einsum("bhid,bhjd->bhij", q + u[None, :, None], k)
-    bd = rel_shift(torch.einsum("bhid,jhd->bhij", q + v_bias[None, :, None], r_head_k))
+    relative = torch.einsum("bhid,jhd->bhij", q + v_bias[None, :, None], r_head_k)
+    torch.testing.assert_close(
+        scheme.relative_layout(q, n_k), relative / math.sqrt(4), **EXACT
+    )  # the core's relative layout is the reference code's, divided by sqrt(d)
+    bd = rel_shift(relative)
     score = (ac + bd) / math.sqrt(4)
     logits = scheme.logits(q, k, causal=True, query_offset=memory)
     causal = trace_rel_shift(bd).valid
