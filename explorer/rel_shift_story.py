@@ -21,11 +21,12 @@ import torch
 from explorer import formulas
 from explorer.budget import REQUEST_BUDGET_BYTES
 from explorer.downloads import Labelled
-from explorer.example import derived_seed, example_inputs
+from explorer.example import example_inputs
+from explorer.family_settings import SchemeConfig
 from explorer.params import ViewParams
 from explorer.skew_story import code_position
 from relpos_core.lookup import relative_distances
-from relpos_core.schemes import TransformerXL, make_scheme, trace_rel_shift
+from relpos_core.schemes import TransformerXL, trace_rel_shift
 
 STORY_QUERIES = 12  # the steps are drawn cell by cell for at most this many queries
 CHECK_QUERIES = 512  # the badge's shift runs on at most this many queries
@@ -58,9 +59,9 @@ STEP_TEXT = {
 
 
 def xl_scheme(params: ViewParams) -> TransformerXL:
-    """The view's Transformer-XL position parameters (W_R, u, v), drawn from its seed."""
-    seed = derived_seed(params.seed, "transformer-xl")
-    return make_scheme("xl", params.heads, params.head_dim, seed=seed)  # type: ignore[return-value]
+    """The view's Transformer-XL position parameters (W_R, u, v), drawn from its seed: the same
+    ones the Position schemes and Compare schemes pages use."""
+    return SchemeConfig("xl").build(params)  # type: ignore[return-value]
 
 
 def position_definition(scheme: TransformerXL, q: torch.Tensor, memory: int) -> torch.Tensor:

@@ -185,3 +185,13 @@ def test_the_story_is_capped_and_the_check_covers_at_most_check_queries() -> Non
     small = shift_check(ViewParams(n=9, heads=4), 5)
     assert (small.queries, small.wrong_cells, small.cells) == (9, 36, 9 * 14)
     assert small.max_diff < 1e-5
+
+
+def test_the_shift_page_shows_the_same_transformer_xl_as_the_schemes_pages() -> None:
+    from explorer import family
+    from explorer.family_settings import SchemeConfig
+
+    params = ViewParams(n=8, mask="causal")
+    story = shift_story(params, 1, 0)  # head 1, no memory: the schemes pages' square view
+    term = family.position_view(params, SchemeConfig("xl")).term[1]  # (b) + (d), NaN above
+    np.testing.assert_allclose(story.definition[story.valid], term[story.valid], rtol=1e-5)
