@@ -27,9 +27,9 @@ st.markdown(
 
 st.subheader("The pages")
 for page in navigation.PAGES[1:]:
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        st.page_link(PAGES / page.file, label=page.title, icon=page.icon, width="content")
-        st.caption(page.what)
+    link, what = st.columns([1, 4], vertical_alignment="center", gap="small")  # long lines wrap
+    link.page_link(PAGES / page.file, label=page.title, icon=page.icon, width="content")
+    what.caption(page.what)
 
 left, right = st.columns(2)
 with left:
