@@ -1,0 +1,205 @@
+"""Command line of the family: train, eval, table. ``--help`` on each says more."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from relpos_lab.family import FAMILY_DIR, RESULTS_FILE, checkpoint_path, load_with_vocabulary
+from relpos_lab.family.corpus import (
+    CORPUS_CHARS,
+    CORPUS_FILE,
+    CORPUS_NAME,
+    CORPUS_SHA256,
+    corpus_vocabulary,
+    split_point,
+    train_ids,
+)
+from relpos_lab.family.registry import MODEL_NAMES, SPECS, model_config
+from relpos_lab.family.tables import check_readme, readme_tables, write_readme
+from relpos_lab.family.train import (
+    EVAL_CHARS,
+    LENGTH_FACTORS,
+    STORAGE_DTYPE,
+    TrainSettings,
+    bits_per_character,
+    eval_span,
+    fresh_model,
+    load_checkpoint,
+    parameter_count,
+    save_checkpoint,
+    timed_training,
+)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, torch {torch.__version__}"
+
+
+def corpus_record() -> dict[str, Any]:
+    return {
+        "name": CORPUS_NAME,
+        "file": f"relpos_lab/corpus/{CORPUS_FILE}",
+        "characters": CORPUS_CHARS,
+        "sha256": CORPUS_SHA256,
+        "train_characters": split_point(),
+        "held_out_characters": CORPUS_CHARS - split_point(),
+        "vocabulary_size": corpus_vocabulary().size,
+        "eval_characters": EVAL_CHARS,
+        "eval_span": "the first eval_characters + 1 characters of the held-out part",
+    }
+
+
+def read_results() -> dict[str, Any]:
+    return json.loads(RESULTS_FILE.read_text()) if RESULTS_FILE.exists() else {"models": {}}
+
+
+def write_results(results: dict[str, Any]) -> None:
+    order = {name: i for i, name in enumerate(MODEL_NAMES)}
+    results["models"] = dict(sorted(results["models"].items(), key=lambda kv: order[kv[0]]))
+    RESULTS_FILE.write_text(json.dumps(results, indent=1) + "\n")
+
+
+def eval_lengths(context: int) -> list[int]:
+    return [context * f for f in LENGTH_FACTORS]
+
+
+def train_command(args: argparse.Namespace) -> None:
+    settings = TrainSettings(steps=args.steps)
+    names = args.names or list(MODEL_NAMES)
+    FAMILY_DIR.mkdir(parents=True, exist_ok=True)
+    ids, vocabulary = train_ids(), corpus_vocabulary()
+    span = eval_span()
+    for name in names:
+        config = model_config(name, vocabulary.size, settings.context)
+        model = fresh_model(config, settings)
+        print(f"==> {name}: {parameter_count(model)} parameters", flush=True)
+        prefix = f"{name:16s}"
+        losses, seconds = timed_training(
+            model, ids, settings, lambda line, prefix=prefix: print(prefix, line, flush=True)
+        )
+        path = checkpoint_path(name)
+        save_checkpoint(model, vocabulary, path, name=name)
+        stored, _, _ = load_checkpoint(path)  # measure what ships: the float16 weights
+        start = time.perf_counter()
+        bpc = {
+            str(L): round(bits_per_character(stored, span, L), 6)
+            for L in eval_lengths(settings.context)
+        }
+        eval_seconds = time.perf_counter() - start
+        tail = losses[-100:]
+        record = {
+            "position": config.position,
+            "spec": SPECS[name],
+            "parameters": parameter_count(model),
+            "training_seconds": round(seconds, 1),
+            "ms_per_step": round(1000 * seconds / settings.steps, 1),
+            "final_train_loss": round(sum(tail) / len(tail), 4),
+            "loss_curve": [
+                round(sum(losses[s : s + 50]) / len(losses[s : s + 50]), 4)
+                for s in range(0, len(losses), 50)
+            ],
+            "eval_seconds": round(eval_seconds, 1),
+            "checkpoint_bytes": path.stat().st_size,
+            "bpc": bpc,
+        }
+        results = read_results()
+        results["corpus"] = corpus_record()
+        results["training"] = {
+            **settings.to_dict(),
+            "architecture": {
+                k: v
+                for k, v in config.to_dict().items()
+                if k in ("d_model", "heads", "layers", "ffn", "vocab")
+            },
+            "storage_dtype": str(STORAGE_DTYPE).removeprefix("torch."),
+            "loss": "cross-entropy in nats per character, mean of the last 100 steps",
+            "loss_curve_every": 50,
+            "machine": machine(),
+        }
+        results["models"][name] = record
+        write_results(results)
+        print(
+            f"==> {name}: {seconds:.0f} s, loss {record['final_train_loss']}, bpc {bpc}", flush=True
+        )
+
+
+def eval_command(args: argparse.Namespace) -> None:
+    torch.set_num_threads(TrainSettings().threads)
+    model, _ = load_with_vocabulary(args.name)
+    span = eval_span(args.chars)
+    print(f"bits per character: {bits_per_character(model, span, args.length):.6f}")
+
+
+def table_command(args: argparse.Namespace) -> None:
+    if args.check:
+        problems = check_readme(Path(args.check), read_results())
+        if problems:
+            sys.exit("\n".join(problems))
+        print(f"{args.check}: the family tables match results.json")
+        return
+    if args.write:
+        write_readme(Path(args.write), read_results())
+        print(f"{args.write}: the family tables rewritten from results.json")
+        return
+    print(readme_tables(read_results()))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m relpos_lab.family", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    train = commands.add_parser("train", help="train models, write checkpoints and results.json")
+    train.add_argument(
+        "names",
+        nargs="*",
+        choices=[[], *MODEL_NAMES],
+        metavar="NAME",
+        help=f"models to train (default: all): {', '.join(MODEL_NAMES)}",
+    )
+    train.add_argument("--steps", type=int, default=TrainSettings().steps)
+    train.set_defaults(run=train_command)
+    evaluate = commands.add_parser("eval", help="bits per character of a shipped model")
+    evaluate.add_argument("name", choices=MODEL_NAMES, metavar="NAME")
+    evaluate.add_argument("--length", type=int, required=True, help="window length L")
+    evaluate.add_argument(
+        "--chars",
+        type=int,
+        default=EVAL_CHARS,
+        help=f"held-out characters scored (default {EVAL_CHARS}; L must divide it)",
+    )
+    evaluate.set_defaults(run=eval_command)
+    table = commands.add_parser("table", help="the README's tables from results.json")
+    which = table.add_mutually_exclusive_group()
+    which.add_argument("--check", metavar="README", help="fail when the file's tables drift")
+    which.add_argument("--write", metavar="README", help="replace the file's tables")
+    table.set_defaults(run=table_command)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if args.command == "eval" and (args.length < 1 or args.chars % args.length):
+        build_parser().error(
+            f"--length must be a positive divisor of --chars ({args.chars}), got {args.length}"
+        )
+    args.run(args)
+
+
+if __name__ == "__main__":
+    main()

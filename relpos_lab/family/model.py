@@ -1,0 +1,210 @@
+"""One causal character language model, with position entering through one scheme.
+
+    ids -> embedding * sqrt(d_model) [+ sinusoid if "sinusoidal"]
+        -> layers x [ x = x + Attn(LN(x));  x = x + FFN(LN(x)) ]      (pre-LN, as GPT-2)
+        -> LN -> Linear -> logits over the next character
+
+Attn splits x into heads q, k, v (b, h, n, d) and attends causally; what differs between the
+models is only how position enters:
+
+    nope         nothing: plain causal attention (torch's SDPA)
+    sinusoidal   Vaswani et al.'s absolute encoding added to the embeddings, then plain attention
+    shaw ...     a ``ShawRelative`` scheme per layer, computed by the fused banded path
+                 (``relative_attention``), which equals the scheme's own definition
+    music, xl, t5, alibi, rope
+                 the ``relpos_core.schemes`` object per layer, called as ``scheme(q, k, v)``
+
+Every model of the family is built from the same seed: all weights but the schemes' own are
+drawn first, in one order, so two models start identical everywhere position does not enter.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from relpos_core.attention import relative_attention
+from relpos_core.checks import check_choice, check_int
+from relpos_core.encodings import sinusoidal_encoding
+from relpos_core.schemes import SCHEME_NAMES, PositionScheme, ShawRelative, make_scheme
+
+PLAIN = ("nope", "sinusoidal")  # no scheme object: plain causal attention
+POSITIONS = (*PLAIN, *SCHEME_NAMES)
+SCHEME_SEED = 1000  # layer l's scheme is drawn from seed SCHEME_SEED + l
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Architecture of one ``CharLM``; saved with its weights."""
+
+    position: str  # one of POSITIONS
+    vocab: int
+    scheme_params: dict[str, Any] = field(default_factory=dict)  # the scheme's own keywords
+    keys: bool = True  # shaw only: learn w^K (False fixes it at zero)
+    values: bool = True  # shaw only: learn w^V (False fixes it at zero)
+    d_model: int = 128
+    heads: int = 4
+    layers: int = 3
+    ffn: int = 256
+    context: int = 64  # the training length
+
+    def __post_init__(self) -> None:
+        check_choice("position", self.position, POSITIONS)
+        check_int("vocab", self.vocab, 2)
+        check_int("heads", self.heads, 1)
+        check_int("d_model", self.d_model, self.heads)
+        if self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by heads ({self.heads})")
+        check_int("layers", self.layers, 1)
+        check_int("ffn", self.ffn, 1)
+        check_int("context", self.context, 1)
+        if self.position != "shaw" and not (self.keys and self.values):
+            raise ValueError(f"keys/values switches are Shaw's ablation, not {self.position}'s")
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.heads
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class SchemeAttention(nn.Module):
+    """Causal multi-head self-attention whose position terms come from one scheme."""
+
+    def __init__(self, config: ModelConfig, layer: int) -> None:
+        super().__init__()
+        self.heads = config.heads
+        self.qkv = nn.Linear(config.d_model, 3 * config.d_model, bias=False)
+        self.out = nn.Linear(config.d_model, config.d_model, bias=False)
+        self.scheme: PositionScheme | None = None
+        if config.position not in PLAIN:
+            self.scheme = make_scheme(
+                config.position,
+                config.heads,
+                config.head_dim,
+                seed=SCHEME_SEED + layer,
+                **config.scheme_params,
+            )
+        if isinstance(self.scheme, ShawRelative):  # the ablations fix a table at zero
+            for on, table in (
+                (config.keys, self.scheme.table_k),
+                (config.values, self.scheme.table_v),
+            ):
+                if not on:
+                    table.requires_grad_(False)
+                    with torch.no_grad():
+                        table.zero_()
+
+    def split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(b, n, d_model) -> q, k, v, each (b, h, n, head_dim)."""
+        b, n, _ = x.shape
+        qkv = self.qkv(x).view(b, n, 3, self.heads, -1)  # (b,n,3,h,d)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
+        return q, k, v
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """z (b, h, n, d): causal attention with this layer's position scheme."""
+        if self.scheme is None:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if isinstance(self.scheme, ShawRelative):  # the fused banded path, same maths
+            return relative_attention(
+                q, k, v, self.scheme.table_k, self.scheme.table_v, causal=True
+            )
+        return self.scheme(q, k, v, causal=True)[0]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = self.attend(*self.split(x))  # (b,h,n,d)
+        b, _, n, _ = z.shape
+        return self.out(z.transpose(1, 2).reshape(b, n, -1))
+
+
+class Block(nn.Module):
+    def __init__(self, config: ModelConfig, layer: int) -> None:
+        super().__init__()
+        self.norm_attention = nn.LayerNorm(config.d_model)
+        self.attention = SchemeAttention(config, layer)
+        self.norm_ffn = nn.LayerNorm(config.d_model)
+        self.ffn = nn.Sequential(
+            nn.Linear(config.d_model, config.ffn), nn.GELU(), nn.Linear(config.ffn, config.d_model)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attention(self.norm_attention(x))
+        return x + self.ffn(self.norm_ffn(x))
+
+
+class CharLM(nn.Module):
+    """ids (b, n) -> next-character logits (b, n, vocab), causal, at any length n >= 1."""
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.embedding = nn.Embedding(config.vocab, config.d_model)
+        self.blocks = nn.ModuleList(Block(config, layer) for layer in range(config.layers))
+        self.norm = nn.LayerNorm(config.d_model)
+        self.readout = nn.Linear(config.d_model, config.vocab)
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        """(b, n) long -> (b, n, d_model): scaled embeddings, plus the sinusoid if absolute."""
+        if ids.dim() != 2 or ids.dtype != torch.long:
+            raise TypeError(f"ids must be a (b, n) long tensor, got {ids.dtype} {tuple(ids.shape)}")
+        if ids.numel() and (ids.min() < 0 or ids.max() >= self.config.vocab):
+            raise ValueError(
+                f"ids must be in [0, {self.config.vocab - 1}], "
+                f"got values in [{int(ids.min())}, {int(ids.max())}]"
+            )
+        x = self.embedding(ids) * math.sqrt(self.config.d_model)
+        if self.config.position == "sinusoidal":
+            x = x + sinusoidal_encoding(ids.shape[1], self.config.d_model, dtype=x.dtype)
+        return x
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.embed(ids)
+        for block in self.blocks:
+            x = block(x)
+        return self.readout(self.norm(x))
+
+    @torch.no_grad()
+    def attention_inputs(self, ids: torch.Tensor) -> list[tuple[torch.Tensor, ...]]:
+        """Per layer, the (q, k, v) its attention saw for ``ids``: each (b, h, n, head_dim).
+
+        What the explorer draws a layer's position terms from: ``scheme.terms(q, k,
+        causal=True)`` on them is the trained layer's own logit."""
+        x = self.embed(ids)
+        out = []
+        for block in self.blocks:
+            out.append(block.attention.split(block.norm_attention(x)))
+            x = block(x)
+        return out
+
+
+def init_weights(model: CharLM, seed: int) -> CharLM:
+    """Every weight outside the schemes from ``torch.Generator().manual_seed(seed)``, in a fixed
+    order (GPT-2's: N(0, 0.02) matrices, residual outputs scaled by 1/sqrt(2 layers), zero
+    biases); the embedding is N(0, 1/d_model), so embedding * sqrt(d_model) has unit scale.
+    The schemes keep what ``make_scheme`` drew from their own seeds."""
+    generator = torch.Generator().manual_seed(seed)
+    residual_std = 0.02 / math.sqrt(2 * model.config.layers)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if ".scheme." in name or ".norm" in name or name.startswith("norm."):
+                continue
+            if name == "embedding.weight":
+                nn.init.normal_(param, std=model.config.d_model**-0.5, generator=generator)
+            elif param.dim() == 1:
+                param.zero_()
+            elif name.endswith("attention.out.weight") or name.endswith("ffn.2.weight"):
+                nn.init.normal_(param, std=residual_std, generator=generator)
+            else:
+                nn.init.normal_(param, std=0.02, generator=generator)
+    return model
+
+
+def build_model(config: ModelConfig, seed: int = 0) -> CharLM:
+    return init_weights(CharLM(config), seed)
