@@ -140,6 +140,27 @@ def train_command(args: argparse.Namespace) -> None:
         )
 
 
+def bench_command(args: argparse.Namespace) -> None:
+    """Training milliseconds per step of each scheme's model, against Shaw's fused path."""
+    settings = TrainSettings(steps=args.steps, warmup=1)
+    ids, vocabulary = train_ids(), corpus_vocabulary()
+    names = args.names or ["nope", "sinusoidal", "shaw", "music", "xl", "t5", "alibi", "rope"]
+    timings = {}
+    for name in names:
+        model = fresh_model(model_config(name, vocabulary.size, settings.context), settings)
+        timed_training(model, ids, TrainSettings(steps=3, warmup=1))  # warm the allocator
+        timings[name] = 1000 * timed_training(model, ids, settings)[1] / settings.steps
+    shaw = timings.get("shaw")
+    print(
+        f"training step: batch {settings.batch} x {settings.context} characters, "
+        f"{settings.threads} threads, {machine()}"
+    )
+    print("| model | ms per step | x shaw (fused banded path) |\n|---|---:|---:|")
+    for name, ms in timings.items():
+        ratio = f"{ms / shaw:.2f}" if shaw else "-"
+        print(f"| `{name}` | {ms:.0f} | {ratio} |")
+
+
 def eval_command(args: argparse.Namespace) -> None:
     torch.set_num_threads(TrainSettings().threads)
     model, _ = load_with_vocabulary(args.name)
@@ -174,6 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train.add_argument("--steps", type=int, default=TrainSettings().steps)
     train.set_defaults(run=train_command)
+    bench = commands.add_parser("bench", help="training milliseconds per step of each model")
+    bench.add_argument("names", nargs="*", choices=[[], *MODEL_NAMES], metavar="NAME")
+    bench.add_argument("--steps", type=int, default=40)
+    bench.set_defaults(run=bench_command)
     evaluate = commands.add_parser("eval", help="bits per character of a shipped model")
     evaluate.add_argument("name", choices=MODEL_NAMES, metavar="NAME")
     evaluate.add_argument("--length", type=int, required=True, help="window length L")
