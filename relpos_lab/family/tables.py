@@ -34,6 +34,14 @@ DESCRIPTIONS = {
 }
 
 
+def describe(name: str) -> str:
+    if name in DESCRIPTIONS:
+        return DESCRIPTIONS[name]
+    if name.startswith("shaw-k"):
+        return f"Shaw et al. 2018, k = {clip_distance(name)}"
+    return f"Shaw et al. 2018, k = {clip_distance(name)}, {name.removeprefix('shaw-')}"
+
+
 def _row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
@@ -57,7 +65,7 @@ def length_table(results: dict[str, Any], names: tuple[str, ...]) -> list[str]:
         m = models[name]
         cells = [
             f"`{name}`",
-            DESCRIPTIONS.get(name, ""),
+            describe(name),
             f"{m['parameters']:,}",
             f"{m['training_seconds']:.0f}",
         ]
