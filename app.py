@@ -9,14 +9,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer.controls import (
-    PARAMS_STATE_KEY,
-    md_escape,
-    report_other_keys,
-    show_warnings,
-    sidebar_controls,
-)
+from explorer.controls import PARAMS_STATE_KEY, report_other_keys, show_warnings, sidebar_controls
 from explorer.navigation import DEFAULT, PAGES
+from explorer.widgets import md_escape
 
 HERE = Path(__file__).resolve().parent
 PAGES_DIR = HERE / "pages"  # absolute paths: see tests/app/harness/entry.py

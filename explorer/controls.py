@@ -14,6 +14,10 @@ to). From the next run on the widget is bound again and keeps its value, which i
 so that Streamlit writes into the URL a change the browser made while the widget was unbound.
 The address bar then holds exactly the view shown (a default is left out, as a bound widget
 leaves it out).
+
+Every widget, here and on the pages, gets its value through :func:`explorer.widgets.fit`: a
+value kept in this session that no longer fits the widget's range (the window start after n
+shrank) is moved into it and said in words before the widget is drawn.
 """
 
 from __future__ import annotations
@@ -21,8 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import difflib
-import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Sequence
 
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
@@ -47,16 +50,10 @@ from explorer.params import (
     ViewParams,
 )
 from explorer.url_query import DEFAULTS, QUERY_KEYS, ParsedQuery, parse_query
+from explorer.widgets import BIND, choice, int_number, int_slider, md_escape, text_box
 
 PARAMS_STATE_KEY = "_view_params"
 _UNBOUND_STATE_KEY = "_url_unbound"  # widgets created unbound in the last run
-BIND = "query-params"
-_MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
-
-
-def md_escape(text: str) -> str:
-    """Backslash-escape every punctuation character so markdown shows ``text`` literally."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def raw_query() -> dict[str, list[str]]:
@@ -67,9 +64,12 @@ def raw_query() -> dict[str, list[str]]:
 def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
     """Draw the shared controls; return the view and what was parsed from the URL it came from.
 
-    Reruns once when the URL had to be corrected (see the module docstring).
+    A shared widget that already holds a value in this session shows that value (the URL only
+    mirrors it): the URL is checked for the others alone, so it is never blamed for a value the
+    user set. Reruns once when the URL had to be corrected (see the module docstring).
     """
-    parsed = parse_query(raw_query())
+    kept = {key: st.session_state[key] for key in QUERY_KEYS if key in st.session_state}
+    parsed = parse_query(raw_query(), kept)
     unbound = fix_url(parsed)
 
     def bind(key: str) -> str | None:
@@ -77,68 +77,57 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
 
     with st.sidebar:
         st.header("Controls")
-        text = st.text_input(
+        text = text_box(
             "Sentence (its tokens label the axes; n follows)",
-            value="",
-            max_chars=TEXT_MAX_CHARS,
-            key="text",
+            "text",
+            "",
+            TEXT_MAX_CHARS,
             bind=bind("text"),
             placeholder="e.g. the cat sat on the mat",
         )
         has_text = bool(text.split())
-        n = st.slider(
+        n = int_slider(
             "n (sequence length)",
             1,
             N_MAX,
+            "n",
             N_DEFAULT,
-            key="n",
             bind=bind("n"),
             disabled=has_text,
             help="Disabled while a sentence is typed: n is then its token count.",
         )
-        k = st.slider(
+        k = int_slider(
             "k (clip distance)",
             0,
             K_MAX,
+            "k",
             K_DEFAULT,
-            key="k",
             bind=bind("k"),
             help="Distances beyond ±k share the edge vectors; k = 0 is one shared vector.",
         )
         left, right = st.columns(2)
-        d_model = left.selectbox(
-            "d_model",
-            D_MODEL_CHOICES,
-            index=D_MODEL_CHOICES.index(D_MODEL_DEFAULT),
-            key="d_model",
-            bind=bind("d_model"),
-        )
-        heads = right.selectbox(
-            "heads",
-            HEADS_CHOICES,
-            index=HEADS_CHOICES.index(HEADS_DEFAULT),
-            key="heads",
-            bind=bind("heads"),
-            help="Every choice divides every d_model: head dim = d_model / heads.",
-        )
-        seed = st.number_input(
-            "seed", 0, SEED_MAX, SEED_DEFAULT, step=1, key="seed", bind=bind("seed")
-        )
-        mask = st.radio(
-            "mask",
-            MASK_KINDS,
-            index=MASK_KINDS.index(MASK_DEFAULT),
-            horizontal=True,
-            key="mask",
+        with left:
+            d_model = choice(
+                "d_model", D_MODEL_CHOICES, "d_model", kind="select",
+                default=D_MODEL_DEFAULT, bind=bind("d_model"),
+            )  # fmt: skip
+        with right:
+            heads = choice(
+                "heads", HEADS_CHOICES, "heads", kind="select", default=HEADS_DEFAULT,
+                bind=bind("heads"),
+                help="Every choice divides every d_model: head dim = d_model / heads.",
+            )  # fmt: skip
+        seed = int_number("seed", 0, SEED_MAX, "seed", SEED_DEFAULT, bind=bind("seed"))
+        mask = choice(
+            "mask", MASK_KINDS, "mask", kind="radio", default=MASK_DEFAULT, horizontal=True,
             bind=bind("mask"),
-        )
-        pad = st.number_input(
+        )  # fmt: skip
+        pad = int_number(
             "pad (trailing padded keys)",
             0,
             N_MAX,
+            "pad",
             PAD_DEFAULT,
-            step=1,
-            key="pad",
             bind=bind("pad"),
             disabled="padding" not in mask,
         )
@@ -152,9 +141,7 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             pad=int(pad),
             text=text,
         )
-        params = dataclasses.replace(
-            params, win=window_start(params, parsed.params.win, bind("win"))
-        )
+        params = dataclasses.replace(params, win=window_start(params, bind("win")))
         st.caption(
             f"n = {params.length}{' (token count)' if has_text else ''} · "
             f"head dim d = {params.d_model} / {params.heads} = {params.head_dim} · "
@@ -219,123 +206,30 @@ def report_other_keys(keys: Sequence[str], where) -> None:
         st.query_params.pop(key, None)
 
 
-def window_start(params: ViewParams, url_start: int, bind: str | None = BIND) -> int:
+def window_start(params: ViewParams, bind: str | None = BIND) -> int:
     """The window slider (only above DISPLAY_MAX positions); returns the window's first position.
 
-    A kept or URL (``url_start``) value beyond the last possible start is moved to that start.
+    A start kept from a longer sequence moves to the last start this one has, and says so.
     """
     last = params.length - DISPLAY_MAX
     if last <= 0:
         return 0
-    if int(st.session_state.get("win", url_start)) > last:
-        st.session_state["win"] = last  # before the widget exists: the only way to move it
-    start = st.slider(
+    return int_slider(
         f"window start (heatmaps show {DISPLAY_MAX} positions)",
         0,
         last,
-        key="win",
+        "win",
+        name="window start",
         bind=bind,
         help=f"n is above {DISPLAY_MAX}: every n x n heatmap shows the queries and keys "
         f"[start, start + {DISPLAY_MAX}).",
     )
-    return int(start)
 
 
 def show_warnings(warnings: tuple[str, ...]) -> None:
     """Each URL problem as a visible warning, its user-supplied parts escaped."""
     for message in warnings:
         st.warning(md_escape(message), icon=":material/warning:")
-
-
-def check_url_value(
-    key: str, accepted: Collection[str] | Callable[[str], bool], default: object, allowed: str
-) -> None:
-    """Call before creating a page's own URL-bound widget ``key``.
-
-    Streamlit silently drops a bound URL value the widget cannot take; this warns instead,
-    naming the parameter, what is allowed and the value, and sets the widget to ``default``.
-    ``accepted`` holds the URL forms of the valid values (Streamlit writes an option's label),
-    or tells whether a URL form is valid.
-    """
-    raw = st.query_params.get(key)
-    valid = accepted if callable(accepted) else accepted.__contains__
-    if raw is None or valid(raw):
-        return
-    st.warning(
-        md_escape(f"URL parameter {key}: must be {allowed}, got {raw!r}; using {default}"),
-        icon=":material/warning:",
-    )
-    st.session_state[key] = default
-
-
-def int_in(low: int, high: int) -> Callable[[str], bool]:
-    """Whether a URL value is an integer in [low, high], written as Streamlit writes it."""
-
-    def valid(raw: str) -> bool:
-        return raw.lstrip("-").isdigit() and raw == str(int(raw)) and low <= int(raw) <= high
-
-    return valid
-
-
-def int_slider(
-    label: str, low: int, high: int, key: str, value: int | None = None, **kwargs
-) -> int:
-    """A URL-bound integer slider (``value`` defaults to ``low``), checked as
-    :func:`check_url_value`."""
-    value = low if value is None else value
-    check_url_value(key, int_in(low, high), value, f"an integer in [{low}, {high}]")
-    return int(st.slider(label, low, high, value, key=key, bind=BIND, **kwargs))
-
-
-def choice(
-    label: str,
-    options: Sequence[object],
-    key: str,
-    *,
-    radio: bool = False,
-    format_func=str,
-    default: object = None,
-    **kwargs,
-):
-    """A URL-bound segmented control (or radio) over ``options``, ``default`` (else the first
-    option) by default.
-
-    A deselected segmented control reads as the default, so the result is always an option.
-    """
-    default = options[0] if default is None else default
-    labels = [format_func(option) for option in options]
-    check_url_value(key, labels, default, "one of " + ", ".join(labels))
-    if radio:
-        index = list(options).index(default)
-        widget = st.radio(
-            label, options, index=index, key=key, bind=BIND, format_func=format_func, **kwargs
-        )
-    else:
-        widget = st.segmented_control(
-            label, options, default=default, key=key, bind=BIND, format_func=format_func, **kwargs
-        )
-    return default if widget is None else widget
-
-
-def int_number(label: str, low: int, high: int, key: str, value: int, **kwargs) -> int:
-    """A URL-bound integer box in [low, high], checked as :func:`check_url_value`; a kept value
-    outside the range (the range moved with another control) is moved into it first."""
-    check_url_value(key, int_in(low, high), value, f"an integer in [{low}, {high}]")
-    kept = st.session_state.get(key)
-    if isinstance(kept, int) and not low <= kept <= high:
-        st.session_state[key] = min(max(kept, low), high)
-    return int(st.number_input(label, low, high, value, step=1, key=key, bind=BIND, **kwargs))
-
-
-def toggle(label: str, key: str, value: bool) -> bool:
-    """A URL-bound toggle, checked as :func:`check_url_value` (the URL says true / false)."""
-    check_url_value(key, ["true", "false", "True", "False"], value, "true or false")
-    return bool(st.toggle(label, value=value, key=key, bind=BIND))
-
-
-def head_picker(heads: int, key: str) -> int:
-    """The head a page draws: a URL-bound segmented control over 0..heads-1."""
-    return choice("head", list(range(heads)), key)
 
 
 def ensure_app_ran() -> None:
@@ -359,16 +253,6 @@ def current_params() -> ViewParams:
     ensure_app_ran()
     params = st.session_state.get(PARAMS_STATE_KEY)
     return params if isinstance(params, ViewParams) else ViewParams()
-
-
-def position_input(label: str, key: str, default: int, low: int, high: int, **kwargs) -> int:
-    """A URL-bound integer input in [low, high], checked as :func:`check_url_value`; a value
-    kept from an earlier run outside the range (the range moved) is clamped into it."""
-    check_url_value(key, int_in(low, high), default, f"an integer in [{low}, {high}]")
-    kept = st.session_state.get(key)
-    if isinstance(kept, int) and not low <= kept <= high:
-        st.session_state[key] = min(max(kept, low), high)
-    return int(st.number_input(label, low, high, default, step=1, key=key, bind=BIND, **kwargs))
 
 
 def clicked_cell(chart_key: str) -> tuple[int, int] | None:

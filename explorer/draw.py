@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.controls import int_slider, md_escape
 from explorer.heatmaps import IMAGE_SIDE, Panel, Scale, grid_columns, inset_bounds, panel_grid
 from explorer.params import DISPLAY_MAX, ViewParams
+from explorer.widgets import int_slider, md_escape
 
 INSET_SIDE = 32  # rows and columns of the exact-value zoom under an image
 
@@ -124,6 +124,7 @@ def _inset_fragment(
         stop - 1,
         key,
         value=start,
+        name="zoom",
         help=f"The charts above are images: here a {side} x {side} block of exact values.",
     )
     r0, r1 = inset_bounds(centre, start, stop, side)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer import family_settings
-from explorer.controls import choice, int_number, toggle
 from explorer.params import ViewParams
+from explorer.widgets import choice, int_number, toggle
 from relpos_core.schemes import SCHEME_NAMES
 
 DEFAULTS = family_settings.FamilySettings()

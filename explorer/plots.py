@@ -54,7 +54,13 @@ def pair_customdata(index: np.ndarray, row_offset: int = 0, col_offset: int = 0)
 
 
 def _axis(labels: Sequence[str] | None, count: int, offset: int = 0) -> dict:
+    """Tick labels of ``count`` positions from ``offset``: ``labels`` is indexed by position."""
     if labels is not None and count <= TICK_LABELS_MAX:
+        if len(labels) < offset + count:
+            raise ValueError(
+                f"axis labels are indexed by position: {len(labels)} labels cannot name "
+                f"positions {offset}-{offset + count - 1}"
+            )
         values = np.arange(offset, offset + count)
         text = [escape_label(labels[v]) for v in values]
         return {"tickmode": "array", "tickvals": values, "ticktext": text}
@@ -83,7 +89,8 @@ def heatmap(
     ``customdata`` with :data:`PAIR_HOVER` (the default when given) shows i, j, j - i, index.
     ``cell_text`` (strings, same shape) is written into the cells when the matrix is small.
     ``row_offset`` / ``col_offset`` label the first row / column as position ``row_offset`` /
-    ``col_offset`` (for a window of a larger matrix).
+    ``col_offset`` (for a window of a larger matrix); ``x_labels`` / ``y_labels`` are indexed by
+    position, so they name at least every position up to the last one drawn.
     """
     z = np.asarray(z, dtype=np.float32)
     if z.ndim != 2:

@@ -19,8 +19,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.budget import plan_compute
-from explorer.controls import md_escape
 from explorer.downloads import Labelled
+from explorer.widgets import md_escape
 from relpos_core import logits_bytes, memory_bytes
 from relpos_lab import bench
 

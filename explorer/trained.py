@@ -22,7 +22,7 @@ from relpos_lab.trained import (
     relative_tables,
 )
 
-__all__ = ["BLANK", "example_tokens", "parse_tokens"]  # the page's inputs, through the app side
+__all__ = ["BLANK", "example_tokens", "typed_tokens"]  # the page's inputs, through the app side
 
 CACHE_ENTRIES = 8
 KIND_LABELS = {
@@ -80,6 +80,31 @@ def generalization_view() -> GeneralizationView:
         config=models["relative"]["config"],
         table=table.T.astype(np.float32),
     )
+
+
+def typed_tokens(text: str, vocab: int, limit: int) -> tuple[int, ...]:
+    """The first ``limit`` token ids typed on the page (URL parameter ``trained_tokens``).
+
+    Text that is not a list of ids raises a ValueError naming the parameter, the ids allowed
+    and the text:
+
+    >>> typed_tokens("3, 7 1", vocab=16, limit=2)
+    (3, 7)
+    >>> typed_tokens("abc", vocab=16, limit=8)
+    Traceback (most recent call last):
+    ValueError: trained_tokens (token ids): must be integers in [1, 15] separated by
+    spaces or commas, got 'abc'
+    """
+    try:
+        ids = parse_tokens(text, vocab)
+    except ValueError:
+        shown = repr(text if len(text) <= 40 else text[:40] + "...")
+        shown = shown if text.strip() else "an empty text"
+        raise ValueError(
+            f"trained_tokens (token ids): must be integers in [1, {vocab - 1}] separated by "
+            f"spaces or commas, got {shown}"
+        ) from None
+    return tuple(int(t) for t in ids[:limit])
 
 
 @dataclass(frozen=True)

@@ -107,8 +107,14 @@ def canonical_key(key: str) -> str | None:
     return ALIASES.get(lower)
 
 
-def parse_query(raw: Mapping[str, str | Sequence[str]]) -> ParsedQuery:
+def parse_query(
+    raw: Mapping[str, str | Sequence[str]], kept: Mapping[str, object] | None = None
+) -> ParsedQuery:
     """Validate raw query-string values into a :class:`ViewParams`; never raises.
+
+    ``kept`` holds the values the shared widgets already show in this session: they are used
+    as they are and the URL's values of those keys, which only mirror them, are not checked
+    (so the URL is never blamed for a value the user set with a widget).
 
     Integers out of range are clamped (the window start to the last start this n allows),
     non-integers and unknown choices fall back to the default, over-long text is truncated,
@@ -122,6 +128,7 @@ def parse_query(raw: Mapping[str, str | Sequence[str]]) -> ParsedQuery:
     >>> parsed.warnings[0]
     "URL parameter n: n (sequence length) must be an integer in [1, 4096], got '100000'; using 4096"
     """
+    kept = kept or {}
     given: dict[str, list[tuple[str, str]]] = {}  # shared key -> (URL key, value) in URL order
     other: list[str] = []
     for url_key, value in raw.items():
@@ -135,6 +142,10 @@ def parse_query(raw: Mapping[str, str | Sequence[str]]) -> ParsedQuery:
     corrections: dict[str, object] = {}
     remove: list[str] = []
     for key in QUERY_KEYS:
+        if key in kept:
+            values[key] = _validate(key, str(kept[key]))[0]
+            remove.extend(url_key for url_key, _ in given.get(key, ()) if url_key != key)
+            continue
         if key not in given:
             continue
         text, reworded, note = _one_value(key, given[key], remove)
@@ -146,7 +157,8 @@ def parse_query(raw: Mapping[str, str | Sequence[str]]) -> ParsedQuery:
             corrections[key] = value
         values[key] = value
     length = len(tokenize(str(values.get("text", "")))) or int(values.get("n", N_DEFAULT))  # type: ignore[call-overload]
-    _fit_window(values, given, length, warnings, corrections, remove)
+    if "win" not in kept:
+        _fit_window(values, given, length, warnings, corrections, remove)
     return ParsedQuery(
         ViewParams(**values),  # type: ignore[arg-type]
         tuple(warnings),

@@ -3,12 +3,13 @@
 import streamlit as st
 
 from explorer import compute, formulas
-from explorer.controls import choice, current_params, head_picker, md_escape
+from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
 from explorer.token_view import LINES_PER_HEAD, WEIGHT_MIN, token_view
+from explorer.widgets import choice, head_picker, md_escape
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads

@@ -4,12 +4,13 @@ by side and the difference."""
 import streamlit as st
 
 from explorer import family, family_settings, formulas
-from explorer.controls import choice, current_params, head_picker, md_escape
+from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import figure, window_caption
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.heatmaps import Panel, make_scale, panel_grid, pooled_note
+from explorer.widgets import choice, head_picker, md_escape
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 
 params = current_params()

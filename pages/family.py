@@ -6,13 +6,14 @@ import numpy as np
 import streamlit as st
 
 from explorer import family, family_settings, formulas
-from explorer.controls import choice, current_params, head_picker, int_slider, md_escape, toggle
+from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import bytes_text, figure, inset, markdown_table, png_config, window_caption
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.family_plots import DENSE_DISTANCE, profile_figure, shown_distances
 from explorer.heatmaps import Panel, Scale, grid_columns, make_scale, panel_grid, pooled_note
+from explorer.widgets import choice, head_picker, int_slider, md_escape, toggle
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 
 params = current_params()
@@ -212,8 +213,6 @@ def profile_chart() -> None:
         normalise = toggle("normalise", "profile_norm", True)
     with right:
         longest = max(1, n)
-        if int(st.session_state.get("built_for", 0)) > longest:
-            st.session_state["built_for"] = longest  # the range shrank with n
         built_for = (
             int_slider(
                 "built for (trained length)",

@@ -4,11 +4,12 @@ and tensor2tensor's six steps drawn as the tensors they are."""
 import streamlit as st
 
 from explorer import compute, formulas
-from explorer.controls import choice, current_params, head_picker
+from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import Panel, grid_columns, make_scale, panel_grid, pooled_note
+from explorer.widgets import choice, head_picker
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads

@@ -3,11 +3,12 @@
 import streamlit as st
 
 from explorer import compute, formulas
-from explorer.controls import choice, current_params, int_slider
+from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import Panel, make_scale, panel_grid
+from explorer.widgets import choice, int_slider
 
 params = current_params()
 n, k, d = params.length, params.k, params.head_dim
@@ -84,7 +85,9 @@ st.markdown(
 @st.fragment
 def a_k_slice() -> None:
     """One slice of a^K (reruns only this part)."""
-    how = choice("view a^K", ["by channel", "by query row"], "ak_view", radio=True, horizontal=True)
+    how = choice(
+        "view a^K", ["by channel", "by query row"], "ak_view", kind="radio", horizontal=True
+    )
     if how == "by channel":
         channel = int_slider("channel", 0, d - 1, "ak_channel") if d > 1 else 0
         block = compute.gathered_channel(params, channel)

@@ -69,8 +69,8 @@ with right:
             corner,
             title=f"this view's index table, positions {start}-{start + size - 1} "
             f"(n = {params.length}, k = {params.k})",
-            x_labels=cols[start : start + size],
-            y_labels=rows[start : start + size],
+            x_labels=cols,  # indexed by position, as the offsets below say
+            y_labels=rows,
             scale="index",
             customdata=pair_customdata(corner, start, start),
             row_offset=start,

@@ -7,15 +7,7 @@ from functools import partial
 import streamlit as st
 
 from explorer import formulas
-from explorer.controls import (
-    choice,
-    clicked_cell,
-    current_params,
-    head_picker,
-    int_slider,
-    position_input,
-    toggle,
-)
+from explorer.controls import clicked_cell, current_params
 from explorer.downloads import download_view
 from explorer.draw import agreement_badge, bytes_text, markdown_table
 from explorer.params import ViewParams
@@ -36,6 +28,7 @@ from explorer.rel_shift_story import (
     story_tables,
     wrong_cells,
 )
+from explorer.widgets import choice, head_picker, int_number, int_slider, toggle
 
 MEMORY_DEFAULT = 2
 STEP_LABELS = [f"{number} {word}" for number, word in enumerate(STEP_WORDS, start=1)]
@@ -172,8 +165,8 @@ def story_panel(params: ViewParams) -> None:
 
     pick = st.container(horizontal=True, vertical_alignment="bottom")
     with pick:
-        i = position_input("picked query i", "xl_i", q_len // 2, 0, q_len - 1)
-        j = position_input("picked key j", "xl_j", max(q_len // 2 - 1, 0), 0, k_len - 1)
+        i = int_number("picked query i", 0, q_len - 1, "xl_i", q_len // 2)
+        j = int_number("picked key j", 0, k_len - 1, "xl_j", max(q_len // 2 - 1, 0))
     places = locate(story, i, j)
     step = story.step(name)
     st.latex(step.formula)

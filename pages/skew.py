@@ -6,15 +6,7 @@ from functools import partial
 import streamlit as st
 
 from explorer import formulas
-from explorer.controls import (
-    choice,
-    clicked_cell,
-    current_params,
-    head_picker,
-    md_escape,
-    position_input,
-    toggle,
-)
+from explorer.controls import clicked_cell, current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, bytes_text, window_caption
 from explorer.example import axis_labels
@@ -29,6 +21,7 @@ from explorer.skew_story import (
     result_cell_of,
     skew_story,
 )
+from explorer.widgets import choice, head_picker, int_number, md_escape, toggle
 
 STEP_WORDS = {1: "relative", 2: "padded", 3: "reshaped", 4: "sliced"}
 VARIANTS = ("follows the mask", "masked (causal)", "unmasked (two-sided)")
@@ -204,8 +197,8 @@ def story_panel(params: ViewParams) -> None:
     default_j = max(start, default_i - 2)
     pick = st.container(horizontal=True, vertical_alignment="bottom")
     with pick:
-        i = position_input("picked query i", "skew_i", default_i, start, stop - 1)
-        j = position_input("picked key j", "skew_j", default_j, start, stop - 1)
+        i = int_number("picked query i", start, stop - 1, "skew_i", default_i)
+        j = int_number("picked key j", start, stop - 1, "skew_j", default_j)
     places = locate(story, i, j)
     place = places[number - 1]
 

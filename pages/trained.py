@@ -4,19 +4,12 @@ import numpy as np
 import streamlit as st
 
 from explorer import trained
-from explorer.controls import (
-    BIND,
-    check_url_value,
-    choice,
-    ensure_app_ran,
-    int_in,
-    int_slider,
-    md_escape,
-)
+from explorer.controls import ensure_app_ran
 from explorer.downloads import download_view
 from explorer.draw import chart
 from explorer.plots import heatmap
 from explorer.train_plots import generalization_figure, loss_figure, prediction_figure
+from explorer.widgets import choice, int_number, int_slider, md_escape, text_box
 
 LENGTH_MAX = 128
 SEED_LIMIT = 2**31 - 1
@@ -116,7 +109,7 @@ source = choice(
     "input",
     ["random", "typed"],
     "trained_source",
-    radio=True,
+    kind="radio",
     format_func=str.title,
     horizontal=True,
 )
@@ -131,24 +124,23 @@ if source == "random":
             value=2 * gen.train_max_len,
             help=f"Training used lengths {gen.min_len}..{gen.train_max_len}.",
         )
-    check_url_value("trained_seed", int_in(0, SEED_LIMIT), 0, f"an integer in [0, {SEED_LIMIT}]")
-    seed = right.number_input("seed", 0, SEED_LIMIT, 0, step=1, key="trained_seed", bind=BIND)
-    tokens = trained.example_tokens(int(length), int(seed))
+    with right:
+        seed = int_number("seed", 0, SEED_LIMIT, "trained_seed", 0)
+    tokens = tuple(int(t) for t in trained.example_tokens(length, seed))
 else:
-    text = st.text_input(
+    text = text_box(
         f"token ids 1..{vocab - 1}, separated by spaces",
+        "trained_tokens",
         "3 1 4 1 5 9 2 6 5 3 5 8 9 7 9 3 2 3 8 4",
-        max_chars=4 * LENGTH_MAX,
-        key="trained_tokens",
-        bind=BIND,
+        4 * LENGTH_MAX,
     )
     try:
-        tokens = trained.parse_tokens(text, vocab)[:LENGTH_MAX]
+        tokens = trained.typed_tokens(text, vocab, LENGTH_MAX)
     except ValueError as error:
         st.error(md_escape(str(error)), icon=":material/error:")
         st.stop()
 
-view = trained.prediction_view(kind, tuple(int(t) for t in tokens))
+view = trained.prediction_view(kind, tokens)
 n = len(view.tokens)
 seen = "within" if n <= gen.train_max_len else "beyond"
 st.markdown(
@@ -183,7 +175,7 @@ for layer_index in range(view.weights.shape[0]):
             )
 
 if source == "random":
-    inputs: dict[str, object] = {"trained_length": int(length), "trained_seed": int(seed)}
+    inputs: dict[str, object] = {"trained_length": length, "trained_seed": seed}
 else:
     inputs = {"trained_source": "Typed", "trained_tokens": " ".join(str(int(t)) for t in tokens)}
 download_view(

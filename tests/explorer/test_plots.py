@@ -85,3 +85,12 @@ def test_bad_input_raises() -> None:
         heatmap(np.zeros(3))
     with pytest.raises(ValueError, match="scale"):
         heatmap(np.zeros((2, 2)), scale="rainbow")
+
+
+def test_labels_are_indexed_by_position_in_a_window() -> None:
+    labels = [f"k{j}" for j in range(20)]
+    fig = heatmap(np.zeros((3, 3)), x_labels=labels, y_labels=labels, row_offset=5, col_offset=5)
+    assert list(fig.layout.xaxis.ticktext) == ["k5", "k6", "k7"]
+    assert list(fig.layout.yaxis.tickvals) == [5, 6, 7]
+    with pytest.raises(ValueError, match="3 labels cannot name positions 5-7"):
+        heatmap(np.zeros((3, 3)), x_labels=labels[5:8], col_offset=5)  # sliced: off by 5

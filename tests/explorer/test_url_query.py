@@ -134,3 +134,16 @@ def test_a_window_start_without_a_window_is_ignored_and_removed() -> None:
     parsed = parse_query({"n": "8", "win": "3"})
     assert parsed.params.win == 0 and parsed.remove == ("win",) and "win" not in parsed.corrections
     assert "applies only above n = 512" in parsed.warnings[0]
+
+
+def test_values_the_widgets_keep_are_used_and_their_url_form_never_blamed() -> None:
+    # the URL still says what the widgets showed before the sentence shrank the sequence
+    raw = {"n": "1211", "win": "1500", "d": "32", "k": "abc"}
+    kept = {"n": 1211, "win": 1400, "d_model": 64, "text": "w " * 600}
+    parsed = parse_query(raw, kept)
+    assert not [w for w in parsed.warnings if "win" in w or "d_model" in w]
+    assert "win" not in parsed.corrections and "d_model" not in parsed.corrections
+    assert parsed.params.d_model == 64 and parsed.params.length == 600
+    assert parsed.params.window == (88, 600)  # the widget itself moves the kept 1400 to 88
+    assert parsed.remove == ("d",)  # an alias is still taken out of the address
+    assert parsed.corrections == {"k": 2} and "got 'abc'" in parsed.warnings[0]
