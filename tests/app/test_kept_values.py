@@ -156,3 +156,14 @@ def test_typed_tokens_that_are_not_ids_are_named() -> None:
     assert not at.exception
     assert "got 'x y'" in at.error[0].value.replace("\\", "")
     step(at, "radio", "trained_source", "random")  # the typed text no longer matters
+
+
+def test_typed_tokens_from_a_link_longer_than_the_box_keep_their_beginning() -> None:
+    at = open_page("trained", trained_source="Typed", trained_tokens="1 " * 300)
+    assert_clean(at)
+    assert (
+        "URL parameter trained_tokens: must be text of at most 512 characters, got "
+        "'1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 ...'; using the first 512 characters"
+    ) in warnings(at)
+    assert at.text_input(key="trained_tokens").value == "1 " * 256
+    assert any("of 128 positions" in m.value for m in at.markdown)  # LENGTH_MAX ids used
