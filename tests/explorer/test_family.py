@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -126,11 +127,21 @@ def test_profile_matches_the_core_and_the_diagonals(mask: str) -> None:
         assert view.toeplitz(position_only=True) and not view.toeplitz()
 
 
+@pytest.fixture
+def large_n_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """profile_view takes its large-n path, with no view cached by the other path before or
+    after (an app test in the same process may have drawn the same small view)."""
+    monkeypatch.setattr(family, "FULL_PROFILE_CELLS", 0)
+    family.profile_view.clear()
+    yield
+    family.profile_view.clear()
+
+
 @pytest.mark.parametrize("mask", ["none", "causal"])
 @pytest.mark.parametrize("name", SCHEME_NAMES)
-def test_cheap_profile_is_the_position_only_diagonals(monkeypatch, name: str, mask: str) -> None:
+@pytest.mark.usefixtures("large_n_path")
+def test_cheap_profile_is_the_position_only_diagonals(name: str, mask: str) -> None:
     params = ViewParams(n=20, mask=mask, heads=2, win=0)
-    monkeypatch.setattr(family, "FULL_PROFILE_CELLS", 0)  # force the large-n path
     view = family.profile_view(params, SETTINGS.config(name, params))
     assert not view.with_content and view.over == "window"
     free = whole_term(params, name, content_free=True)  # (h, n, n), a function of j - i
