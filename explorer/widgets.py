@@ -163,9 +163,10 @@ def fit(key: str, allowed: Allowed, default: object, name: str) -> None:
     value = allowed.parse(raw)
     if value is not None and allowed.fits(value):
         return
-    use = allowed.nearest(value) if allowed.url_nearest and value is not None else default
+    cut = allowed.url_nearest and isinstance(value, str)  # over-long text keeps its beginning
+    use = allowed.nearest(value) if cut else default
     shown = raw if len(raw) <= 40 else raw[:40] + "..."
-    used = f"the first {len(use)} characters" if isinstance(use, str) and use else use
+    used = f"the first {len(use)} characters" if cut else use
     st.warning(
         md_escape(f"URL parameter {key}: must be {allowed.text}, got {shown!r}; using {used}"),
         icon=":material/warning:",
