@@ -139,20 +139,27 @@ def csv_text(table: Labelled) -> str:
     return out.getvalue()
 
 
+#: What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
 def _cell(text: object) -> str:
+    """One CSV cell. A text a spreadsheet would run as a formula (starting with = + - @, a tab
+    or a carriage return; a plain number such as -3 is no formula) gets a leading single quote
+    and double quotes, as OWASP's CSV-injection advice says; a comma, quote or line break is
+    quoted.
+
+    >>> print(_cell("=cmd|' /C calc'!A0"), _cell("-3"), _cell("a,b"), _cell("the"))
+    "'=cmd|' /C calc'!A0" -3 "a,b" the
+    """
     text = str(text)
-    formula_like = text[:1] in ("=", "+", "-", "@") and not _is_number(text)
+    formula_like = text.startswith(FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text)
+    if formula_like:
+        text = "'" + text  # read as text, shown without the quote
     if formula_like or any(ch in text for ch in ',"\n\r'):
-        return '"' + text.replace('"', '""') + '"'  # quoted; a formula-like label stays text
+        return '"' + text.replace('"', '""') + '"'
     return text
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _csv_files(name: str, table: Labelled) -> list[tuple[str, str, str]]:

@@ -37,11 +37,26 @@ def test_csv_has_a_header_row_row_labels_and_blank_masked_cells() -> None:
     ]
 
 
-def test_labels_that_could_run_as_formulas_or_break_columns_are_quoted() -> None:
-    text = csv_text(Labelled(np.zeros((2, 1)), rows=["=SUM(A1)", "a,b"], cols=["-3"]))
+def test_labels_that_could_run_as_formulas_get_a_quote_and_commas_are_quoted() -> None:
+    """OWASP's CSV injection advice: a cell starting with = + - @, a tab or a carriage return
+    is read as a formula by spreadsheets, so it gets a leading single quote; numbers stay."""
+    labels = ["=SUM(A1)", "+1+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx", "a,b", "plain"]
+    text = csv_text(Labelled(np.zeros((8, 3)), rows=labels, cols=["-3", "+4", "1e-2"]))
     rows = list(csv.reader(io.StringIO(text)))
-    assert [r[0] for r in rows] == ["row \\ column", "=SUM(A1)", "a,b"]
-    assert text.splitlines()[1].startswith('"=SUM(A1)"') and rows[0][1] == "-3"
+    want = ["'=SUM(A1)", "'+1+cmd", "'-2+3", "'@SUM(A1)", "'\tx", "'\rx", "a,b", "plain"]
+    assert [r[0] for r in rows[1:]] == want
+    assert rows[0] == ["row \\ column", "-3", "+4", "1e-2"]  # numbers are not formulas
+    for row in rows:
+        assert not row[0].startswith(("=", "+", "-", "@", "\t", "\r"))
+
+
+def test_a_typed_token_that_looks_like_a_formula_is_written_as_text() -> None:
+    params = ViewParams(text="=cmd|' /C calc'!A0 @x -y the")
+    files = read_zip(zip_bytes("logits", params, {}))
+    rows = list(csv.reader(io.StringIO(files["tokens.csv"])))
+    assert [r[0] for r in rows[1:]] == ["'=cmd|'", "/C", "calc'!A0", "'@x", "'-y", "the"]
+    assert [r[1] for r in rows[1:]] == ["0", "1", "2", "3", "4", "5"]
+    assert files["tokens.csv"].splitlines()[1] == "\"'=cmd|'\",0"
 
 
 def test_labels_must_fit_the_array() -> None:
