@@ -12,14 +12,21 @@ method allows, with gradients. Both run the same registered method's key and val
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
 from relpos_core.banded_attention import banded_attention
-from relpos_core.checks import check_bool, check_int, check_same_dtype, check_tensor
+from relpos_core.checks import (
+    check_bool,
+    check_generator,
+    check_int,
+    check_max_bytes,
+    check_real,
+    check_same_dtype,
+    check_tensor,
+)
 from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.masks import combine_masks, masked_softmax, user_mask
@@ -132,7 +139,8 @@ def relative_attention(
     """Relative attention: q (b,h,n_q,d), k (b,h,n_k,d), v (b,h,n_k,d_v), tables (2k+1, d) and
     (2k+1, d_v) with k = max_relative_position -> z (b, h, n_q, d_v).
 
-    mask            bool, or 0/1 numbers, broadcastable to (b, h, n_q, n_k); True = attend.
+    mask            bool, or 0/1 numbers, broadcastable to (b, h, n_q, n_k) from any rank 0-4
+                    (a key mask (n_k,), a (n_q, n_k) pattern, ...); True = attend.
     causal          query i sees keys j <= i (positions, so with the offset below).
     query_offset    position of query row 0 among the keys: 0 for self-attention; n_k - n_q for
                     tensor2tensor's convention (queries at the last positions, as when decoding
@@ -143,8 +151,9 @@ def relative_attention(
                     (with or without gradients) unless the weights are asked for.
     dropout_p       dropout on the weights (training); from ``generator`` or the global RNG.
     max_bytes       refuse (ValueError, with the estimate) a call whose estimated peak memory
-                    is above this; None: the device's total memory. Pass a larger number to
-                    run a method the estimate thinks too big for the machine.
+                    (``memory.attention_bytes``, with the backward when q, k, v or a table
+                    needs gradients) is above this int; None: the device's total memory. Pass
+                    a larger number to run a method the estimate thinks too big for the machine.
 
     A query with no key to attend to gets zero weights and a zero output (not NaN). With
     ``trace=True`` a NaN or inf in q, k or v is refused; the fast path lets it propagate, as
@@ -158,12 +167,14 @@ def relative_attention(
     >>> relative_attention(q[:, :, 1:], k, v, w, w, query_offset=1, causal=True).shape
     torch.Size([1, 1, 1, 1])
     """
-    check_bool("trace", trace)
-    check_attention_inputs(q, k, v, table_k, table_v, finite=trace)
-    check_bool("causal", causal)
-    check_bool("return_weights", return_weights)
+    trace = check_bool("trace", trace)
+    check_attention_inputs(q, k, v, table_k, table_v, finite=False)  # finite: after the guard
+    causal = check_bool("causal", causal)
+    return_weights = check_bool("return_weights", return_weights)
     query_offset = check_int("query_offset (position of the first query)", query_offset, 0)
-    dropout_p = _check_dropout(dropout_p)
+    dropout_p = check_real("dropout_p", dropout_p, 0, 1, high_open=True)
+    generator = check_generator("generator", generator)
+    max_bytes = check_max_bytes(max_bytes)
     if trace and (return_weights or dropout_p > 0):
         raise ValueError(
             "trace=True returns every step, the weights before any dropout included; "
@@ -172,6 +183,8 @@ def relative_attention(
         )
     b, h, n_q, d = q.shape
     n_k, d_v = v.shape[-2:]
+    shape = (b, h, n_q, n_k)
+    allowed = user_mask(mask, shape)  # bool, 4-D: every broadcastable rank on every path
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
     if method == "auto":
         chosen = choose_method(n_q, n_k, query_offset, trace=trace, grad=grad)
@@ -184,20 +197,22 @@ def relative_attention(
     need = attention_bytes(
         chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=q.element_size(), trace=trace,
         return_weights=return_weights, grad=grad, causal=causal,
+        mask_cells=0 if allowed is None else allowed.numel(), dropout=dropout_p > 0,
     )  # fmt: skip
     check_fits(
         f"relative_attention with method {chosen.name!r}, q {tuple(q.shape)}, "
         f"k {tuple(k.shape)}, max_relative_position {kk}",
         need, max_bytes, q.device,
     )  # fmt: skip
-    shape = (b, h, n_q, n_k)
+    if trace:  # a pass over q, k and v, paid only for the step-by-step view
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            check_tensor(name, t, 4)
     if chosen.fused and not trace and not (grad and return_weights):
-        allowed = user_mask(mask, shape)
         return banded_attention(
             q, k, v, table_k, table_v, allowed, causal, query_offset,
             return_weights=return_weights, dropout_p=dropout_p, generator=generator,
         )  # fmt: skip
-    allowed = combine_masks(mask, causal, shape, query_offset)
+    allowed = combine_masks(allowed, causal, shape, query_offset)
     steps = attend(
         q,
         k,
@@ -210,14 +225,6 @@ def relative_attention(
     if trace:
         return AttentionTrace(**steps, query_offset=query_offset, method=chosen.name)
     return (steps["output"], steps["weights"]) if return_weights else steps["output"]
-
-
-def _check_dropout(dropout_p: object) -> float:
-    if isinstance(dropout_p, bool) or not isinstance(dropout_p, numbers.Real):
-        raise TypeError(f"dropout_p must be a float in [0, 1), got {dropout_p!r}")
-    if not 0.0 <= float(dropout_p) < 1.0:
-        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
-    return float(dropout_p)
 
 
 def _dropout(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.lookup import clip_distance_from_table, relative_index
+from relpos_core.lookup import clip_distance_from_table, relative_index_unguarded
 
 #: Elements of one (b·h, rows, n_k) block at most: 2^23 float32 values = 32 MiB, the L3 of the
 #: 2-core CPU this was tuned on.
@@ -68,7 +68,11 @@ def strip(
     """
     c0, c1 = strip_columns(p0, p1, n_k, k)
     # keys c0.. seen from queries p0..: the key axis starts at c0, so the queries sit at p0 - c0
-    return c0, c1, relative_index(p1 - p0, max(c1 - c0, 1), k, p0 - c0, device)[:, : c1 - c0]
+    return (
+        c0,
+        c1,
+        relative_index_unguarded(p1 - p0, max(c1 - c0, 1), k, p0 - c0, device)[:, : c1 - c0],
+    )
 
 
 class Strips:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 import torch
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
@@ -36,10 +37,68 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> in
     return value
 
 
+def check_max_bytes(value: object) -> int | None:
+    """A memory limit: None (the device's memory) or an int >= 0; a bool is refused."""
+    if value is None:
+        return None
+    return check_int("max_bytes (memory limit in bytes, or None)", value, 0)
+
+
 def check_bool(name: str, value: object) -> bool:
-    """``value`` is a real bool (not 0/1, not a string)."""
+    """``value`` is a real bool (not 0/1, not a string); a numpy bool is returned as a bool."""
+    if isinstance(value, np.bool_):
+        return bool(value)
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+    return value
+
+
+def check_real(
+    name: str,
+    value: object,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``value`` as a float if it is a real number (numpy scalars too, bools not) in the
+    interval from ``low`` to ``high``, each end closed unless ``low_open`` / ``high_open``.
+
+    >>> check_real("dropout", 0.25, 0.0, 1.0, high_open=True)
+    0.25
+    >>> check_real("dropout", 1.0, 0.0, 1.0, high_open=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: dropout must be in [0, 1), got 1.0
+    """
+    interval = f"{'(' if low_open else '['}{_short(low)}, {_short(high)}{')' if high_open else ']'}"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a number (int or float) in {interval}, "
+            f"got {type(value).__name__} {value!r}"
+        )
+    number = float(value)
+    above = number > low if low_open else number >= low
+    below = number < high if high_open else number <= high
+    if not (above and below):  # NaN fails both
+        raise ValueError(f"{name} must be in {interval}, got {value}")
+    return number
+
+
+def _short(number: float) -> str:
+    """0, 64, 0.5, 1e9: a bound as a person writes it."""
+    if float(number).is_integer() and abs(number) < 1e6:
+        return str(int(number))
+    return f"{number:g}".replace("e+0", "e").replace("e+", "e")
+
+
+def check_generator(name: str, value: object) -> torch.Generator | None:
+    """``value`` is None or a ``torch.Generator``."""
+    if value is not None and not isinstance(value, torch.Generator):
+        raise TypeError(
+            f"{name} must be a torch.Generator or None, got {type(value).__name__} {value!r}"
+        )
     return value
 
 

@@ -8,6 +8,8 @@ import os
 
 import torch
 
+from relpos_core.checks import check_max_bytes
+
 
 def device_memory_bytes(device: torch.device | str | None = None) -> int | None:
     """Total memory of ``device``: physical RAM for the CPU, the card's memory for CUDA;
@@ -52,6 +54,7 @@ def check_fits(
     ...
     ValueError: demo needs about 1073741824.0 TiB, more than max_bytes = ... (...); ...
     """
+    max_bytes = check_max_bytes(max_bytes)
     limit = device_memory_bytes(device) if max_bytes is None else max_bytes
     if limit is None or need <= limit:
         return

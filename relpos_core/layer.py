@@ -14,9 +14,9 @@ import torch
 from torch import nn
 
 from relpos_core.attention import ATTENTION_METHODS, AttentionTrace, relative_attention
-from relpos_core.checks import check_choice, check_int, check_tensor
+from relpos_core.checks import check_choice, check_int, check_real, check_tensor
 from relpos_core.guard import check_fits
-from relpos_core.lookup import gather_relative, relative_index
+from relpos_core.lookup import gather_relative, relative_index_unguarded
 
 
 class RelativePosition(nn.Module):
@@ -24,22 +24,36 @@ class RelativePosition(nn.Module):
 
     def __init__(self, num_units: int, max_relative_position: int) -> None:
         super().__init__()
-        self.num_units = check_int("num_units", num_units, 1)
-        self.max_relative_position = check_int("max_relative_position", max_relative_position, 0)
-        rows = 2 * max_relative_position + 1
+        num_units = self.num_units = check_int("num_units", num_units, 1)
+        k = self.max_relative_position = check_int(
+            "max_relative_position", max_relative_position, 0
+        )
+        rows = 2 * k + 1
         check_fits(
-            f"RelativePosition with max_relative_position = {max_relative_position} and "
+            f"RelativePosition with max_relative_position = {k} and "
             f"num_units = {num_units} (a ({rows}, {num_units}) float32 table)",
             4 * rows * num_units,
             None,
         )
-        self.embeddings_table = nn.Parameter(torch.empty(2 * max_relative_position + 1, num_units))
+        self.embeddings_table = nn.Parameter(torch.empty(rows, num_units))
         nn.init.xavier_uniform_(self.embeddings_table)
 
     def forward(self, length_q: int, length_k: int) -> torch.Tensor:
         """a_ij for every pair: (length_q, length_k, num_units). Materializes; for inspection."""
-        index = relative_index(length_q, length_k, self.max_relative_position)
-        return gather_relative(self.embeddings_table, index)
+        length_q = check_int("length_q (number of queries)", length_q, 1)
+        length_k = check_int("length_k (number of keys)", length_k, 1)
+        table = self.embeddings_table
+        check_fits(  # the two int64 index tables, then the gathered vectors
+            f"RelativePosition.forward with length_q = {length_q}, length_k = {length_k} "
+            f"(a ({length_q}, {length_k}, {self.num_units}) tensor)",
+            length_q * length_k * (16 + self.num_units * table.element_size()),
+            None,
+            table.device,
+        )
+        index = relative_index_unguarded(
+            length_q, length_k, self.max_relative_position, 0, table.device
+        )
+        return gather_relative(table, index)
 
 
 class RelativeMultiHeadAttention(nn.Module):
@@ -67,22 +81,23 @@ class RelativeMultiHeadAttention(nn.Module):
             raise ValueError(
                 f"hid_dim must be divisible by n_heads, got hid_dim={hid_dim}, n_heads={n_heads}"
             )
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        dropout = check_real("dropout", dropout, 0, 1, high_open=True)
         self.hid_dim = hid_dim
         self.n_heads = n_heads
         self.head_dim = hid_dim // n_heads
-        self.max_relative_position = check_int("max_relative_position", max_relative_position, 0)
+        k = self.max_relative_position = check_int(
+            "max_relative_position", max_relative_position, 0
+        )
         self.method = check_choice("method", method, ATTENTION_METHODS)
-        table_values = 2 * (2 * max_relative_position + 1) * self.head_dim  # w^K and w^V
+        table_values = 2 * (2 * k + 1) * self.head_dim  # w^K and w^V
         check_fits(
-            f"RelativeMultiHeadAttention with max_relative_position = {max_relative_position}, "
+            f"RelativeMultiHeadAttention with max_relative_position = {k}, "
             f"hid_dim = {hid_dim}, n_heads = {n_heads}",
             4 * (table_values + 4 * hid_dim * (hid_dim + 1)),
             None,
         )
-        self.relative_position_k = RelativePosition(self.head_dim, max_relative_position)
-        self.relative_position_v = RelativePosition(self.head_dim, max_relative_position)
+        self.relative_position_k = RelativePosition(self.head_dim, k)
+        self.relative_position_v = RelativePosition(self.head_dim, k)
         self.fc_q = nn.Linear(hid_dim, hid_dim)
         self.fc_k = nn.Linear(hid_dim, hid_dim)
         self.fc_v = nn.Linear(hid_dim, hid_dim)

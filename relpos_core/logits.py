@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from relpos_core.checks import check_int, check_same_dtype, check_tensor
-from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index
+from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
 from relpos_core.methods import METHOD_NAMES, get_method
 from relpos_core.trace import Trace
 
@@ -99,7 +99,7 @@ def trace_matmul_logits(
     n_q, n_k = check_key_term_inputs(q, table, n_k, query_offset)
     b, h, _, d = q.shape
     k = clip_distance_from_table(table)
-    a_k = gather_relative(table, relative_index(n_q, n_k, k, query_offset, table.device))
+    a_k = gather_relative(table, relative_index_unguarded(n_q, n_k, k, query_offset, table.device))
     q_t = q.permute(2, 0, 1, 3)  # (i,b,h,d)
     q_t_r = q_t.reshape(n_q, b * h, d)  # (i,b*h,d)
     product = q_t_r @ a_k.transpose(1, 2)  # (i,b*h,d),(i,d,j) -> (i,b*h,j)

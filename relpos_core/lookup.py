@@ -16,6 +16,8 @@ import torch
 from relpos_core.checks import INT_LIMIT, check_int, check_tensor
 from relpos_core.guard import check_fits
 
+INDEX_BYTES = 8  # int64
+
 
 def relative_distances(
     n_q: int, n_k: int, query_offset: int = 0, device: torch.device | str | None = None
@@ -37,6 +39,20 @@ def relative_distances(
     query_offset = check_int(
         "query_offset (position of the first query)", query_offset, -INT_LIMIT, INT_LIMIT
     )
+    check_fits(
+        f"relative_distances with n_q = {n_q}, n_k = {n_k} (an int64 ({n_q}, {n_k}) table)",
+        INDEX_BYTES * (n_q * n_k + n_q + n_k),
+        None,
+        device,
+    )
+    return relative_distances_unguarded(n_q, n_k, query_offset, device)
+
+
+def relative_distances_unguarded(
+    n_q: int, n_k: int, query_offset: int = 0, device: torch.device | str | None = None
+) -> torch.Tensor:
+    """``relative_distances`` without its checks and memory guard: for the library's own calls,
+    whose whole memory the guard has already sized (with the caller's ``max_bytes``)."""
     keys = torch.arange(n_k, device=device)
     queries = torch.arange(query_offset, query_offset + n_q, device=device)
     return keys[None, :] - queries[:, None]  # (1,j),(i,1) -> (i,j)
@@ -61,7 +77,25 @@ def relative_index(
             [0, 0, 1, 2]])
     """
     k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
-    return relative_distances(n_q, n_k, query_offset, device).clamp(-k, k) + k
+    n_q = check_int("n_q (number of queries)", n_q, 1)
+    n_k = check_int("n_k (number of keys)", n_k, 1)
+    query_offset = check_int(
+        "query_offset (position of the first query)", query_offset, -INT_LIMIT, INT_LIMIT
+    )
+    check_fits(  # the distances and their clipped copy are held at once
+        f"relative_index with n_q = {n_q}, n_k = {n_k} (two int64 ({n_q}, {n_k}) tables)",
+        INDEX_BYTES * (2 * n_q * n_k + n_q + n_k),
+        None,
+        device,
+    )
+    return relative_index_unguarded(n_q, n_k, k, query_offset, device)
+
+
+def relative_index_unguarded(
+    n_q: int, n_k: int, k: int, query_offset: int = 0, device: torch.device | str | None = None
+) -> torch.Tensor:
+    """``relative_index`` without its checks and memory guard (see relative_distances_unguarded)."""
+    return relative_distances_unguarded(n_q, n_k, query_offset, device).clamp(-k, k) + k
 
 
 def relative_table(
@@ -105,6 +139,13 @@ def gather_relative(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     if index.dim() != 2:
         raise ValueError(f"index must have shape (n_q, n_k), got shape {tuple(index.shape)}")
     rows = table.shape[0]
+    check_fits(
+        f"gather_relative of a {tuple(table.shape)} table at a {tuple(index.shape)} index "
+        f"(a {(*index.shape, table.shape[1])} tensor)",
+        index.numel() * table.shape[1] * table.element_size(),
+        None,
+        table.device,
+    )
     if index.numel() and (int(index.min()) < 0 or int(index.max()) >= rows):
         raise ValueError(
             f"index values must be in [0, {rows - 1}] for a table of {rows} rows, "

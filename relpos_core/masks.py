@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from relpos_core.checks import check_bool, check_int, check_mask, check_tensor
+from relpos_core.guard import check_fits
 
 
 def causal_mask(n_q: int, n_k: int | None = None, first: int = 0) -> torch.Tensor:
@@ -26,6 +27,16 @@ def causal_mask(n_q: int, n_k: int | None = None, first: int = 0) -> torch.Tenso
     n_q = check_int("n_q (number of queries)", n_q, 1)
     n_k = n_q if n_k is None else check_int("n_k (number of keys)", n_k, 1)
     first = check_int("first (first query position)", first, 0)
+    check_fits(
+        f"causal_mask with n_q = {n_q}, n_k = {n_k} (a bool ({n_q}, {n_k}) mask)",
+        n_q * n_k + 8 * (n_q + n_k),
+        None,
+    )
+    return _causal_rows(n_q, n_k, first)
+
+
+def _causal_rows(n_q: int, n_k: int, first: int) -> torch.Tensor:
+    """causal_mask without checks or guard, for calls the guard has already sized."""
     return torch.arange(n_k)[None, :] <= torch.arange(first, first + n_q)[:, None]  # (i,j)
 
 
@@ -51,6 +62,7 @@ def trailing_padding_mask(n: int, n_pad: int) -> torch.Tensor:
     """
     n = check_int("n (sequence length)", n, 1)
     n_pad = check_int("n_pad (padded positions)", n_pad, 0, n)
+    check_fits(f"trailing_padding_mask with n = {n} (a bool (1, 1, 1, {n}) mask)", 9 * n, None)
     return (torch.arange(n) < n - n_pad)[None, None, None, :]
 
 
@@ -88,7 +100,12 @@ def _broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size | None:
 
 
 def user_mask(mask: object, shape: tuple[int, int, int, int]) -> torch.Tensor | None:
-    """The user's mask as bool (True = attend), checked to broadcast to ``shape`` unchanged."""
+    """The user's mask as bool (True = attend), checked to broadcast to ``shape`` unchanged,
+    as a 4-D view: a key mask (n_k,) becomes (1, 1, 1, n_k), a scalar (1, 1, 1, 1).
+
+    >>> user_mask(torch.tensor([1, 0]), (2, 3, 4, 2)).shape
+    torch.Size([1, 1, 1, 2])
+    """
     if mask is None:
         return None
     allowed = check_mask(mask)
@@ -96,7 +113,7 @@ def user_mask(mask: object, shape: tuple[int, int, int, int]) -> torch.Tensor | 
         raise ValueError(
             f"mask of shape {tuple(allowed.shape)} does not broadcast to the logits {shape}"
         )
-    return allowed
+    return allowed.reshape((1,) * (len(shape) - allowed.dim()) + tuple(allowed.shape))
 
 
 def combine_masks(
@@ -114,6 +131,6 @@ def combine_masks(
     if allowed is None:
         allowed = torch.ones((), dtype=torch.bool)
     if causal:
-        rows = causal_mask(shape[-2], shape[-1], first=query_offset).to(allowed.device)
+        rows = _causal_rows(shape[-2], shape[-1], query_offset).to(allowed.device)
         allowed = allowed & rows
     return allowed.expand(shape)

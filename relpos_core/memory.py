@@ -9,7 +9,9 @@ guard (``relpos_core.guard``), the explorer's budget and the benchmark read.
 from __future__ import annotations
 
 from relpos_core.checks import check_bool, check_int
-from relpos_core.methods import Method, get_method
+from relpos_core.methods import Method, Sizes, TermBytes, get_method
+
+SMALL_BYTES = 1024  # scalars and other tensors of a few elements that every call makes
 
 
 def logits_bytes(n: int, heads: int = 1, batch: int = 1, bytes_per_value: int = 4) -> int:
@@ -76,22 +78,65 @@ def attention_bytes(
     return_weights: bool = False,
     grad: bool = False,
     causal: bool = False,
+    mask_cells: int = 0,
+    dropout: bool = False,
 ) -> int:
     """Estimated peak bytes of one ``relative_attention`` call, an upper bound for the guard.
 
-    ``shape`` = (b, h, n_q, n_k, d, d_v). Counts the method's position intermediate and working
-    memory, the (b, h, n_q, n_k) tensors the call holds at once (a trace keeps six, an unfused
-    output about three, autograd through unfused ops about four more; the fused banded path one
-    block, three with gradients) and the output.
+    ``shape`` = (b, h, n_q, n_k, d, d_v); ``mask_cells`` the number of elements of the user's
+    mask (0 for none); ``dropout`` whether dropout_p > 0. With ``grad`` the bound covers the
+    backward too, the gradients of the inputs included. Everything the call allocates counts,
+    its result too; the inputs do not. ``scripts/measure_memory.py`` measures each method's
+    peak against this bound.
+
+    The fused banded path has its own model (``Banded.fused_bytes``). The unfused path runs
+    ``attention.attend``, whose (b, h, n_q, n_k) tensors are the same for every method, around
+    the method's two terms (``Method.term_bytes``):
+
+        key term       the method's own peak
+        softmax        content, relative and scaled logits, then the masked copy, its safe copy,
+                       the softmax and its product with the rows' any-allowed flag: 7 squares
+        dropout        the uniform draw, the keep flags and two products
+        value term     the three logits, the weights and the method's own peak
+        end            the masked logits beside them; a trace keeps them all
+
+    With gradients autograd keeps the softmax's output beside the weights, the mask's
+    negation and what the terms keep, and the backward adds three squares or the terms' own
+    backward, whichever is larger.
     """
     b, h, n_q, n_k, d, d_v = shape
-    bh, k = b * h, max_relative_position
-    square = bh * n_q * n_k * itemsize
-    total = method.position_bytes(n_q, n_k, d, bh, k, causal) * itemsize
-    total += bh * n_q * (d_v + 2 * k + 1) * itemsize  # the output and the bucket masses
+    s = Sizes.of(shape, max_relative_position, itemsize)
+    check = 4 * mask_cells  # a numeric mask checked for 0 and 1, then turned into bools
     if method.fused and not trace and not (grad and return_weights):
-        block = method.working_bytes(n_q, n_k, d, bh, k, itemsize)
-        total += (3 if grad else 1) * block + (square if return_weights else 0)
-        return total
-    total += method.working_bytes(n_q, n_k, d, bh, k, itemsize)
-    return total + square * (6 if trace else 3) + (4 * square if grad else 0)
+        flags = s.block // itemsize  # a block's mask and its union with the causal rows
+        masks = mask_cells + 2 * flags if (mask_cells or causal) else 0
+        need = masks + method.fused_bytes(s, grad, return_weights, dropout)
+    else:
+        allowed = mask_cells + (2 * n_q * n_k if causal else 0)  # the user's, the causal rows
+        allowed += s.flags if mask_cells and causal else 0  # and their union
+        need = allowed + _unfused_bytes(s, method.term_bytes(s), trace, grad, dropout)
+    return SMALL_BYTES + max(check, need)
+
+
+def _unfused_bytes(s: Sizes, t: TermBytes, trace: bool, grad: bool, dropout: bool) -> int:
+    """The phases of ``attention.attend`` around the method's terms (see attention_bytes)."""
+    square, flags = s.square, s.flags
+    kept = t.held + 2 * square  # the relative, content and scaled logits
+    drop = square + flags if dropout else 0  # the dropped-out weights and their keep flags
+    saved = t.saved + square + flags + drop if grad else 0
+    saved += 2 * s.rows  # the rows' any-allowed flags and their negation
+    forward = max(
+        t.key,
+        kept + 4 * square + saved,
+        kept + square + 3 * square + flags + saved if dropout else 0,
+        kept + square + drop + t.value + s.output + saved,
+        kept + 2 * square + flags + drop + 3 * s.output + saved,
+    )
+    if not grad:
+        return forward
+    after = saved + square + s.output  # the weights and the output survive the forward
+    if trace:  # the trace keeps every step, the logits and the masked logits among them
+        after += kept + square + flags
+    vectors = s.queries + s.keys + s.values + s.output
+    backward = after + max(t.backward + square, 3 * square) + 2 * vectors + 2 * s.tables
+    return max(forward, backward)

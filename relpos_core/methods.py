@@ -18,15 +18,80 @@ shapes it supports). Adding a method is one class here and one line in ``METHODS
 
 from __future__ import annotations
 
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, NamedTuple
 
 import torch
 
-from relpos_core.banded import banded_logits, banded_values, block_rows
-from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index
-from relpos_core.skew import absolute_to_relative_unmasked, skew_embeddings, skew_unmasked
+from relpos_core.banded import STRIP_ROWS, banded_logits, banded_values, block_rows
+from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
+from relpos_core.skew import absolute_to_relative_unmasked, skew_embeddings_unguarded, skew_unmasked
 
 INDEX_BYTES = 8  # int64
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Bytes of each kind of tensor one attention call can make, for its shapes and dtype."""
+
+    square: int  # (b, h, n_q, n_k) floats: logits, weights
+    flags: int  # (b, h, n_q, n_k) bools: a mask
+    index: int  # (n_q, n_k) int64: the clip index
+    pairs_k: int  # (n_q, n_k, d) floats: a^K materialized
+    pairs_v: int  # (n_q, n_k, d_v) floats: a^V materialized
+    queries: int  # (b, h, n_q, d) floats
+    keys: int  # (b, h, n_k, d) floats
+    values: int  # (b, h, n_k, d_v) floats
+    output: int  # (b, h, n_q, d_v) floats
+    buckets: int  # (b, h, n_q, 2k+1) floats: Q w^T, a bucket mass
+    block: int  # (b·h, rows, n_k) floats: one block of the banded method
+    skew: int  # (b, h, n_q+1, 2n_q-1) floats: the skew's padded relative layout
+    rows: int  # (b, h, n_q) at 8 bytes: per-row flags, sums, log-sum-exp
+    tables: int  # (2k+1, d) and (2k+1, d_v) floats: both tables (a copy, their gradients)
+    strips: int  # int64 indices of the banded strips that differ (``banded.Strips``)
+
+    @classmethod
+    def of(cls, shape: tuple[int, int, int, int, int, int], k: int, itemsize: int) -> Sizes:
+        """``shape`` = (b, h, n_q, n_k, d, d_v), k the clip distance."""
+        b, h, n_q, n_k, d, d_v = shape
+        bh = b * h
+        cells = bh * n_q * n_k
+        return cls(
+            square=cells * itemsize,
+            flags=cells,
+            index=n_q * n_k * INDEX_BYTES,
+            pairs_k=n_q * n_k * d * itemsize,
+            pairs_v=n_q * n_k * d_v * itemsize,
+            queries=bh * n_q * d * itemsize,
+            keys=bh * n_k * d * itemsize,
+            values=bh * n_k * d_v * itemsize,
+            output=bh * n_q * d_v * itemsize,
+            buckets=bh * n_q * (2 * k + 1) * itemsize,
+            block=bh * block_rows(n_q, n_k, bh) * n_k * itemsize,
+            skew=bh * (n_q + 1) * (2 * n_q - 1) * itemsize,
+            rows=bh * n_q * 8,
+            tables=(2 * k + 1) * (d + d_v) * itemsize,
+            # inner strips share one index; those clipped by either end of the keys differ:
+            # about k / STRIP_ROWS + 2 strips at each end, each STRIP_ROWS x (STRIP_ROWS + 2k)
+            strips=INDEX_BYTES * min(n_q, 2 * k + 6 * STRIP_ROWS) * min(n_k, STRIP_ROWS + 2 * k),
+        )
+
+
+class TermBytes(NamedTuple):
+    """A method's memory model for the unfused attention (``memory.attention_bytes``), in bytes.
+
+    key       peak while the key term runs, its (b, h, n_q, n_k) result included
+    held      what that result holds afterwards (one square; a view of a larger buffer more)
+    value     peak while the value term runs, its (b, h, n_q, d_v) result included
+    saved     what autograd keeps of both terms until the backward
+    backward  the most the terms' backward adds at once
+    """
+
+    key: int
+    held: int
+    value: int
+    saved: int
+    backward: int
 
 
 class Method:
@@ -62,13 +127,19 @@ class Method:
         """Further temporaries at the peak of one term, in bytes (indices, copies)."""
         return 0
 
+    def term_bytes(self, s: Sizes) -> TermBytes:
+        """The memory model of the two terms, measured by ``scripts/measure_memory.py``."""
+        raise NotImplementedError
+
 
 class Loop(Method):
     name = "loop"
     summary = "the definition: one (i, j) pair at a time"
 
     def key_term(self, q, table, n_k, query_offset):
-        index = relative_index(q.shape[-2], n_k, clip_distance_from_table(table), query_offset)
+        index = relative_index_unguarded(
+            q.shape[-2], n_k, clip_distance_from_table(table), query_offset
+        )
         out = q.new_zeros(*q.shape[:-2], q.shape[-2], n_k)
         for i in range(q.shape[-2]):
             for j in range(n_k):
@@ -77,7 +148,7 @@ class Loop(Method):
 
     def value_term(self, weights, table, query_offset):
         n_q, n_k = weights.shape[-2:]
-        index = relative_index(n_q, n_k, clip_distance_from_table(table), query_offset)
+        index = relative_index_unguarded(n_q, n_k, clip_distance_from_table(table), query_offset)
         rows = []
         for i in range(n_q):
             row = weights.new_zeros(*weights.shape[:-2], table.shape[1])
@@ -88,6 +159,17 @@ class Loop(Method):
 
     def position_bytes(self, n_q, n_k, d, bh, k, causal):
         return d  # one vector at a time
+
+    def term_bytes(self, s):
+        # autograd keeps the table row each cell read (a^K and a^V, one row at a time), and
+        # every cell written into the result copies the gradient of the whole result once
+        return TermBytes(
+            key=2 * s.index + s.square,
+            held=s.square,
+            value=2 * s.index + 2 * s.output,
+            saved=s.pairs_k + s.pairs_v + s.index,
+            backward=3 * s.square,
+        )
 
 
 def t2t_relative_inner(x: torch.Tensor, z: torch.Tensor, transpose: bool) -> torch.Tensor:
@@ -101,7 +183,7 @@ def t2t_relative_inner(x: torch.Tensor, z: torch.Tensor, transpose: bool) -> tor
     x_t = x.permute(2, 0, 1, 3).reshape(n_q, b * h, m)  # (i, b·h, m)
     zt = z.transpose(1, 2) if transpose else z  # (i, d, j) or (i, j, d)
     product = x_t @ zt  # (i, b·h, m),(i, m, ·) -> (i, b·h, ·)
-    return product.reshape(n_q, b, h, -1).permute(1, 2, 0, 3)  # (b, h, i, ·)
+    return product.reshape(n_q, b, h, product.shape[-1]).permute(1, 2, 0, 3)  # (b, h, i, ·)
 
 
 class Materialized(Method):
@@ -109,13 +191,27 @@ class Materialized(Method):
 
     def table_at_pairs(self, table, n_q, n_k, query_offset):
         k = clip_distance_from_table(table)
-        return gather_relative(table, relative_index(n_q, n_k, k, query_offset, table.device))
+        return gather_relative(
+            table, relative_index_unguarded(n_q, n_k, k, query_offset, table.device)
+        )
 
     def position_bytes(self, n_q, n_k, d, bh, k, causal):
         return n_q * n_k * d  # a^K, shared by heads and batch
 
     def working_bytes(self, n_q, n_k, d, bh, k, itemsize):
         return n_q * n_k * INDEX_BYTES
+
+    def term_bytes(self, s):
+        # each term: the index (two while it is clipped), then a^K or a^V gathered from it;
+        # autograd keeps both gathers and both indices, and the backward builds the gradient
+        # of a^K or a^V (one at a time) beside the weights' gradient
+        return TermBytes(
+            key=s.index + max(s.index, s.pairs_k) + s.square,
+            held=s.square,
+            value=s.index + max(s.index, s.pairs_v) + 2 * s.output,
+            saved=s.pairs_k + s.pairs_v + 2 * s.index,
+            backward=max(s.pairs_k, s.pairs_v) + s.square,
+        )
 
 
 class Einsum(Materialized):
@@ -157,18 +253,30 @@ class Skew(Method):
         return None
 
     def key_term(self, q, table, n_k, query_offset):
-        e_r = skew_embeddings(table, n_k)  # (2L-1, d): distances -(L-1)..L-1
+        e_r = skew_embeddings_unguarded(table, n_k)  # (2L-1, d): distances -(L-1)..L-1
         return skew_unmasked(q @ e_r.T)  # (b,h,L,2L-1) -> (b,h,L,L)
 
     def value_term(self, weights, table, query_offset):
         rel = absolute_to_relative_unmasked(weights)  # (b,h,L,2L-1), [.., i, j-i+L-1]
-        return rel @ skew_embeddings(table, weights.shape[-1])  # (b,h,L,2L-1),(2L-1,d)
+        return rel @ skew_embeddings_unguarded(table, weights.shape[-1])  # (b,h,L,2L-1),(2L-1,d)
 
     def position_bytes(self, n_q, n_k, d, bh, k, causal):
         return (n_q if causal else 2 * n_q - 1) * d  # Er; Huang's masked skew needs n rows
 
     def working_bytes(self, n_q, n_k, d, bh, k, itemsize):
         return 3 * bh * n_q * 2 * n_q * itemsize  # Q Er^T, padded, flattened + pad
+
+    def term_bytes(self, s):
+        # Q Er^T, its padded copy and the flattened one at once; the result is a view of the
+        # last, so it holds (b, h, L+1, 2L-1) floats. The value term pads the weights twice
+        # (after a finiteness check of them), and autograd keeps that relative layout
+        return TermBytes(
+            key=3 * s.skew,
+            held=s.skew,
+            value=max(s.square + 3 * s.flags, 2 * s.skew) + 2 * s.output,
+            saved=s.skew,
+            backward=3 * s.skew,
+        )
 
 
 class Bucket(Method):
@@ -177,14 +285,16 @@ class Bucket(Method):
 
     def key_term(self, q, table, n_k, query_offset):
         k = clip_distance_from_table(table)
-        index = relative_index(q.shape[-2], n_k, k, query_offset, q.device)
+        index = relative_index_unguarded(q.shape[-2], n_k, k, query_offset, q.device)
         per_bucket = q @ table.T  # (b,h,i,d),(d,2k+1) -> (b,h,i,2k+1)
         return per_bucket.gather(-1, index.expand(*q.shape[:-2], -1, -1))  # (b,h,i,j)
 
     def value_term(self, weights, table, query_offset):
         k = clip_distance_from_table(table)
         n_q, n_k = weights.shape[-2:]
-        index = relative_index(n_q, n_k, k, query_offset, weights.device).expand_as(weights)
+        index = relative_index_unguarded(n_q, n_k, k, query_offset, weights.device).expand_as(
+            weights
+        )
         buckets = weights.new_zeros(*weights.shape[:-1], 2 * k + 1)
         buckets = buckets.scatter_add(-1, index, weights)  # (b,h,i,2k+1): mass per distance
         return buckets @ table  # (b,h,i,2k+1),(2k+1,d) -> (b,h,i,d)
@@ -194,6 +304,17 @@ class Bucket(Method):
 
     def working_bytes(self, n_q, n_k, d, bh, k, itemsize):
         return n_q * n_k * INDEX_BYTES
+
+    def term_bytes(self, s):
+        # the index (two while clipped) and Q w^T, gathered; scattered into a bucket mass
+        # (a zero one and the sum), times w^V. Autograd keeps both indices and the mass
+        return TermBytes(
+            key=2 * s.index + s.buckets + s.square,
+            held=s.square,
+            value=2 * s.index + 2 * s.buckets + 2 * s.output,
+            saved=2 * s.index + s.buckets,
+            backward=s.square + 2 * s.buckets,
+        )
 
 
 class Banded(Method):
@@ -212,6 +333,40 @@ class Banded(Method):
 
     def working_bytes(self, n_q, n_k, d, bh, k, itemsize):
         return bh * block_rows(n_q, n_k, bh) * n_k * itemsize  # one block of rows
+
+    def term_bytes(self, s):
+        # unfused (a trace, or weights with gradients): the blocks of the key term and their
+        # concatenation; each block's bucket mass; the backward gives each block of rows the
+        # gradient of the whole weights before they are summed
+        return TermBytes(
+            key=s.buckets + 2 * s.square + s.strips,
+            held=s.square,
+            value=2 * s.buckets + 2 * s.output + s.strips,
+            saved=s.buckets + 2 * s.strips,  # each block's own strips, for the gathers
+            backward=3 * s.square,
+        )
+
+    def fused_bytes(self, s: Sizes, grad: bool, return_weights: bool, dropout: bool) -> int:
+        """Peak of the fused path (``banded_attention``) with or without its backward.
+
+        Forward: the scaled queries, Q (w^K - w^K_-k)^T, one reused block, each block's output
+        and bucket mass (and their concatenation), a block's temporaries (its mask, the
+        log-sum-exp's copy, dropout's draw and keep-mask), and the weights if returned.
+        Backward: the same block twice (P and dP), the gradients of q, k, v and their
+        per-block products, and the bucket terms of the output gradient.
+        """
+        vectors = s.queries + s.keys + s.values + s.output
+        forward = s.queries + 3 * s.buckets + 2 * s.output + 2 * s.block + s.strips + s.tables
+        if dropout:
+            forward += 3 * s.block
+        if return_weights:
+            forward += s.square
+        if not grad:
+            return forward
+        backward = 2 * vectors + 4 * s.buckets + 3 * s.block + s.strips + 2 * s.tables
+        if dropout:
+            backward += 3 * s.block
+        return max(forward + s.block, s.output + backward)
 
 
 METHODS: dict[str, Method] = {

@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from relpos_core.checks import check_int, check_tensor
+from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.trace import Trace
 
@@ -146,6 +147,19 @@ def skew_embeddings(table: torch.Tensor, length: int) -> torch.Tensor:
     """
     table = check_tensor("table", table, 2)
     length = check_int("length (sequence length L)", length, 1)
-    k = clip_distance_from_table(table)
+    clip_distance_from_table(table)  # checks the table has 2k + 1 rows
+    rows = 2 * length - 1
+    check_fits(  # the output and two int64 index vectors at once
+        f"skew_embeddings with length = {length} (a ({rows}, {table.shape[1]}) table)",
+        rows * (table.shape[1] * table.element_size() + 16),
+        None,
+        table.device,
+    )
+    return skew_embeddings_unguarded(table, length)
+
+
+def skew_embeddings_unguarded(table: torch.Tensor, length: int) -> torch.Tensor:
+    """``skew_embeddings`` without its checks and memory guard, for calls already sized."""
+    k = (table.shape[0] - 1) // 2
     distances = torch.arange(-(length - 1), length, device=table.device)
     return table[distances.clamp(-k, k) + k]  # (2L-1, d)

@@ -47,3 +47,24 @@ def test_trailing_padding_mask_hides_the_last_keys(n, data):
     mask = trailing_padding_mask(n, n_pad)
     assert mask.shape == (1, 1, 1, n)
     assert mask.flatten().tolist() == [j < n - n_pad for j in range(n)]
+
+
+def test_a_key_mask_or_a_scalar_works_on_the_default_fused_path_and_the_layer():
+    """A (n_k,) key mask crashed the fused path (IndexError); every rank now means its
+    broadcast to (b, h, n_q, n_k), on every method and through the layer."""
+    from relpos_core import METHOD_NAMES, RelativeMultiHeadAttention, relative_attention
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 5, 4, generator=gen) for _ in "qkv")
+    table = torch.randn(5, 4, generator=gen)
+    keys = torch.tensor([True, True, False, True, False])
+    for mask in (keys, torch.tensor(True), keys[None, :], keys[None, None, :]):
+        full = mask.expand(2, 2, 5, 5)
+        want = relative_attention(q, k, v, table, table, mask=full, method="loop")
+        for method in ("auto", *METHOD_NAMES):
+            got = relative_attention(q, k, v, table, table, mask=mask, method=method)
+            torch.testing.assert_close(got, want)
+    layer = RelativeMultiHeadAttention(8, 2, 2)
+    x = torch.randn(2, 5, 8, generator=gen)
+    torch.testing.assert_close(layer(x, x, x, keys), layer(x, x, x, keys.expand(2, 2, 5, 5)))
+    torch.testing.assert_close(layer(x, x, x, keys.int()), layer(x, x, x, keys))

@@ -5,6 +5,7 @@ argument and shows the value received (and the allowed range where there is one)
 import re
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 import torch
 
@@ -863,3 +864,172 @@ def test_the_table_refusal_names_the_argument_and_value(machine_16_gib, call):
     """The user passed max_relative_position = 10**9: the message should say so."""
     with pytest.raises(ValueError, match=message_with("max_relative_position", "1000000000")):
         call()
+
+
+# --- found by fuzzing the public API: each a named error, or now working ---
+
+
+NUMPY_CASES = [
+    (
+        "a numpy float where an int is needed",
+        lambda: rc.causal_mask(np.float32(8)),
+        TypeError,
+        ("n_q", "int", "float32", "8.0"),
+    ),
+    (
+        "max_bytes a bool",
+        lambda: rc.relative_attention(*attention_args(), max_bytes=True),
+        TypeError,
+        ("max_bytes", "int", "bool True"),
+    ),
+    (
+        "max_bytes negative",
+        lambda: rc.relative_attention(*attention_args(), max_bytes=-1),
+        ValueError,
+        ("max_bytes", ">= 0", "-1"),
+    ),
+    (
+        "max_bytes a bool, skew that cannot run",  # named before the method is looked at
+        lambda: rc.relative_attention(*attention_args(2, 3), method="skew", max_bytes=True),
+        TypeError,
+        ("max_bytes", "bool True"),
+    ),
+    (
+        "check_fits max_bytes a bool",
+        lambda: rc.check_fits("demo", 10, max_bytes=True),
+        TypeError,
+        ("max_bytes", "bool True"),
+    ),
+    (
+        "generator a string",
+        lambda: rc.relative_attention(*attention_args(), dropout_p=0.5, generator="0"),
+        TypeError,
+        ("generator", "torch.Generator", "'0'"),
+    ),
+    (
+        "generator a string, unfused",
+        lambda: rc.relative_attention(*attention_args(), method="bucket", generator=3),
+        TypeError,
+        ("generator", "torch.Generator", "int 3"),
+    ),
+    (
+        "layer dropout a string",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, 2, dropout="0.1"),
+        TypeError,
+        ("dropout", "[0, 1)", "'0.1'"),
+    ),
+    (
+        "layer dropout None",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, 2, dropout=None),
+        TypeError,
+        ("dropout", "None"),
+    ),
+    (
+        "layer dropout 1",
+        lambda: rc.RelativeMultiHeadAttention(8, 2, 2, dropout=1.0),
+        ValueError,
+        ("dropout", "[0, 1)", "1.0"),
+    ),
+    (
+        "RelativePosition.forward length a float",
+        lambda: rc.RelativePosition(4, 2)(3.0, 3),
+        TypeError,
+        ("length_q", "int", "3.0"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "parts"),
+    [c[1:] for c in NUMPY_CASES],
+    ids=[c[0] for c in NUMPY_CASES],
+)
+def test_fuzzed_arguments_are_named(call, error, parts):
+    with pytest.raises(error, match=message_with(*parts)):
+        call()
+
+
+def test_numpy_scalars_are_accepted_where_python_numbers_are():
+    args = attention_args()
+    want = rc.relative_attention(*args, causal=True, query_offset=1, max_bytes=10**9)
+    got = rc.relative_attention(
+        *args, causal=np.bool_(True), query_offset=np.int64(1), max_bytes=np.int64(10**9),
+        dropout_p=np.float32(0.0),
+    )  # fmt: skip
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    layer = rc.RelativeMultiHeadAttention(np.int64(8), np.int32(2), np.int64(2), np.float64(0.1))
+    assert (layer.hid_dim, layer.n_heads, layer.dropout.p) == (8, 2, 0.1)
+    assert type(layer.max_relative_position) is int
+    assert rc.relative_index(np.int16(3), np.uint8(3), np.int64(1)).tolist() == [
+        [1, 2, 2],
+        [0, 1, 2],
+        [0, 0, 1],
+    ]
+
+
+@pytest.mark.parametrize("method", rc.METHOD_NAMES)
+@pytest.mark.parametrize("empty", ["batch", "heads"])
+def test_zero_batch_or_heads_gives_an_empty_output_on_every_method(method, empty):
+    """tensor2tensor's reshape (matmul) read a -1 it could not infer from zero batch."""
+    b, h = (0, 2) if empty == "batch" else (2, 0)
+    q = torch.randn(b, h, 4, 3)
+    v = torch.randn(b, h, 4, 5)
+    table_k, table_v = torch.randn(3, 3), torch.randn(3, 5)
+    out = rc.relative_attention(q, q, v, table_k, table_v, method=method)
+    assert out.shape == (b, h, 4, 5)
+    trace = rc.relative_attention(q, q, v, table_k, table_v, method=method, trace=True)
+    assert trace.weights.shape == (b, h, 4, 4) and trace.output.shape == (b, h, 4, 5)
+    logits = rc.relative_logits(q, table_k, method=method)
+    assert logits.shape == (b, h, 4, 4)
+
+
+# sizes that would need terabytes: refused by the guard before anything is allocated
+HUGE_INDEX = torch.zeros(1, 1, dtype=torch.int64).expand(10**5, 10**4)  # views: no memory
+HUGE_ENCODING = torch.zeros(1, 8).expand(10**7, 8)
+ALLOCATING_HELPERS = [
+    ("relative_distances", lambda: rc.relative_distances(10**6, 10**6), ("n_q = 1000000",)),
+    ("relative_index", lambda: rc.relative_index(10**6, 10**6, 2), ("n_k = 1000000",)),
+    ("causal_mask", lambda: rc.causal_mask(10**6), ("n_q = 1000000", "bool")),
+    ("trailing_padding_mask", lambda: rc.trailing_padding_mask(10**12, 0), ("n = 10000",)),
+    (
+        "sinusoidal_encoding",
+        lambda: rc.sinusoidal_encoding(10**9, 1024),
+        ("n = 1000000000", "d = 1024"),
+    ),
+    (
+        "skew_embeddings",
+        lambda: rc.skew_embeddings(torch.zeros(5, 64), 10**8),
+        ("length = 100000000",),
+    ),
+    (
+        "RelativePosition.forward",
+        lambda: rc.RelativePosition(4, 2).forward(10**6, 10**6),
+        ("length_q = 1000000", "length_k = 1000000"),
+    ),
+    (
+        "gather_relative",
+        lambda: rc.gather_relative(torch.zeros(3, 10**4), HUGE_INDEX),
+        ("gather_relative", "(100000, 10000, 10000)"),
+    ),
+    (
+        "encoding_similarity",
+        lambda: rc.encoding_similarity(HUGE_ENCODING),
+        ("10000000 positions",),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "parts"),
+    [c[1:] for c in ALLOCATING_HELPERS],
+    ids=[c[0] for c in ALLOCATING_HELPERS],
+)
+def test_an_allocating_helper_refuses_terabytes_with_its_estimate(machine_16_gib, call, parts):
+    watch = LargestTensor()
+    with watch, pytest.raises(ValueError) as error:
+        call()
+    assert watch.largest < 10**6
+    message = str(error.value)
+    assert re.search(r"needs about [\d.]+ [GT]iB, more than max_bytes = 17179869184", message)
+    for part in parts:
+        assert part in message

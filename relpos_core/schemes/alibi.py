@@ -15,8 +15,8 @@ import math
 
 import torch
 
-from relpos_core.checks import check_int
-from relpos_core.lookup import relative_distances
+from relpos_core.checks import check_int, check_real
+from relpos_core.lookup import relative_distances_unguarded
 from relpos_core.schemes.base import PositionScheme
 
 
@@ -29,9 +29,7 @@ def alibi_slopes(heads: int, max_bias: float = 8.0) -> torch.Tensor:
     [0.0625, 0.00390625, 0.25]
     """
     heads = check_int("heads", heads, 1, 4096)
-    number = isinstance(max_bias, (int, float)) and not isinstance(max_bias, bool)
-    if not number or not 0 < max_bias <= 64:
-        raise ValueError(f"max_bias (slope exponent) must be a number in (0, 64], got {max_bias!r}")
+    max_bias = check_real("max_bias (slope exponent)", max_bias, 0, 64, low_open=True)
 
     def power_of_two(count: int) -> list[float]:
         start = 2.0 ** (-max_bias / count)
@@ -56,12 +54,12 @@ class ALiBi(PositionScheme):
 
     def __init__(self, heads: int, head_dim: int, max_bias: float = 8.0) -> None:
         super().__init__(heads, head_dim)
-        slopes = alibi_slopes(heads, max_bias)  # checks max_bias before it is converted
-        self.max_bias = float(max_bias)
+        self.max_bias = check_real("max_bias (slope exponent)", max_bias, 0, 64, low_open=True)
+        slopes = alibi_slopes(self.heads, self.max_bias)
         self.register_buffer("slopes", slopes, persistent=False)
 
     def position_terms(self, q, k, causal, query_offset):
-        r = relative_distances(q.shape[2], k.shape[2], query_offset, q.device)
+        r = relative_distances_unguarded(q.shape[2], k.shape[2], query_offset, q.device)
         slopes = self.slopes.to(q.dtype)[:, None, None]  # (h,1,1)
         return {"bias": (-slopes * r.abs().to(q.dtype))[None]}  # (1,h,i,j)
 

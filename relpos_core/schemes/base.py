@@ -19,7 +19,13 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from relpos_core.checks import check_bool, check_int, check_same_dtype, check_tensor
+from relpos_core.checks import (
+    check_bool,
+    check_generator,
+    check_int,
+    check_same_dtype,
+    check_tensor,
+)
 from relpos_core.guard import check_fits
 from relpos_core.masks import combine_masks, masked_softmax
 
@@ -102,6 +108,11 @@ class PositionScheme(nn.Module):
             raise ValueError(
                 f"v must have shape (b, h, n_k, d_v) = ({b}, {h}, {k.shape[2]}, d_v), "
                 f"got {tuple(v.shape)}"
+            )
+        if v is not None and self.has_value_term and v.shape[-1] != d:
+            raise ValueError(  # z_i = sum_j alpha_ij (v_j + a^V_ij): a^V has the head dim
+                f"v must have shape (b, h, n_k, head_dim) = ({b}, {h}, {k.shape[2]}, {d}) for "
+                f"this {self.name} scheme with a value term, got {tuple(v.shape)}"
             )
         check_int("query_offset (position of the first query)", query_offset, 0)
 
@@ -198,4 +209,5 @@ class PositionScheme(nn.Module):
 
 def init_normal(shape: tuple[int, ...], std: float, generator: torch.Generator | None):
     """A parameter drawn from N(0, std^2), from ``generator`` (the global RNG if None)."""
+    check_generator("generator", generator)
     return nn.Parameter(torch.randn(*shape, generator=generator) * std)

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from relpos_core.checks import check_bool, check_int
 from relpos_core.guard import check_fits
-from relpos_core.lookup import relative_distances
+from relpos_core.lookup import relative_distances_unguarded
 from relpos_core.schemes.base import PositionScheme, init_normal
 from relpos_core.skew import (
     absolute_to_relative_masked,
@@ -95,7 +95,9 @@ class MusicRelative(PositionScheme):
             rel = q @ e.transpose(-2, -1)  # (b,h,i,d),(h,d,W) -> (b,h,i,W)
             rel = torch.tril(skew_masked(rel)) if causal else skew_unmasked(rel)
         else:  # any block of rows: one gather from Q E^T per query
-            slot = self._slot(relative_distances(n_q, n_k, query_offset, q.device), causal)
+            slot = self._slot(
+                relative_distances_unguarded(n_q, n_k, query_offset, q.device), causal
+            )
             per_slot = q @ self.padded(self.embed_k, q.dtype).transpose(-2, -1)  # (b,h,i,2L)
             rel = per_slot.gather(-1, slot.expand(*q.shape[:2], -1, -1))
         return {"relative": rel * self.scale}
@@ -108,7 +110,9 @@ class MusicRelative(PositionScheme):
             e = self.sequence_embeddings(self.embed_v, n_q, causal, weights.dtype)
             to_rel = absolute_to_relative_masked if causal else absolute_to_relative_unmasked
             return to_rel(weights) @ e
-        slot = self._slot(relative_distances(n_q, n_k, query_offset, weights.device), causal)
+        slot = self._slot(
+            relative_distances_unguarded(n_q, n_k, query_offset, weights.device), causal
+        )
         mass = weights.new_zeros(b, h, n_q, 2 * self.max_relative_position)
         mass.scatter_add_(-1, slot.expand(b, h, -1, -1), weights)  # weight per distance slot
         return mass @ self.padded(self.embed_v, weights.dtype)  # the zero row drops the rest

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from relpos_core.checks import check_bool, check_int
+from relpos_core.checks import check_bool, check_int, check_tensor
+from relpos_core.guard import check_fits
 from relpos_core.schemes.base import PositionScheme
 
 BLOCK_CELLS = 2**22  # cells of one block of rows (b·h·rows·n_k), 32 MB in float64
@@ -160,10 +161,28 @@ def distance_profile(
     >>> p.distance.tolist(), p.mean.tolist(), p.toeplitz_deviation
     ([-1, 0, 1], [[[2.0, 0.0, 1.0]]], 0.0)
     """
+    check_tensor("term", term, 4, floating=False, finite=False)
+    if not term.dtype.is_floating_point:
+        raise TypeError(f"term must be a floating-point tensor (b, h, n_q, n_k), got {term.dtype}")
     b, h, n_q, n_k = term.shape
+    if min(term.shape) < 1:
+        raise ValueError(f"term must hold at least one cell per axis, got {tuple(term.shape)}")
+    check_fits(
+        f"distance_profile of a term of shape {tuple(term.shape)}",
+        _profile_bytes(b, h, n_q, n_k),
+        None,
+        term.device,
+    )
     sums, distance, allowed = _prepare(b, h, n_q, n_k, query_offset, causal)
     sums.add(term, 0, allowed)
     return sums.profile(distance)
+
+
+def _profile_bytes(batch: int, heads: int, rows: int, n_k: int) -> int:
+    """Peak estimate of ``_Sums.add`` on a (b, h, rows, n_k) block: a few float64 copies of the
+    block moved by distance, (b, h, rows, n_k + rows), and the int64 (rows, n_k + rows) counts."""
+    cells = batch * heads * rows * (n_k + rows)
+    return 8 * (6 * cells + 4 * rows * (n_k + rows))
 
 
 def _prepare(batch: int, heads: int, n_q: int, n_k: int, query_offset: int, causal: bool):
@@ -200,7 +219,10 @@ def scheme_profile(
     ``position_only`` replaces q and k by :func:`content_free` ones first: what is left is the
     part of the term that position alone decides, a function of j - i for every scheme here.
     """
-    check_bool("position_only", position_only)
+    if not isinstance(scheme, PositionScheme):
+        raise TypeError(f"scheme must be a PositionScheme, got {type(scheme).__name__}")
+    scheme.check_inputs(q, k, 0)  # at least one query and one key, the scheme's heads and d
+    position_only = check_bool("position_only", position_only)
     if position_only:
         q, k = content_free(q), content_free(k)
     b, h, n_q, _ = q.shape

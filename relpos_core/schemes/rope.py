@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import torch
 
+from relpos_core.checks import check_int, check_real, check_tensor
+from relpos_core.guard import check_fits
 from relpos_core.schemes.base import PositionScheme
 
 
@@ -25,6 +27,16 @@ def rotary_angles(positions: torch.Tensor, head_dim: int, base: float) -> torch.
     >>> rotary_angles(torch.tensor([0, 1, 2]), 2, 10000.0).flatten().tolist()
     [0.0, 1.0, 2.0]
     """
+    check_tensor("positions", positions, 1, floating=False, finite=False)
+    head_dim = check_int("head_dim (d)", head_dim, 1)
+    base = check_real("base (rotary base)", base, 1, 1e9, low_open=True)
+    n, pairs = positions.shape[0], (head_dim + 1) // 2
+    check_fits(  # float64 positions and the result
+        f"rotary_angles of {n} positions with head_dim = {head_dim} (a ({n}, {pairs}) table)",
+        8 * (n * pairs + n + pairs),
+        None,
+        positions.device,
+    )
     pair = torch.arange(0, head_dim, 2, dtype=torch.float64, device=positions.device)
     theta = base ** (-pair / head_dim)  # theta_m = base^(-2m/d)
     return positions.to(torch.float64)[:, None] * theta[None, :]
@@ -37,6 +49,14 @@ def rotate(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
     >>> torch.allclose(turned, torch.tensor([[0.0, 1.0]]), atol=1e-6)
     True
     """
+    check_tensor("x", x, tuple(range(2, 9)), floating=False, finite=False)
+    check_tensor("angles", angles, 2, floating=False, finite=False)
+    n, d = x.shape[-2:]
+    if d % 2 or angles.shape != (n, d // 2):
+        raise ValueError(
+            f"x (..., n, d) needs an even d and angles of shape (n, d/2) = ({n}, {d // 2}), "
+            f"got x {tuple(x.shape)} and angles {tuple(angles.shape)}"
+        )
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]
     out = torch.empty_like(x)
@@ -57,11 +77,9 @@ class Rotary(PositionScheme):
 
     def __init__(self, heads: int, head_dim: int, base: float = 10000.0) -> None:
         super().__init__(heads, head_dim)
-        if head_dim % 2:
+        if self.head_dim % 2:
             raise ValueError(f"head_dim (d) must be even for rotary pairs, got {head_dim}")
-        if isinstance(base, bool) or not isinstance(base, (int, float)) or not 1 < base <= 1e9:
-            raise ValueError(f"base (rotary base) must be a number in (1, 1e9], got {base!r}")
-        self.base = float(base)
+        self.base = check_real("base (rotary base)", base, 1, 1e9, low_open=True)
 
     def rotate_queries_keys(
         self, q: torch.Tensor, k: torch.Tensor, query_offset: int = 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from relpos_core.banded import banded_logits, banded_values
-from relpos_core.checks import check_int
+from relpos_core.checks import check_generator, check_int
 from relpos_core.guard import check_fits
 from relpos_core.schemes.base import PositionScheme
 
@@ -37,9 +37,11 @@ class ShawRelative(PositionScheme):
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__(heads, head_dim)
+        head_dim = self.head_dim
         k = check_int("max_relative_position (clip distance k)", max_relative_position, 0, 2**20)
         self.max_relative_position = k
         check_fits(f"shaw tables with k = {k}, d = {head_dim}", 8 * (2 * k + 1) * head_dim, None)
+        check_generator("generator", generator)
         bound = (6.0 / (2 * k + 1 + head_dim)) ** 0.5  # Xavier-uniform, as the reference layer
         shape = (2 * k + 1, head_dim)
         self.table_k = torch.nn.Parameter((torch.rand(shape, generator=generator) * 2 - 1) * bound)

@@ -17,8 +17,8 @@ import math
 
 import torch
 
-from relpos_core.checks import check_bool, check_int
-from relpos_core.lookup import relative_distances
+from relpos_core.checks import check_bool, check_int, check_tensor
+from relpos_core.lookup import relative_distances_unguarded
 from relpos_core.schemes.base import PositionScheme, init_normal
 
 
@@ -37,7 +37,13 @@ def t5_bucket(
     >>> t5_bucket(torch.tensor([-200, -20, -1, 0, 1]), bidirectional=False)
     tensor([31, 17,  1,  0,  0])
     """
-    check_bool("bidirectional", bidirectional)
+    check_tensor("relative_position", relative_position, tuple(range(9)), floating=False)
+    dtype = relative_position.dtype
+    if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
+        raise TypeError(  # a fractional distance would get a fractional bucket
+            f"relative_position must be an integer tensor of distances j - i, got {dtype}"
+        )
+    bidirectional = check_bool("bidirectional", bidirectional)
     num_buckets = check_int("num_buckets", num_buckets, 2, 4096)
     max_distance = check_int("max_distance", max_distance, 1, 2**40)
     if bidirectional and num_buckets % 2:
@@ -106,7 +112,7 @@ class T5Bias(PositionScheme):
         self, n_q: int, n_k: int, causal: bool, query_offset: int = 0, device=None
     ) -> torch.Tensor:
         """bucket(j - i) for every pair: int64 (n_q, n_k)."""
-        r = relative_distances(n_q, n_k, query_offset, device)
+        r = relative_distances_unguarded(n_q, n_k, query_offset, device)
         return t5_bucket(r, not causal, self.num_buckets, self.max_distance)
 
     def position_terms(self, q, k, causal, query_offset):

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.lookup import relative_distances
+from relpos_core.checks import check_int, check_tensor
+from relpos_core.guard import check_fits
+from relpos_core.lookup import relative_distances_unguarded
 from relpos_core.schemes.base import PositionScheme, init_normal
 
 
@@ -29,6 +31,15 @@ def xl_sinusoid(distances: torch.Tensor, d_model: int) -> torch.Tensor:
     tensor([[0.0000, 1.0000],
             [0.8415, 0.5403]], dtype=torch.float64)
     """
+    check_tensor("distances", distances, 1, floating=False, finite=False)
+    d_model = check_int("d_model", d_model, 1)
+    m = distances.shape[0]
+    check_fits(  # float64: the angles, their sin and cos, and the result
+        f"xl_sinusoid of {m} distances with d_model = {d_model} (a ({m}, {d_model}) table)",
+        8 * m * (2 * d_model + 2),
+        None,
+        distances.device,
+    )
     freq = 10000.0 ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
     angle = distances.to(torch.float64)[:, None] * freq[None, :].to(distances.device)
     return torch.cat([angle.sin(), angle.cos()], dim=-1)
@@ -50,10 +61,18 @@ class TransformerXL(PositionScheme):
         self, heads: int, head_dim: int, *, generator: torch.Generator | None = None
     ) -> None:
         super().__init__(heads, head_dim)
+        heads, head_dim = self.heads, self.head_dim
         d_model = heads * head_dim
         if d_model % 2:
             raise ValueError(f"heads * head_dim (d_model) must be even for R, got {d_model}")
         self.d_model = d_model
+        values = d_model * heads * head_dim + 2 * heads * head_dim  # W_R, u and v
+        check_fits(  # float32, each drawn and then scaled: two copies at once
+            f"xl parameters with heads = {heads}, head_dim = {head_dim} (W_R: a "
+            f"({d_model}, {d_model}) matrix)",
+            8 * values,
+            None,
+        )
         # W_R R then has variance 1/2 per channel and u, v unit variance: each term spreads as
         # much as the content term does for unit-variance q, k (the reference code uses 0.02).
         self.w_r = init_normal((d_model, heads * head_dim), d_model**-0.5, generator)
@@ -75,7 +94,7 @@ class TransformerXL(PositionScheme):
 
     def position_terms(self, q, k, causal, query_offset):
         n_q, n_k = q.shape[2], k.shape[2]
-        back = -relative_distances(n_q, n_k, query_offset, q.device)  # i - j, (n_q, n_k)
+        back = -relative_distances_unguarded(n_q, n_k, query_offset, q.device)  # i - j, (n_q, n_k)
         low = query_offset - (n_k - 1)  # the smallest i - j
         keys = self.relative_keys(torch.arange(low, query_offset + n_q, device=q.device), q.dtype)
         index = (back - low).expand(*q.shape[:2], -1, -1)

@@ -5,9 +5,11 @@ allocates; ``make_scheme``'s seeding; the inputs' dtype deciding the computation
 
 import re
 
+import numpy as np
 import pytest
 import torch
 
+import relpos_core.guard as guard
 from relpos_core.schemes import (
     LEARNED,
     SCHEME_NAMES,
@@ -17,10 +19,14 @@ from relpos_core.schemes import (
     ShawRelative,
     T5Bias,
     TransformerXL,
+    alibi_slopes,
     distance_profile,
     make_scheme,
+    rotary_angles,
+    rotate,
     scheme_profile,
     t5_bucket,
+    xl_sinusoid,
 )
 from tests.largest_tensor import LargestTensor
 
@@ -39,8 +45,8 @@ CONSTRUCTORS = [
     ("rope odd d", lambda: Rotary(2, 3), ValueError, ("head_dim", "even", "got 3")),
     ("rope base 1", lambda: Rotary(2, 4, base=1.0), ValueError, ("base", "(1, 1e9]", "1.0")),
     ("rope base < 1", lambda: Rotary(2, 4, 0.5), ValueError, ("base", "(1, 1e9]", "0.5")),
-    ("rope base bool", lambda: Rotary(2, 4, True), ValueError, ("base", "True")),
-    ("rope base str", lambda: Rotary(2, 4, "1e4"), ValueError, ("base", "'1e4'")),
+    ("rope base bool", lambda: Rotary(2, 4, True), TypeError, ("base", "True")),
+    ("rope base str", lambda: Rotary(2, 4, "1e4"), TypeError, ("base", "'1e4'")),
     ("xl odd d_model", lambda: TransformerXL(1, 3), ValueError, ("d_model", "even", "got 3")),
     ("t5 odd buckets", lambda: T5Bias(2, 4, 31), ValueError, ("num_buckets", "even", "31")),
     ("t5 one bucket", lambda: T5Bias(2, 4, 1), ValueError, ("num_buckets", "[2, 4096]", "got 1")),
@@ -78,8 +84,8 @@ CONSTRUCTORS = [
     ("alibi max_bias 0", lambda: ALiBi(2, 4, 0), ValueError, ("max_bias", "(0, 64]", "got 0")),
     ("alibi max_bias 65", lambda: ALiBi(2, 4, 65), ValueError, ("max_bias", "(0, 64]", "65")),
     ("alibi max_bias nan", lambda: ALiBi(2, 4, float("nan")), ValueError, ("max_bias", "nan")),
-    ("alibi max_bias bool", lambda: ALiBi(2, 4, True), ValueError, ("max_bias", "True")),
-    ("alibi max_bias None", lambda: ALiBi(2, 4, None), ValueError, ("max_bias", "None")),
+    ("alibi max_bias bool", lambda: ALiBi(2, 4, True), TypeError, ("max_bias", "True")),
+    ("alibi max_bias None", lambda: ALiBi(2, 4, None), TypeError, ("max_bias", "None")),
     ("music L 0", lambda: MusicRelative(2, 4, 0), ValueError, ("table length L", ">= 1", "0")),
     ("music values int", lambda: MusicRelative(2, 4, 3, 1), TypeError, ("values", "bool", "1")),
     (
@@ -280,3 +286,160 @@ def test_float64_inputs_run_with_float32_parameters(name):
     torch.testing.assert_close(alpha, want_alpha, rtol=0, atol=0)
     z32, _ = scheme(q.float(), k.float(), v.float(), causal=True)  # now a float64 scheme
     assert z32.dtype == torch.float32
+
+
+# ---- found by fuzzing the public API ---------------------------------------------------------
+
+
+FUZZED = [
+    (
+        "shaw value width",
+        lambda: make_scheme("shaw", 2, 4)(GOOD, GOOD, t(1, 2, 5, 3)),
+        ValueError,
+        ("v", "head_dim", "(1, 2, 5, 4)", "(1, 2, 5, 3)", "value term"),
+    ),
+    (
+        "music value width",
+        lambda: make_scheme("music", 2, 4, values=True)(GOOD, GOOD, t(1, 2, 5, 6)),
+        ValueError,
+        ("v", "head_dim", "(1, 2, 5, 6)"),
+    ),
+    (
+        "profile without queries",
+        lambda: scheme_profile(make_scheme("alibi", 2, 4), t(1, 2, 0, 4), GOOD),
+        ValueError,
+        ("q", "at least one query", "(1, 2, 0, 4)"),
+    ),
+    (
+        "profile without queries, position only",
+        lambda: scheme_profile(make_scheme("t5", 2, 4), t(1, 2, 0, 4), GOOD, position_only=True),
+        ValueError,
+        ("q", "(1, 2, 0, 4)"),
+    ),
+    (
+        "profile of a name, not a scheme",
+        lambda: scheme_profile("alibi", GOOD, GOOD),
+        TypeError,
+        ("scheme", "PositionScheme", "str"),
+    ),
+    (
+        "t5_bucket of floats",
+        lambda: t5_bucket(torch.tensor([1.5, -3.0])),
+        TypeError,
+        ("relative_position", "integer", "torch.float32"),
+    ),
+    (
+        "t5_bucket of a list",
+        lambda: t5_bucket([1, 2]),
+        TypeError,
+        ("relative_position", "torch.Tensor", "list"),
+    ),
+    (
+        "distance_profile of a list",
+        lambda: distance_profile([[[[1.0]]]]),
+        TypeError,
+        ("term", "torch.Tensor", "list"),
+    ),
+    (
+        "distance_profile of integers",
+        lambda: distance_profile(torch.zeros(1, 1, 2, 2, dtype=torch.int64)),
+        TypeError,
+        ("term", "floating-point", "torch.int64"),
+    ),
+    (
+        "distance_profile of an empty term",
+        lambda: distance_profile(t(1, 1, 0, 3)),
+        ValueError,
+        ("term", "(1, 1, 0, 3)"),
+    ),
+    (
+        "generator a seed",
+        lambda: ShawRelative(2, 4, generator=0),
+        TypeError,
+        ("generator", "torch.Generator", "int 0"),
+    ),
+    (
+        "generator a seed, xl",
+        lambda: TransformerXL(2, 4, generator="0"),
+        TypeError,
+        ("generator", "torch.Generator", "'0'"),
+    ),
+    (
+        "rotate with angles of another length",
+        lambda: rotate(t(2, 5, 4), t(4, 2)),
+        ValueError,
+        ("angles", "(5, 2)", "(4, 2)"),
+    ),
+    (
+        "rotary_angles base 1",
+        lambda: rotary_angles(torch.arange(3), 4, 1.0),
+        ValueError,
+        ("base", "(1, 1e9]", "1.0"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "parts"), [c[1:] for c in FUZZED], ids=[c[0] for c in FUZZED]
+)
+def test_fuzzed_calls_are_named(call, error, parts):
+    with pytest.raises(error, match=message_with(*parts)):
+        call()
+
+
+def test_music_without_values_takes_any_value_width():
+    z, _ = make_scheme("music", 2, 4)(GOOD, GOOD, t(1, 2, 5, 3))
+    assert z.shape == (1, 2, 5, 3)
+
+
+def test_t5_bucket_takes_any_integer_dtype():
+    r = torch.arange(-40, 41)
+    want = t5_bucket(r)
+    for dtype in (torch.int32, torch.int16, torch.int8):
+        assert torch.equal(t5_bucket(r.to(dtype)), want)
+
+
+def test_numpy_floats_are_the_python_float_they_hold():
+    """np.float32(8) was refused as "out of range"; it is the number 8."""
+    assert torch.equal(ALiBi(4, 4, np.float32(8)).slopes, ALiBi(4, 4, 8.0).slopes)
+    assert torch.equal(alibi_slopes(3, np.float64(4)), alibi_slopes(3, 4.0))
+    assert Rotary(2, 4, np.float32(100)).base == 100.0
+    assert type(ALiBi(2, 4, np.float32(8)).max_bias) is float
+    q = torch.randn(1, 2, 5, 4, generator=torch.Generator().manual_seed(0))
+    rotation = Rotary(2, 4, np.int64(100)).terms(q, q)["rotation"]
+    torch.testing.assert_close(rotation, Rotary(2, 4, 100.0).terms(q, q)["rotation"])
+
+
+ENORMOUS = [
+    ("xl 64 heads of 1024", lambda: make_scheme("xl", 64, 1024), ("heads = 64", "(65536, 65536)")),
+    ("xl direct", lambda: TransformerXL(4096, 4096), ("head_dim = 4096",)),
+    (
+        "xl_sinusoid",
+        lambda: xl_sinusoid(torch.zeros(1, dtype=torch.int64).expand(10**6), 10**6),
+        ("d_model = 1000000",),
+    ),
+    (
+        "rotary_angles",
+        lambda: rotary_angles(torch.zeros(1, dtype=torch.int64).expand(10**9), 2**16, 10.0),
+        ("1000000000 positions",),
+    ),
+    (
+        "distance_profile",
+        lambda: distance_profile(torch.zeros(()).expand(1, 1, 10**6, 10**6)),
+        ("(1, 1, 1000000, 1000000)",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "parts"), [c[1:] for c in ENORMOUS], ids=[c[0] for c in ENORMOUS])
+def test_enormous_parameters_are_refused_before_allocating(monkeypatch, call, parts):
+    monkeypatch.setattr(guard, "device_memory_bytes", lambda device=None: 16 * 2**30)
+    watch = LargestTensor()
+    with (
+        watch,
+        pytest.raises(ValueError, match=r"needs about .* [GT]iB, more than max_bytes") as error,
+    ):
+        call()
+    assert watch.largest < 10**6
+    for part in parts:
+        assert part in str(error.value)

@@ -1,0 +1,69 @@
+"""The estimate the guard trusts (``attention_bytes``) bounds each method's measured peak.
+
+The peak is measured as ``scripts/measure_memory.py`` does: the running sum of the
+allocation and free events torch's CPU allocator reports to the profiler, an exact count of
+live tensor bytes that does not depend on timing or on the machine's load. Small sizes only;
+the script measures n = 1024 and beyond.
+"""
+
+import pytest
+import torch
+
+from relpos_core import METHOD_NAMES, attention_bytes, get_method, relative_attention
+from scripts.measure_memory import Case, estimate, measure, peak_bytes
+
+MODES = ("forward", "train", "trace", "weights", "train+weights")
+SHAPES = [
+    (1, 2, 48, 48, 8, 8, 3),  # square
+    (2, 1, 20, 36, 4, 6, 40),  # rectangular, queries at the last positions, k beyond n
+]
+
+
+def cases():
+    for method in METHOD_NAMES:
+        for shape in SHAPES:
+            for mode in MODES:
+                n = 6 if method == "loop" else None  # the definition is slow by design
+                b, h, n_q, n_k, d, d_v, k = shape
+                n_q, n_k = (n, n) if n else (n_q, n_k)
+                if method == "skew":
+                    n_k = n_q
+                variant = {"causal": True, "mask": "key"} if mode == "trace" else {}
+                yield Case(method, b, h, n_q, n_k, d, d_v, k, mode, **variant)
+
+
+@pytest.mark.parametrize(
+    "case", list(cases()), ids=lambda c: f"{c.method}-{c.n_q}x{c.n_k}-{c.mode}"
+)
+def test_the_measured_peak_stays_under_the_estimate(case):
+    assert measure(case) <= estimate(case)
+
+
+@pytest.mark.parametrize("method", ["banded", "bucket", "skew", "einsum"])
+def test_the_estimate_is_not_far_above_the_peak(method):
+    """An estimate far above the truth would refuse calls that fit: within 2x at n = 128."""
+    for mode in ("forward", "train"):
+        case = Case(method, 1, 4, 128, 128, 16, 16, 8, mode)
+        assert estimate(case) <= 2 * measure(case), mode
+
+
+def test_the_measurement_counts_what_a_call_holds():
+    """The counter against known allocations: two 1 MiB tensors at once, then one freed."""
+
+    def call():
+        a = torch.empty(2**18)  # 1 MiB of float32
+        b = torch.empty(2**18)
+        del a
+        c = torch.empty(2**17)
+        return b, c
+
+    assert peak_bytes(call) == 2 * 2**20
+
+
+def test_a_call_at_the_estimate_runs_and_one_byte_less_is_refused():
+    q = torch.randn(1, 2, 40, 8)
+    table = torch.randn(7, 8)
+    need = attention_bytes(get_method("einsum"), (1, 2, 40, 40, 8, 8), 3, causal=True)
+    relative_attention(q, q, q, table, table, method="einsum", causal=True, max_bytes=need)
+    with pytest.raises(ValueError, match="needs about"):
+        relative_attention(q, q, q, table, table, method="einsum", causal=True, max_bytes=need - 1)
