@@ -15,6 +15,7 @@ keys.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,12 @@ def materialized_rows(n: int, d: int) -> int:
 def loop_rows(n: int) -> int:
     """Query rows the definition (a Python loop over pairs) is evaluated on."""
     return max(1, min(n, LOOP_PAIRS // n))
+
+
+def square_side(n: int, pairs: int) -> int:
+    """Side of the top-left block of at most ``pairs`` (i, j) pairs, at most n: a slow method
+    is drawn on a square block of the window, not on a few rows as long as the window."""
+    return max(1, min(n, math.isqrt(pairs)))
 
 
 # ---- lookup ---------------------------------------------------------------------------------
@@ -94,19 +101,25 @@ def gathered_row(params: ViewParams, query: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class LogitsView:
-    content: np.ndarray  # (h, W, W) q_i · k_j of every head on the window
-    relative: np.ndarray  # (h, W, W) the relative term q_i · a^K_ij (bucket method)
-    definition: np.ndarray  # (h, loop_rows, W) q_i · w_clip(j-i,k), one pair at a time
-    einsum: np.ndarray  # (h, materialized_rows, W)
-    matmul: np.ndarray  # (h, materialized_rows, W)
+    """Both terms of the logit as they enter the softmax, 1/sqrt(d_z) included."""
+
+    content: np.ndarray  # (h, W, W) q_i · k_j / sqrt(d) of every head on the window
+    relative: np.ndarray  # (h, W, W) the relative term q_i · a^K_ij / sqrt(d) (bucket method)
+    definition: np.ndarray  # (h, m, m) one pair at a time, the window's top-left block
+    einsum: np.ndarray  # (h, m', m') the top-left block a materialized a^K fits
+    matmul: np.ndarray  # (h, m', m')
     max_diff: dict[str, float]  # method -> max |method - definition| over all heads
 
 
 def window_inputs(params: ViewParams) -> tuple[ExampleInputs, torch.Tensor]:
-    """The view's inputs and the window's queries q[:, :, s:s+W] (1, h, W, d)."""
+    """The view's inputs and the window's queries q[:, :, s:s+W] / sqrt(d) (1, h, W, d).
+
+    The queries are scaled first, as tensor2tensor's multi-head attention does, so that every
+    product with them is a term of the logit exactly as it enters the softmax.
+    """
     inputs = example_inputs(params)
     start, stop = params.window
-    return inputs, inputs.q[:, :, start:stop]
+    return inputs, inputs.q[:, :, start:stop] / math.sqrt(params.head_dim)
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
@@ -115,23 +128,25 @@ def logits_view(params: ViewParams) -> LogitsView:
     inputs, q = window_inputs(params)  # relative logits on the window = those of q over W
     table, n, d, h, k = inputs.table_k, q.shape[-2], params.head_dim, params.heads, params.k
     start, stop = params.window
-    m_loop = loop_rows(n)
-    m_mat = materialized_rows(n, d)
+    # The slow methods run on the window's top-left m x m block: the relative term depends on
+    # j - i only, so the block is exactly that corner of the full matrix.
+    m_loop = square_side(n, LOOP_PAIRS)
+    m_mat = square_side(n, A_K_BUDGET // d)
     for method, rows in (("loop", m_loop), ("einsum", m_mat), ("matmul", m_mat)):
-        plan_compute("relative logits", method, n, d, h, k=k, rows=rows, traces=2)
+        plan_compute("relative logits", method, rows, d, h, k=k, traces=2)
     plan_compute("relative logits", "skew", n, d, h, k=k, traces=2)
     plan_compute("relative logits", "bucket", n, d, h, k=k, traces=3)
     plan_compute("relative logits", "banded", n, d, h, k=k, traces=3)
-    definition = rc.relative_logits(q[:, :, :m_loop], table, n, method="loop")
+    definition = rc.relative_logits(q[:, :, :m_loop], table, m_loop, method="loop")
     by_method = {
-        "einsum": rc.relative_logits(q[:, :, :m_mat], table, n, method="einsum"),
-        "matmul": rc.relative_logits(q[:, :, :m_mat], table, n, method="matmul"),
+        "einsum": rc.relative_logits(q[:, :, :m_mat], table, m_mat, method="einsum"),
+        "matmul": rc.relative_logits(q[:, :, :m_mat], table, m_mat, method="matmul"),
         "skew": rc.relative_logits(q, table, n, method="skew"),
         "bucket": rc.relative_logits(q, table, n, method="bucket"),
         "banded": rc.relative_logits(q, table, n, method="banded"),
     }
     max_diff = {
-        name: float((rel[:, :, :m_loop] - definition).abs().max())
+        name: float((rel[:, :, :m_loop, :m_loop] - definition).abs().max())
         for name, rel in by_method.items()
     }
     keys = inputs.k[0, :, start:stop]  # (h, W, d)

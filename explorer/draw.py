@@ -99,21 +99,29 @@ def figure(
 
 
 def inset(
-    panels: Sequence[Panel], scale: Scale, key: str, *, side: int = INSET_SIDE, label: str = "query"
+    panels: Sequence[Panel],
+    scale: Scale | Sequence[Scale],
+    key: str,
+    *,
+    side: int = INSET_SIDE,
+    label: str = "query",
 ) -> None:
     """Exact values of large panels: a ``side`` x ``side`` heatmap of each around a picked row.
 
     Shown only when some panel travels as an image (more than IMAGE_SIDE rows or columns); the
     picker is URL-bound (``<key>``), and the inset redraws alone (a fragment).
     """
-    big = [p for p in panels if max(p.z.shape) > IMAGE_SIDE]
+    scales = [scale] * len(panels) if isinstance(scale, Scale) else list(scale)
+    big = [(p, s) for p, s in zip(panels, scales, strict=True) if max(p.z.shape) > IMAGE_SIDE]
     if big:
-        _inset_fragment(tuple(big), scale, key, side, label)
+        shared = isinstance(scale, Scale)
+        picked = scale if shared else tuple(s for _, s in big)
+        _inset_fragment(tuple(p for p, _ in big), picked, key, side, label)
 
 
 @st.fragment
 def _inset_fragment(
-    panels: tuple[Panel, ...], scale: Scale, key: str, side: int, label: str
+    panels: tuple[Panel, ...], scale: Scale | tuple[Scale, ...], key: str, side: int, label: str
 ) -> None:
     first = panels[0]
     rows, cols = first.z.shape

@@ -23,6 +23,7 @@ import torch
 from explorer.budget import plan_scheme, rows_within_budget
 from explorer.example import example_inputs
 from explorer.family_settings import FamilySettings, SchemeConfig
+from explorer.heatmaps import Scale, make_scale, own_scales_caption
 from explorer.params import ViewParams
 from relpos_core.masks import combine_masks
 from relpos_core.schemes import (
@@ -365,3 +366,17 @@ def colour_range(panels: list[np.ndarray]) -> ColourRange:
         f"Colours saturate beyond ±{bound:.3g} ({beyond:.1%} of cells; the largest |value| is "
         f"{top:.3g}).",
     )
+
+
+def term_scales(terms: list[np.ndarray], shared: bool) -> tuple[list[Scale], str]:
+    """One colour scale per head (each its own, or one for all) and the caption that says so,
+    with any saturation note."""
+    groups = [terms] if shared else [[t] for t in terms]
+    ranges = [colour_range(g) for g in groups]
+    scales = [
+        make_scale("diverging", g, zrange=r.zrange) for g, r in zip(groups, ranges, strict=True)
+    ]
+    notes = " ".join(dict.fromkeys(r.note for r in ranges if r.note))
+    if shared:
+        return scales * len(terms), scales[0].caption + " " + notes
+    return scales, own_scales_caption(scales) + " " + notes

@@ -9,7 +9,9 @@ the top, masked (NaN) cells blank, and one colour scale shared by all panels of 
 * ``diverging``: logits and signed values, RdBu centred at 0, bound = the largest |value|;
 * ``weights``: attention weights on a log colour scale from 1 / (10 n_keys) to 1, so that a row
   of near-uniform weights (about 1 / n_keys each) is as visible at n = 512 as at n = 8;
-* ``index``: integer tables (distances, indices), Viridis over the given range.
+* ``index``: integer tables (distances, indices), Viridis over the given range;
+* ``sequential``: a value whose point is its size, not its sign (a similarity that peaks on the
+  diagonal), Viridis from its smallest to its largest value.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ COLOURS = {
     "diverging": pc.diverging.RdBu_r,
     "weights": pc.sequential.Blues,
     "index": pc.sequential.Viridis,
+    "sequential": pc.sequential.Viridis,
 }
 MASKED_RGB = (217, 217, 217)  # MASKED_BACKGROUND as RGB, for the pixels of masked cells
 CELL_MAX_PX = 40  # a small matrix is drawn with cells this large
@@ -153,7 +156,12 @@ def make_scale(
             else ((float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0))
         )
         high = high if high > low else low + 1.0
-        caption = ""
+        caption = (
+            f"Sequential colour scale from the smallest value, {low:.3g}, to the largest, "
+            f"{high:.3g}; one scale for every panel."
+            if kind == "sequential"
+            else ""
+        )
     colours = COLOURS[kind]
     stops = [(i / (len(colours) - 1), c) for i, c in enumerate(colours)]
     return Scale(kind, float(low), float(high), tuple(stops), caption)
@@ -268,9 +276,11 @@ def _panel_trace(panel: Panel, scale: Scale, axis: str, side: int) -> dict:
     return trace
 
 
-def _colourbar_trace(scale: Scale) -> dict:
-    """An invisible marker carrying the figure's one colour bar (log ticks for weights)."""
+def _colourbar_trace(scale: Scale, place: dict | None = None) -> dict:
+    """An invisible marker carrying a colour bar (log ticks for weights): the figure's one bar,
+    or with ``place`` (plotly colorbar x, y, len) one panel's own bar beside it."""
     marker: dict = {"size": 0.1, "opacity": 0, "showscale": True, "color": [scale.zmin]}
+    bar = {"thickness": 12, "len": 0.8, **(place or {})}
     if scale.kind == "weights":
         floor = scale.zmin_display
         decades = [
@@ -285,8 +295,7 @@ def _colourbar_trace(scale: Scale) -> dict:
             cmax=math.log10(scale.zmax),
             color=[math.log10(scale.zmax)],
             colorbar={
-                "thickness": 12,
-                "len": 0.8,
+                **bar,
                 "tickvals": decades,
                 "ticktext": [f"{10.0**e:.2g}" for e in decades],
                 "title": {"text": "α", "side": "top"},
@@ -297,7 +306,7 @@ def _colourbar_trace(scale: Scale) -> dict:
             colorscale=[list(s) for s in scale.stops],
             cmin=scale.zmin,
             cmax=scale.zmax,
-            colorbar={"thickness": 12, "len": 0.8},
+            colorbar=bar,
         )
     return {
         "type": "scatter",
@@ -313,7 +322,7 @@ def _colourbar_trace(scale: Scale) -> dict:
 
 def panel_grid(
     panels: Sequence[Panel],
-    scale: Scale,
+    scale: Scale | Sequence[Scale],
     *,
     columns: int | None = None,
     cell_px: float | None = None,
@@ -321,7 +330,9 @@ def panel_grid(
     image_side: int = 512,
     title: str = "",
 ) -> go.Figure:
-    """One figure with one subplot per panel, ``columns`` per row, on the shared ``scale``.
+    """One figure with one subplot per panel, ``columns`` per row, on the shared ``scale``, or
+    with a sequence of scales (one per panel, see :func:`own_scales`) each panel on its own
+    scale with its own colour bar beside it.
 
     Cells are square and every panel of a row sits at the same height (titles have a fixed
     band). Panels with more than IMAGE_SIDE rows or columns are PNGs at most ``image_side``
@@ -333,11 +344,17 @@ def panel_grid(
     for p in panels:
         if np.asarray(p.z).ndim != 2:
             raise ValueError(f"each panel needs a 2-D array, got shape {np.asarray(p.z).shape}")
+    scales = [scale] * len(panels) if isinstance(scale, Scale) else list(scale)
+    if len(scales) != len(panels):
+        raise ValueError(
+            f"panel_grid needs one scale per panel, got {len(scales)} for {len(panels)}"
+        )
+    own = not isinstance(scale, Scale)
     columns = max(1, min(columns or len(panels), len(panels)))
     grid_rows = math.ceil(len(panels) / columns)
     tallest = max(np.asarray(p.z).shape[0] for p in panels)
     widest = max(np.asarray(p.z).shape[1] for p in panels)
-    gap_x, left, right, colourbar = 70, 60, 10, 70
+    gap_x, left, right, colourbar = (130, 60, 10, 70) if own else (70, 60, 10, 70)
     usable = max_width - left - right - colourbar - gap_x * (columns - 1)
     side_px = min(PANEL_MAX_PX, usable / columns)  # the longest side of a panel
     if cell_px is None:
@@ -357,11 +374,11 @@ def panel_grid(
     plot_w = width - left - right - colourbar
     plot_h = height - top - 30
     data, layout = [], {}
-    annotations = []
+    annotations, bars = [], []
     for t, panel in enumerate(panels):
         r, c = divmod(t, columns)
         axis = "" if t == 0 else str(t + 1)
-        data.append(_panel_trace(panel, scale, axis, image_side))
+        data.append(_panel_trace(panel, scales[t], axis, image_side))
         z = np.asarray(panel.z)
         x0 = c * (panel_w + gap_x) / plot_w
         x1 = x0 + panel_w / plot_w
@@ -391,6 +408,9 @@ def panel_grid(
             "anchor": f"x{axis}",
             **_ticks(panel.y_labels, rows, panel.row_offset),
         }
+        if own:  # this panel's bar, just right of it, as tall as it
+            place = {"x": (x1 * plot_w + 8) / plot_w, "xanchor": "left", "y": (y0 + y1) / 2}
+            bars.append(_colourbar_trace(scales[t], {**place, "len": y1 - y0, "yanchor": "middle"}))
         if panel.title:
             annotations.append(
                 {
@@ -405,7 +425,7 @@ def panel_grid(
                     "font": {"size": 13},
                 }
             )
-    data.append(_colourbar_trace(scale))
+    data.extend(bars if own else [_colourbar_trace(scale)])
     layout.update(
         {
             "title": {"text": html.escape(title, quote=False), "x": 0, "font": {"size": 14}},
@@ -419,6 +439,22 @@ def panel_grid(
         }
     )
     return go.Figure({"data": data, "layout": layout})
+
+
+def own_scales(kind: str, panels: Sequence[Panel], **options) -> list[Scale]:
+    """One scale per panel, each fitted to that panel's own values (``make_scale`` options)."""
+    return [make_scale(kind, [p.z], **options) for p in panels]
+
+
+def own_scales_caption(scales: Sequence[Scale]) -> str:
+    """The caption for panels on their own scales: the kind and each panel's range."""
+    if scales[0].kind == "weights":
+        return (
+            "Each panel has its own log colour scale, from its own largest weight (bar beside it)."
+        )
+    ranges = "; ".join(f"{s.zmin:.3g} to {s.zmax:.3g}" for s in scales)
+    centred = "centred at 0, " if scales[0].kind == "diverging" else ""
+    return f"Each panel has its own colour scale ({centred}its bar beside it): {ranges}."
 
 
 def grid_columns(count: int, max_columns: int = 4) -> int:

@@ -253,3 +253,13 @@ def text_box(
 def head_picker(heads: int, key: str) -> int:
     """The head a page draws: a URL-bound segmented control over 0..heads-1."""
     return choice("head", list(range(heads)), key)
+
+
+SCALE_CHOICES = {"own": "each its own", "shared": "one for all"}
+
+
+def shared_scale_picker(key: str) -> bool:
+    """Whether a figure's panels share one colour scale (to compare their sizes) or each has
+    its own (to show its own pattern, the default): a URL-bound segmented control."""
+    picked = choice("colour scale", list(SCALE_CHOICES), key, format_func=SCALE_CHOICES.get)
+    return picked == "shared"

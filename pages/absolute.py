@@ -43,7 +43,9 @@ figure(
     + ("" if not params.windowed else f"; positions {start}-{stop - 1} of {n}"),
 )
 similarity = Panel(view.similarity, title="similarity PE_i · PE_j", **at)
-similarity_scale = make_scale("diverging", [view.similarity])
+# Its size is the point (largest on the diagonal, equal along each one): a sequential scale
+# from its own least to its largest value, not a diverging one around 0.
+similarity_scale = make_scale("sequential", [view.similarity])
 index = Panel(
     view.index,
     title=f"relative index clip(j - i, {k}) + {k}",
@@ -56,7 +58,9 @@ with c1:
         panel_grid([similarity], similarity_scale, max_width=480),
         "encoding_similarity",
         shape=(n, n),
-        caption=similarity_scale.caption.replace("; one scale for every panel", ""),
+        caption=similarity_scale.caption.replace("; one scale for every panel", "")
+        + f" Every diagonal holds one value; the main one is the largest, d_model / 2 = "
+        f"{d_model // 2}.",
     )
 with c2:
     figure(

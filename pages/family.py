@@ -12,8 +12,22 @@ from explorer.draw import bytes_text, figure, inset, markdown_table, png_config,
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.family_plots import DENSE_DISTANCE, profile_figure, shown_distances
-from explorer.heatmaps import Panel, Scale, grid_columns, make_scale, panel_grid, pooled_note
-from explorer.widgets import choice, head_picker, int_slider, md_escape, toggle
+from explorer.heatmaps import (
+    Panel,
+    Scale,
+    grid_columns,
+    make_scale,
+    panel_grid,
+    pooled_note,
+)
+from explorer.widgets import (
+    choice,
+    head_picker,
+    int_slider,
+    md_escape,
+    shared_scale_picker,
+    toggle,
+)
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 
 params = current_params()
@@ -57,18 +71,18 @@ mask_note = "" if params.mask == "none" else f" Masked cells ({params.mask} mask
 
 
 @st.fragment
-def one_head(view: family.PositionView, scale: Scale) -> None:
+def one_head(view: family.PositionView, scales: list[Scale]) -> None:
     """One head's position term with exact values; Transformer-XL's four terms (reruns alone)."""
     head = head_picker(heads, "family_head")
     panel = [Panel(view.term[head], title=f"{LABELS[name]}, head {head}", **at)]
     if size > 128:  # the grid above is an image: exact values in a zoom
-        inset(panel, scale, "family_zoom")
+        inset(panel, scales[head], "family_zoom")
     else:
         figure(
-            panel_grid(panel, scale, max_width=520),
+            panel_grid(panel, scales[head], max_width=520),
             "family_head",
             shape=(n, n),
-            caption="Same colour scale as every head above; hover for exact values.",
+            caption=f"The colour scale of head {head} above; hover for exact values.",
         )
     if name == "xl":
         terms = family.scheme_terms(params, config, head)
@@ -96,26 +110,26 @@ def one_head(view: family.PositionView, scale: Scale) -> None:
         )
 
 
-def heads_grid() -> tuple[family.PositionView, Scale]:
-    """Every head's position term of the picked scheme on one scale."""
+def heads_grid() -> tuple[family.PositionView, list[Scale]]:
+    """Every head's position term of the picked scheme, each on its own scale or on one."""
     view = family.position_view(params, config)
     grid_side = 256 if size > 256 else 512
     grid = [Panel(view.term[h], title=f"head {h}", **at) for h in range(heads)]
-    shown = family.colour_range(list(view.term))
-    scale = make_scale("diverging", list(view.term), zrange=shown.zrange)
+    shared = shared_scale_picker("family_scale")
+    scales, scale_caption = family.term_scales(list(view.term), shared)
     figure(
-        panel_grid(grid, scale, columns=grid_columns(heads), image_side=grid_side),
+        panel_grid(
+            grid, scales[0] if shared else scales, columns=grid_columns(heads), image_side=grid_side
+        ),
         "family_heads",
         shape=(1, heads, n, n),
         caption=f"The position term of every head ({config.text or 'no settings'}). "
-        + scale.caption
+        + scale_caption
         + mask_note
-        + " "
-        + shown.note
         + " "
         + pooled_note(grid, grid_side),
     )
-    return view, scale
+    return view, scales
 
 
 missing = family.unavailable_schemes(params, settings)  # scheme -> why it cannot run here
@@ -127,8 +141,8 @@ if name in missing:
         icon=":material/warning:",
     )
 else:
-    view, scale = heads_grid()
-    one_head(view, scale)
+    view, scales = heads_grid()
+    one_head(view, scales)
 
 # ---- 2. shift invariance and memory ----------------------------------------------------------
 profiles = family.family_profiles(params, settings)  # the schemes that can run here

@@ -8,8 +8,16 @@ from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
-from explorer.heatmaps import Panel, grid_columns, make_scale, panel_grid, pooled_note
-from explorer.widgets import choice, head_picker
+from explorer.heatmaps import (
+    Panel,
+    grid_columns,
+    make_scale,
+    own_scales,
+    own_scales_caption,
+    panel_grid,
+    pooled_note,
+)
+from explorer.widgets import choice, head_picker, shared_scale_picker
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads
@@ -21,7 +29,8 @@ at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": ro
 st.title("Relative logits")
 st.markdown(
     "The logit of query i for key j has a content term and a relative term (Shaw et al. 2018, "
-    "eq. 4). The charts show both products without the common factor 1/√d_z."
+    "eq. 4). Every chart shows a term as it enters the softmax, the factor 1/√d_z included "
+    "(as on every page): the queries are scaled first, as tensor2tensor does."
 )
 st.latex(rf"{formulas.LOGIT} = {formulas.CONTENT_TERM} + {formulas.RELATIVE_TERM}")
 st.latex(formulas.A_K)
@@ -53,17 +62,24 @@ figure(
 head = head_picker(heads, "logits_head")
 st.subheader(f"Head {head}: content and relative term")
 detail = [
-    Panel(view.content[head], title=f"content q_i · k_j, head {head}", **at),
-    Panel(view.relative[head], title=f"relative q_i · a^K_ij, head {head}", **at),
+    Panel(view.content[head], title=f"content term, head {head}", **at),
+    Panel(view.relative[head], title=f"relative term, head {head}", **at),
 ]
-detail_scale = make_scale("diverging", [p.z for p in detail])
+shared = shared_scale_picker("logits_scale")
+detail_scale = make_scale("diverging", [p.z for p in detail]) if shared else None
+detail_scales = detail_scale or own_scales("diverging", detail)
 figure(
-    panel_grid(detail, detail_scale, columns=2),
+    panel_grid(detail, detail_scales, columns=2),
     "logits_head",
+    latex=rf"{formulas.CONTENT_TERM} \qquad {formulas.RELATIVE_TERM}",
     shape=(n, n),
-    caption=detail_scale.caption,
+    caption=(
+        detail_scale.caption + " The relative term is small beside the content term."
+        if detail_scale
+        else own_scales_caption(detail_scales)
+    ),
 )
-inset(detail, detail_scale, "logits_zoom")
+inset(detail, detail_scales, "logits_zoom")
 
 st.subheader("Every method, one relative term")
 badges = st.container(horizontal=True)
@@ -73,15 +89,20 @@ with badges:
 m_loop, m_mat = view.definition.shape[1], view.einsum.shape[1]
 if m_loop < size:
     st.caption(
-        f"The definition is a Python loop over pairs: it runs on the first {m_loop} query rows "
-        f"of the window ({m_loop * size} pairs); the badges compare those rows, every head."
+        f"The definition is a Python loop over pairs: it runs on the window's top-left {m_loop} "
+        f"x {m_loop} block ({m_loop * m_loop} pairs), and the badges compare that block, every "
+        "head. The relative term depends on j - i only, so the block is exactly that corner."
     )
 
 METHODS = {
-    "definition": ("loop over (i, j)", r"q_i \cdot w^K_{\operatorname{clip}(j-i,\,k)}"),
+    "definition": (
+        "loop over (i, j)",
+        r"q_i \cdot w^K_{\operatorname{clip}(j-i,\,k)} / \sqrt{d_z}",
+    ),
     "einsum": ("einsum over the gathered a^K", r"\mathrm{einsum}(bhid,\,ijd \to bhij)"),
     "matmul": ("transpose, reshape, matmul", r"\text{tensor2tensor's relative attention inner}"),
 }
+relative_scale = make_scale("diverging", [view.relative[head]])
 
 
 @st.fragment
@@ -89,14 +110,17 @@ def one_method() -> None:
     """One method's relative term for the picked head (reruns only this part)."""
     method = choice("method", list(METHODS), "logits_method")
     values = getattr(view, method)[head]
-    note = "" if values.shape[0] == size else f"first {values.shape[0]} query rows"
+    side = values.shape[0]
+    block = "" if side == size else f"the top-left {side} x {side} block of the window"
     title, latex = METHODS[method]
     figure(
-        panel_grid([Panel(values, title=f"{title}, head {head}", **at)], detail_scale),
+        panel_grid([Panel(values, title=f"{title}, head {head}", **at)], relative_scale),
         "relative_method",
         latex=latex,
-        shape=(1, heads, values.shape[0], size),
-        caption=", ".join(p for p in (note, "same colour scale as the head above") if p),
+        shape=(1, heads, side, side),
+        caption=", ".join(
+            p for p in (block, "on the colour scale of the relative term's own values") if p
+        ),
     )
 
 
@@ -106,17 +130,27 @@ st.subheader("tensor2tensor's six steps, as the tensors they are")
 st.markdown(
     "A tensor of shape (A, B, R, C) is drawn as a grid of its R x C slices, one per (a, b). "
     "The matmul is batched over queries: each query i multiplies its b·h rows by its own "
-    "a^K_i, of shape (n_k, d)."
+    "a^K_i, of shape (n_k, d). The queries come in scaled by 1/√d_z, so the last step is the "
+    "relative term drawn above."
     + (f" Here on the window's block: n_q = n_k = {size}." if params.windowed else "")
 )
 steps = compute.matmul_steps(params)
+STEP_NAMES = {
+    "q": "1 queries",
+    "a_k": "a^K gathered",
+    "q_t": "2 transposed",
+    "q_t_r": "3 reshaped",
+    "product": "4 matmul",
+    "product_r": "5 reshaped",
+    "result": "6 transposed back",
+}
 
 
 @st.fragment
 def one_step() -> None:
     """One step of the six, its tensor as a grid of slices (reruns only this part)."""
     names = [s.name for s in steps]
-    name = choice("step", names, "t2t_step")
+    name = choice("step", names, "t2t_step", format_func=STEP_NAMES.get)
     step = next(s for s in steps if s.name == name)
     lead = step.axes[:-2]
     panels = [
@@ -158,10 +192,10 @@ download_view(
     params,
     {
         "content_term": Labelled(
-            view.content, "q_i . k_j per head, unscaled", **pairs, split="head"
+            view.content, "q_i . k_j / sqrt(d_z) per head", **pairs, split="head"
         ),
         "relative_term": Labelled(
-            view.relative, "q_i . a^K_ij per head, unscaled", **pairs, split="head"
+            view.relative, "q_i . a^K_ij / sqrt(d_z) per head", **pairs, split="head"
         ),
     },
     extra={"logits_head": head},

@@ -30,15 +30,20 @@ distances = [
     Panel(view.distance, title="distance j - i", cell_text=view.distance.astype(int), **at),
     Panel(view.clipped, title=f"clipped to ±{k}", cell_text=view.clipped.astype(int), **at),
 ]
-distance_scale = make_scale("diverging", [view.distance])
+# Each on its own scale: at n = 1024 j - i spans ±1023 and a shared scale would blank ±k.
+distance_scales = [
+    make_scale("diverging", [view.distance]),
+    make_scale("diverging", [view.clipped], zrange=(-max(k, 1), max(k, 1))),
+]
 index_scale = make_scale("index", [view.index], zrange=(0, max(2 * k, 1)))
 c1, c2 = st.columns([2, 1])
 with c1:
     figure(
-        panel_grid(distances, distance_scale, columns=2, max_width=640),
+        panel_grid(distances, distance_scales, columns=2, max_width=700),
         "distance",
         shape=(n, n),
-        caption="One scale for both: the clipped distances stop at ±k.",
+        caption=f"Each panel has its own scale centred at 0: j - i spans ±{n - 1}, the clipped "
+        f"distances stop at ±{k}, so the band |j - i| <= {k} is what the right panel shows.",
     )
 with c2:
     index_panel = Panel(
@@ -50,7 +55,7 @@ with c2:
         shape=(n, n),
         caption=f"values 0..{2 * k}",
     )
-inset(distances, distance_scale, "lookup_zoom")
+inset(distances, distance_scales, "lookup_zoom")
 
 st.subheader("The learned tables")
 table_rows = [f"w{r - k:+d}" if r != k else "w0" for r in range(2 * k + 1)]

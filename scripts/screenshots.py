@@ -1,13 +1,14 @@
 """Screenshot every page of a running explorer in headless Chromium.
 
-    python scripts/screenshots.py http://127.0.0.1:8501 /tmp/shots [query string]
+    python scripts/screenshots.py http://127.0.0.1:8501 /tmp/shots [query string] [--width 390]
 
-Saves <out>/<page>.png (full page) after the script run has finished.
+Saves <out>/<page>.png (full page) after the script run has finished, at a window of the
+given width (1440 px, a laptop, by default; 390 px is a phone).
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS
@@ -17,11 +18,11 @@ from playwright.sync_api import sync_playwright
 PAGES = tuple(path.lstrip("/") for path in discover_pages().values())  # "" is the default page
 
 
-def main(base_url: str, out: Path, query: str = "") -> None:
+def main(base_url: str, out: Path, query: str = "", width: int = 1440) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page = browser.new_page(viewport={"width": width, "height": 900})
         for name in PAGES:
             page.goto(f"{base_url}/{name}{'?' + query if query else ''}")
             page.wait_for_selector(APP_IDLE, timeout=60_000)
@@ -30,13 +31,19 @@ def main(base_url: str, out: Path, query: str = "") -> None:
             height = page.evaluate(
                 "document.querySelector('[data-testid=\"stMain\"]').scrollHeight"
             )
-            page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 12000)})
+            page.set_viewport_size({"width": width, "height": min(int(height) + 40, 12000)})
             page.wait_for_timeout(800)
             page.screenshot(path=str(out / f"{name or 'overview'}.png"), full_page=True)
-            page.set_viewport_size({"width": 1400, "height": 900})
+            page.set_viewport_size({"width": width, "height": 900})
             print("saved", out / f"{name or 'overview'}.png")
         browser.close()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("base_url")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("query", nargs="?", default="")
+    parser.add_argument("--width", type=int, default=1440, help="window width in px")
+    args = parser.parse_args()
+    main(args.base_url, args.out, args.query, args.width)

@@ -67,8 +67,9 @@ def test_logits_values_match_core() -> None:
     at = open_page("logits", n="7", k="3", heads="4")
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=7, k=3, heads=4))
-    content = (inputs.q @ inputs.k.transpose(-2, -1))[0]
-    rel = rc.relative_logits(inputs.q, inputs.table_k, method="loop")[0]
+    q = inputs.q / math.sqrt(16 / 4)  # every term as it enters the softmax: q_i / sqrt(d_z)
+    content = (q @ inputs.k.transpose(-2, -1))[0]
+    rel = rc.relative_logits(q, inputs.table_k, method="loop")[0]
     assert panel_count(at, "logits_heads") == 4  # every head, side by side
     for head in range(4):
         np.testing.assert_allclose(panel_z(at, "logits_heads", head), rel[head].numpy(), **CLOSE)
@@ -79,7 +80,7 @@ def test_logits_values_match_core() -> None:
         np.testing.assert_allclose(chart_z(at, "relative_method"), rel[0].numpy(), **CLOSE)
     # the six steps as tensors: q (b, h, i, d) is one (i, d) slice per (b, h)
     for head in range(4):
-        np.testing.assert_allclose(panel_z(at, "t2t_q", head), inputs.q[0, head].numpy(), **CLOSE)
+        np.testing.assert_allclose(panel_z(at, "t2t_q", head), q[0, head].numpy(), **CLOSE)
     at.button_group(key="t2t_step").set_value("a_k").run()
     a_k = rc.gather_relative(inputs.table_k, rc.relative_index(7, 7, 3))  # (i, j, d)
     np.testing.assert_allclose(panel_z(at, "t2t_a_k", 2), a_k[2].numpy(), **CLOSE)
@@ -95,7 +96,7 @@ def test_logits_head_switch_changes_the_chart() -> None:
     at.button_group(key="logits_head").set_value(1).run()
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=5, heads=2))
-    content = (inputs.q @ inputs.k.transpose(-2, -1))[0, 1]
+    content = (inputs.q @ inputs.k.transpose(-2, -1))[0, 1] / math.sqrt(16 / 2)
     np.testing.assert_allclose(panel_z(at, "logits_head", 0), content.numpy(), **CLOSE)
 
 

@@ -65,8 +65,9 @@ def test_logits_window_is_the_block_of_the_full_logits() -> None:
     at = open_page("logits", n=str(N), win=str(WIN), heads="4")
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=N, win=WIN, heads=4))
-    content = (inputs.q @ inputs.k.transpose(-2, -1))[0, 0, BLOCK, BLOCK]
-    rel = rc.relative_logits(inputs.q, inputs.table_k, method="bucket")[0, :, BLOCK, BLOCK]
+    q = inputs.q / (16 / 4) ** 0.5  # the terms as they enter the softmax
+    content = (q @ inputs.k.transpose(-2, -1))[0, 0, BLOCK, BLOCK]
+    rel = rc.relative_logits(q, inputs.table_k, method="bucket")[0, :, BLOCK, BLOCK]
     assert [t["type"] for t in chart_spec(at, "logits_heads")["data"][:4]] == ["image"] * 4
     zoom = slice(0, 32)
     np.testing.assert_allclose(
