@@ -7,6 +7,9 @@ z_i      = sum_j alpha_ij v_j  +  sum_j alpha_ij a^V_ij
 ``relative_attention(..., trace=True)`` returns every step as a frozen ``AttentionTrace`` (for
 the explorer); ``trace=False`` returns only the output (and the weights if asked), as fast as the
 method allows, with gradients. Both run the same registered method's key and value terms.
+
+float16 and bfloat16 inputs are computed in float32 and the results returned in their dtype
+(``relpos_core.precision``); autocast is off inside.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from relpos_core.lookup import clip_distance_from_table
 from relpos_core.masks import combine_masks, masked_softmax, user_mask
 from relpos_core.memory import attention_bytes
 from relpos_core.methods import METHOD_NAMES, choose_method, get_method
+from relpos_core.precision import HALF_DTYPES, compute_itemsize, no_autocast, upcast
 from relpos_core.trace import Trace
 
 ATTENTION_METHODS = ("auto", *METHOD_NAMES)  # "auto": ``methods.choose_method``
@@ -194,11 +198,14 @@ def relative_attention(
         if reason:
             raise ValueError(f"method {method!r} cannot run here: {reason}")
     kk = clip_distance_from_table(table_k)
+    dtype = q.dtype
     need = attention_bytes(
-        chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=q.element_size(), trace=trace,
+        chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=compute_itemsize(dtype), trace=trace,
         return_weights=return_weights, grad=grad, causal=causal,
         mask_cells=0 if allowed is None else allowed.numel(), dropout=dropout_p > 0,
     )  # fmt: skip
+    if dtype in HALF_DTYPES:  # the float32 copies of q, k, v
+        need += 4 * (q.numel() + k.numel() + v.numel())
     check_fits(
         f"relative_attention with method {chosen.name!r}, q {tuple(q.shape)}, "
         f"k {tuple(k.shape)}, max_relative_position {kk}",
@@ -207,21 +214,30 @@ def relative_attention(
     if trace:  # a pass over q, k and v, paid only for the step-by-step view
         for name, t in (("q", q), ("k", k), ("v", v)):
             check_tensor(name, t, 4)
-    if chosen.fused and not trace and not (grad and return_weights):
-        return banded_attention(
-            q, k, v, table_k, table_v, allowed, causal, query_offset,
-            return_weights=return_weights, dropout_p=dropout_p, generator=generator,
-        )  # fmt: skip
-    allowed = combine_masks(allowed, causal, shape, query_offset)
-    steps = attend(
-        q,
-        k,
-        v,
-        chosen.key_term(q, table_k, n_k, query_offset),  # (b,h,i,j)
-        allowed,
-        lambda weights: chosen.value_term(weights, table_v, query_offset),
-        dropout=_dropout(dropout_p, generator),
-    )
+    with no_autocast(q.device):  # float32 stays float32 inside, under torch.autocast too
+        q, k, v, table_k, table_v = upcast(q, k, v, table_k, table_v)
+        if chosen.fused and not trace and not (grad and return_weights):
+            result = banded_attention(
+                q, k, v, table_k, table_v, allowed, causal, query_offset,
+                return_weights=return_weights, dropout_p=dropout_p, generator=generator,
+            )  # fmt: skip
+            if return_weights:
+                return tuple(t.to(dtype) for t in result)
+            return result.to(dtype)
+        allowed = combine_masks(allowed, causal, shape, query_offset)
+        steps = attend(
+            q,
+            k,
+            v,
+            chosen.key_term(q, table_k, n_k, query_offset),  # (b,h,i,j)
+            allowed,
+            lambda weights: chosen.value_term(weights, table_v, query_offset),
+            dropout=_dropout(dropout_p, generator),
+        )
+    steps = {
+        name: t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+        for name, t in steps.items()
+    }  # the inputs' dtype out
     if trace:
         return AttentionTrace(**steps, query_offset=query_offset, method=chosen.name)
     return (steps["output"], steps["weights"]) if return_weights else steps["output"]

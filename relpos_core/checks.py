@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 import torch
 
-FLOAT_DTYPES = (torch.float32, torch.float64)
+FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
 #: Largest int any size, position or distance may take: keeps int64 index arithmetic exact.
@@ -110,7 +110,7 @@ def check_tensor(
     floating: bool = True,
     finite: bool = True,
 ) -> torch.Tensor:
-    """Check that ``value`` is a tensor of the given rank (float32/float64, finite by default)."""
+    """Check that ``value`` is a tensor of the given rank (a float dtype, finite by default)."""
     if not isinstance(value, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     ranks = (ndim,) if isinstance(ndim, int) else ndim
@@ -118,14 +118,20 @@ def check_tensor(
         want = " or ".join(str(r) for r in ranks)
         raise ValueError(f"{name} must have {want} dimensions, got shape {tuple(value.shape)}")
     if floating and value.dtype not in FLOAT_DTYPES:
-        raise TypeError(f"{name} must be float32 or float64, got {value.dtype}")
-    if finite and floating and not bool(torch.isfinite(value).all()):
+        raise TypeError(f"{name} must be float16, bfloat16, float32 or float64, got {value.dtype}")
+    # a compiled graph cannot branch on values: there NaN and inf propagate, as in torch's own ops
+    if (
+        finite
+        and floating
+        and not torch.compiler.is_compiling()
+        and not bool(value.isfinite().all())
+    ):
         raise ValueError(f"{name} must be finite (no NaN or inf), got a tensor containing them")
     return value
 
 
 def check_same_dtype(**tensors: torch.Tensor) -> None:
-    """All tensors share one dtype (no silent float32/float64 mixing)."""
+    """All tensors share one dtype (no silent mixing of precisions)."""
     dtypes = {name: t.dtype for name, t in tensors.items()}
     if len(set(dtypes.values())) > 1:
         listed = ", ".join(f"{name}={dt}" for name, dt in dtypes.items())

@@ -131,8 +131,15 @@ class RelativeMultiHeadAttention(nn.Module):
         b, _, n_q, _ = out.shape
         return self.fc_o(out.permute(0, 2, 1, 3).reshape(b, n_q, self.hid_dim))  # (b,i,h*dh)
 
-    def _tables(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.relative_position_k.embeddings_table, self.relative_position_v.embeddings_table
+    def _tables(self, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both tables in the heads' dtype: under autocast the projections give bfloat16 or
+        float16 heads from float32 parameters, and the tables follow them as a Linear's weight
+        does (gradients reach the float32 tables through the cast)."""
+        tables = (
+            self.relative_position_k.embeddings_table,
+            self.relative_position_v.embeddings_table,
+        )
+        return tuple(t.to(dtype) for t in tables)
 
     def forward(
         self,
@@ -147,7 +154,7 @@ class RelativeMultiHeadAttention(nn.Module):
         """(b, n_q, hid): the fast path (fused banded with "auto"), dropout in training mode."""
         q, k, v = self._heads(query, key, value)
         out = relative_attention(
-            q, k, v, *self._tables(), mask=mask, causal=causal, query_offset=query_offset,
+            q, k, v, *self._tables(q.dtype), mask=mask, causal=causal, query_offset=query_offset,
             method=self.method, dropout_p=self.dropout.p if self.training else 0.0,
         )  # fmt: skip
         return self._merge_heads(out)
@@ -171,11 +178,17 @@ class RelativeMultiHeadAttention(nn.Module):
         q, k, v = self._heads(query, key, value)
         options = dict(mask=mask, causal=causal, query_offset=query_offset)
         trace = relative_attention(
-            q, k, v, *self._tables(), **options, method=self.method, trace=True
+            q, k, v, *self._tables(q.dtype), **options, method=self.method, trace=True
         )
         if self.training and self.dropout.p > 0:
             out = relative_attention(
-                q, k, v, *self._tables(), **options, method=self.method, dropout_p=self.dropout.p
+                q,
+                k,
+                v,
+                *self._tables(q.dtype),
+                **options,
+                method=self.method,
+                dropout_p=self.dropout.p,
             )
         else:
             out = trace.output

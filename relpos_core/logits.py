@@ -14,6 +14,7 @@ import torch
 from relpos_core.checks import check_int, check_same_dtype, check_tensor
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
 from relpos_core.methods import METHOD_NAMES, get_method
+from relpos_core.precision import no_autocast, upcast
 from relpos_core.trace import Trace
 
 LOGIT_METHODS = METHOD_NAMES
@@ -63,7 +64,8 @@ def relative_logits(
     reason = chosen.unsupported(n_q, n_k, query_offset)
     if reason:
         raise ValueError(f"method {method!r} cannot run here: {reason}")
-    return chosen.key_term(q, table, n_k, query_offset)
+    with no_autocast(q.device):  # half inputs: float32 inside, the inputs' dtype out
+        return chosen.key_term(*upcast(q, table), n_k, query_offset).to(q.dtype)
 
 
 @dataclass(frozen=True)

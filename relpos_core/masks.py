@@ -10,6 +10,7 @@ import torch
 
 from relpos_core.checks import check_bool, check_int, check_mask, check_tensor
 from relpos_core.guard import check_fits
+from relpos_core.precision import compute_dtype
 
 
 def causal_mask(n_q: int, n_k: int | None = None, first: int = 0) -> torch.Tensor:
@@ -89,7 +90,8 @@ def masked_softmax(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     masked = logits.masked_fill(~allowed, float("-inf"))
     any_allowed = allowed.any(-1, keepdim=True)
     safe = masked.masked_fill(~any_allowed, 0.0)  # a fully masked row would be all -inf
-    return torch.softmax(safe, dim=-1) * any_allowed
+    weights = torch.softmax(safe, dim=-1, dtype=compute_dtype(logits.dtype))  # half: float32 sums
+    return weights.to(logits.dtype) * any_allowed
 
 
 def _broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size | None:

@@ -12,6 +12,7 @@ import torch
 from relpos_core.checks import check_int, check_same_dtype, check_tensor
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.methods import get_method
+from relpos_core.precision import no_autocast, upcast
 
 
 def relative_values(
@@ -37,4 +38,5 @@ def relative_values(
     reason = chosen.unsupported(n_q, n_k, query_offset)
     if reason:
         raise ValueError(f"method {method!r} cannot run here: {reason}")
-    return chosen.value_term(weights, table, query_offset)
+    with no_autocast(weights.device):  # half: per-bucket sums in float32, the dtype out
+        return chosen.value_term(*upcast(weights, table), query_offset).to(weights.dtype)

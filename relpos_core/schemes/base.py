@@ -9,6 +9,7 @@ logit units (any 1/sqrt(d) already applied); the logit is their sum:
 Every scheme keeps the same content term q_i · k_j / sqrt(d), so two schemes on the same q, k, v
 differ only by what position adds. Query row 0 sits at position ``query_offset`` of the keys,
 so a block of rows of a longer sequence is computed exactly (the distance is always j - i).
+float16 and bfloat16 inputs are computed in float32 and returned in their dtype.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from relpos_core.checks import (
 )
 from relpos_core.guard import check_fits
 from relpos_core.masks import combine_masks, masked_softmax
+from relpos_core.precision import compute_itemsize, no_autocast, upcast
 
 CONTENT = "content"  # the term every scheme shares: q_i · k_j / sqrt(d)
 
@@ -131,7 +133,7 @@ class PositionScheme(nn.Module):
         n_k = k.shape[2]
         check_fits(
             f"{self.name} scheme with b = {b}, heads = {self.heads}, n_q = {n_q}, n_k = {n_k}",
-            self.logit_bytes(n_q, n_k, b, q.element_size()),
+            self.logit_bytes(n_q, n_k, b, compute_itemsize(q.dtype)),
             max_bytes,
             q.device,
         )
@@ -147,7 +149,9 @@ class PositionScheme(nn.Module):
     ) -> dict[str, torch.Tensor]:
         """Every term of the logit (b,h,n_q,n_k), in paper order; they sum to the logit."""
         self._check_call(q, k, causal, query_offset, max_bytes)
-        return self._terms(q, k, causal, query_offset)
+        with no_autocast(q.device):  # half inputs: float32 inside, the inputs' dtype out
+            terms = self._terms(*upcast(q, k), causal, query_offset)
+        return {name: term.to(q.dtype) for name, term in terms.items()}
 
     def _terms(self, q, k, causal, query_offset) -> dict[str, torch.Tensor]:
         """``terms`` on checked inputs."""
@@ -175,9 +179,10 @@ class PositionScheme(nn.Module):
 
         The content term is not computed."""
         self._check_call(q, k, causal, query_offset, max_bytes)
-        own = self.position_terms(q, k, causal, query_offset)
-        total = sum(own[name] for name in self.POSITION_TERMS)
-        return total.expand(q.shape[0], self.heads, q.shape[2], k.shape[2])
+        with no_autocast(q.device):
+            own = self.position_terms(*upcast(q, k), causal, query_offset)
+            total = sum(own[name] for name in self.POSITION_TERMS)
+        return total.expand(q.shape[0], self.heads, q.shape[2], k.shape[2]).to(q.dtype)
 
     def forward(
         self,
@@ -196,12 +201,15 @@ class PositionScheme(nn.Module):
         query at position p see keys j <= p. A query with no allowed key gets zero weights.
         """
         self._check_call(q, k, causal, query_offset, max_bytes, v)
-        logits = sum(self._terms(q, k, causal, query_offset).values())
-        allowed = combine_masks(mask, causal, tuple(logits.shape), query_offset)
-        weights = masked_softmax(logits, allowed)
-        z = weights @ v  # (b,h,i,j),(b,h,j,d_v) -> (b,h,i,d_v)
-        extra = self.relative_values(weights, causal, query_offset)
-        return (z if extra is None else z + extra), weights
+        dtype = q.dtype
+        with no_autocast(q.device):  # half inputs: logits, softmax and sums in float32
+            q, k, v = upcast(q, k, v)
+            logits = sum(self._terms(q, k, causal, query_offset).values())
+            allowed = combine_masks(mask, causal, tuple(logits.shape), query_offset)
+            weights = masked_softmax(logits, allowed)
+            z = weights @ v  # (b,h,i,j),(b,h,j,d_v) -> (b,h,i,d_v)
+            extra = self.relative_values(weights, causal, query_offset)
+        return (z if extra is None else z + extra).to(dtype), weights.to(dtype)
 
     def extra_repr(self) -> str:
         return f"heads={self.heads}, head_dim={self.head_dim}"
