@@ -49,44 +49,108 @@ def banded_attention(
     """z (b, h, n_q, d_v), and alpha (b, h, n_q, n_k) with ``return_weights``; inputs checked.
 
     ``allowed`` is a bool mask broadcastable to (b, h, n_q, n_k) or None. With gradients the
-    weights cannot be returned (the caller runs an unfused method for that).
+    weights cannot be returned (the caller runs an unfused method for that). Without the
+    weights the call is one ``relpos::banded_attention`` op: opaque to ``torch.compile``
+    (its Python loops over blocks are not traced), with its fake and its backward registered.
     """
-    seed = 0
+    seed = None
     if dropout_p > 0:  # one draw from the caller's generator (or the global one, as nn.Dropout)
         where = generator.device if generator is not None else "cpu"
-        seed = int(torch.randint(0, 2**62, (), generator=generator, device=where))
+        seed = torch.randint(0, 2**62, (), generator=generator, device=where)  # a tensor: no sync
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
-    if grad:
-        assert not return_weights, "weights with gradients take the unfused path"
-        return _BandedAttention.apply(
-            q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed
-        )
-    with torch.no_grad():
-        out, weights, _ = _forward(
-            q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed,
-            keep_lse=False, keep_weights=return_weights,
-        )  # fmt: skip
-    return (out, weights) if return_weights else out
+    if return_weights:
+        assert not grad, "weights with gradients take the unfused path"
+        with torch.no_grad():
+            out, weights, _ = _forward(
+                q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p,
+                _seed(seed), keep_lse=False, keep_weights=True,
+            )  # fmt: skip
+        return out, weights
+    out, _ = banded_attention_op(
+        q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed, grad
+    )
+    return out
 
 
-class _BandedAttention(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed):
-        out, _, lse = _forward(
-            q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed,
-            keep_lse=True, keep_weights=False,
-        )  # fmt: skip
-        ctx.save_for_backward(q, k, v, table_k, table_v, out, lse, allowed)
-        ctx.settings = (causal, query_offset, dropout_p, seed)
-        return out
+def _seed(seed: torch.Tensor | None) -> int:
+    return 0 if seed is None else int(seed)
 
-    @staticmethod
-    def backward(ctx, grad_out):
-        q, k, v, table_k, table_v, out, lse, allowed = ctx.saved_tensors
-        grads = _backward(grad_out, q, k, v, table_k, table_v, out, lse, allowed, *ctx.settings)
-        needed = ctx.needs_input_grad[:5]  # q, k, v and the tables; the rest are settings
-        grads = tuple(g if need else None for g, need in zip(grads, needed, strict=True))
-        return (*grads, None, None, None, None, None)
+
+@torch.library.custom_op("relpos::banded_attention", mutates_args=())
+def banded_attention_op(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    table_k: torch.Tensor,
+    table_v: torch.Tensor,
+    allowed: torch.Tensor | None,
+    causal: bool,
+    query_offset: int,
+    dropout_p: float,
+    seed: torch.Tensor | None,
+    keep_lse: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(z (b,h,n_q,d_v), L (b·h, n_q) the rows' log-sum-exp, or an empty tensor if not kept)."""
+    out, _, lse = _forward(
+        q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, _seed(seed),
+        keep_lse=keep_lse, keep_weights=False,
+    )  # fmt: skip
+    return out, (lse if lse is not None else q.new_empty(0))
+
+
+@banded_attention_op.register_fake
+def _(q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed, keep_lse):
+    b, h, n_q, _ = q.shape
+    out = q.new_empty(b, h, n_q, v.shape[-1])
+    return out, q.new_empty(b * h, n_q) if keep_lse else q.new_empty(0)
+
+
+@torch.library.custom_op("relpos::banded_attention_backward", mutates_args=())
+def banded_attention_backward_op(
+    grad_out: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    table_k: torch.Tensor,
+    table_v: torch.Tensor,
+    out: torch.Tensor,
+    lse: torch.Tensor,
+    allowed: torch.Tensor | None,
+    causal: bool,
+    query_offset: int,
+    dropout_p: float,
+    seed: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dq, dk, dv, dw^K, dw^V: each block's weights rebuilt from L (see the module docstring)."""
+    return _backward(
+        grad_out.contiguous(), q, k, v, table_k, table_v, out, lse, allowed, causal,
+        query_offset, dropout_p, _seed(seed),
+    )  # fmt: skip
+
+
+@banded_attention_backward_op.register_fake
+def _(grad_out, q, k, v, table_k, table_v, *rest):
+    return tuple(t.new_empty(t.shape) for t in (q, k, v, table_k, table_v))  # contiguous
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed, keep_lse = inputs
+    assert keep_lse, "a call with gradients keeps the log-sum-exp for its backward"
+    ctx.save_for_backward(q, k, v, table_k, table_v, output[0], output[1], allowed, seed)
+    ctx.settings = (causal, query_offset, dropout_p)
+
+
+def _backward_rule(ctx, grad_out, _grad_lse):
+    q, k, v, table_k, table_v, out, lse, allowed, seed = ctx.saved_tensors
+    causal, query_offset, dropout_p = ctx.settings
+    grads = banded_attention_backward_op(
+        grad_out, q, k, v, table_k, table_v, out, lse, allowed, causal, query_offset,
+        dropout_p, seed,
+    )  # fmt: skip
+    return (*grads, None, None, None, None, None, None)
+
+
+banded_attention_op.register_autograd(_backward_rule, setup_context=_setup_context)
 
 
 class _Blocks:

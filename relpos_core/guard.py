@@ -15,9 +15,15 @@ def device_memory_bytes(device: torch.device | str | None = None) -> int | None:
     """Total memory of ``device``: physical RAM for the CPU, the card's memory for CUDA;
     None where torch cannot tell (then nothing is refused)."""
     device = torch.device("cpu" if device is None else device)
-    if device.type == "cuda":
-        return int(torch.cuda.get_device_properties(device).total_memory)
-    if device.type == "cpu" and hasattr(os, "sysconf"):
+    return _total_memory(device.type, device.index)
+
+
+# torch.compile reads it once while tracing and keeps the number (sysconf cannot be traced)
+@torch.compiler.assume_constant_result
+def _total_memory(kind: str, index: int | None) -> int | None:
+    if kind == "cuda":
+        return int(torch.cuda.get_device_properties(index).total_memory)
+    if kind == "cpu" and hasattr(os, "sysconf"):
         try:
             return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
         except (ValueError, OSError):

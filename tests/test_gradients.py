@@ -50,7 +50,8 @@ def padding(lengths, n_k):
 
 
 def is_fused(out: torch.Tensor) -> bool:
-    return "BandedAttention" in type(out.grad_fn).__name__
+    """The output comes from the ``relpos::banded_attention`` op's registered backward."""
+    return "relpos_banded_attention" in type(out.grad_fn).__name__
 
 
 def banded(**options):
