@@ -48,6 +48,7 @@ from explorer.params import (
     SEED_MAX,
     TEXT_MAX_CHARS,
     ViewParams,
+    tokenize,
 )
 from explorer.url_query import DEFAULTS, QUERY_KEYS, ParsedQuery, parse_query
 from explorer.widgets import BIND, choice, int_number, int_slider, md_escape, text_box
@@ -85,7 +86,10 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             bind=bind("text"),
             placeholder="e.g. the cat sat on the mat",
         )
-        has_text = bool(text.split())
+        tokens = tokenize(text)
+        has_text = bool(tokens)
+        if has_text:  # the slider shows the n in use, and the URL and the download store it
+            st.session_state["n"] = len(tokens)
         n = int_slider(
             "n (sequence length)",
             1,

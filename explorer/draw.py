@@ -71,8 +71,9 @@ def window_caption(params: ViewParams, what: str = "every n x n heatmap") -> Non
         st.caption(
             f"n = {n} is above {DISPLAY_MAX}: {what} shows the window of "
             f"queries and keys {start}-{stop - 1} ({stop - start} x {stop - start} of the full "
-            f"({n}, {n})), not a downsample; every value is exact. Move it with *window start* "
-            "in the sidebar."
+            f"({n}, {n})), cut from the full matrix, not a downsample of it (a panel drawn "
+            "smaller than its window says in its caption how its cells are pooled). Move it with "
+            "*window start* in the sidebar."
         )
 
 

@@ -76,7 +76,7 @@ SCHEME_FORMULAS = {
 # projection, u and v the global biases; every term is divided by sqrt(d) as in relpos_core.
 XL_INPUT = (
     r"X_{ic} = \frac{(q_i + v)^\top\, W_{k,R} R_{K-1-c}}{\sqrt{d}} \in \mathbb{R}^{Q \times K},"
-    r"\quad \text{column } c \text{ is the distance } K - 1 - c"
+    r"\quad \text{column } c \text{ is the distance } j - i = c - (K - 1)"
 )
 XL_PADDED = r"\bigl[\,0 \;\big|\; X\,\bigr] \in \mathbb{R}^{Q \times (K+1)}"
 XL_RESHAPED = (

@@ -26,8 +26,8 @@ PAGES = (
          "$j - i$, clipped to $\\pm k$, the index table, the tables $w^K$ and $w^V$, and "
          "$a^K_{ij}$ gathered from them"),
     Page("logits", "Relative logits", ":material/functions:",
-         "the content term and the relative term of $e_{ij}$ for every head, three exact ways "
-         "to compute it, and tensor2tensor's steps as the tensors they are"),
+         "the content term and the relative term of $e_{ij}$ for every head, the definition and "
+         "five faster methods that equal it, and tensor2tensor's steps as the tensors they are"),
     Page("skew", "Skew", ":material/swap_horiz:",
          "Huang et al.'s pad, reshape and slice of $Q E_r^\\top$, step by step, with the "
          "distance in every cell"),

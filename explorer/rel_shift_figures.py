@@ -44,7 +44,7 @@ def hover_text(story: ShiftStory, name: str) -> np.ndarray:
                 where = f"i = {r} (position {story.position(r)}), j = {c}"
                 where += " (memory)" if c < story.memory else ""
                 verdict = "right" if story.valid[r, c] else "WRONG (j > M + i)"
-                where += f"<br>distance (M+i)-j = {story.distance[r, c]}: {verdict}"
+                where += f"<br>distance j - (M+i) = {story.distance[r, c]}: {verdict}"
             elif name in ("input", "padded"):
                 where = f"query i = {r}, column {c}"
             else:
@@ -53,7 +53,7 @@ def hover_text(story: ShiftStory, name: str) -> np.ndarray:
                 holds = "the zero pad"
             else:
                 holds = (
-                    f"(q_{source[r, c]} + v)·W_R R_{distance[r, c]} = {step.z[r, c]:.4g}"
+                    f"(q_{source[r, c]} + v)·W_R R_{-distance[r, c]} = {step.z[r, c]:.4g}"
                     f"<br>(input row {source[r, c]}, column {column[r, c]})"
                 )
             tail = "" if name == "result" else "<br>" + fate_words[int(step.fate[r, c])]

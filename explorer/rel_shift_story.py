@@ -44,15 +44,15 @@ STEP_FORMULAS = {
     "result": formulas.XL_SHIFT,
 }
 STEP_TEXT = {
-    "input": "One row per query, one column per distance i - j, from K - 1 on the left to 0 on "
-    "the right: the relative layout. Query row i at position M + i needs the distances "
-    "0..M + i; the larger ones on its left point before the first key.",
+    "input": "One row per query, one column per distance j - i, from -(K - 1) on the left to 0 "
+    "on the right: the relative layout. Query row i at position M + i needs the distances "
+    "-(M + i)..0; the ones further left point before the first key.",
     "padded": "Add one column of zeros on the left. Nothing moves yet.",
     "reshaped": "Read the padded numbers row by row and cut them into rows of Q. Each old row "
     "now starts one place further along than the one above: the per-row shift, no gather.",
     "sliced": "Drop the first row: the first Q numbers, row 0's pad and its distances that "
     "point before the first key.",
-    "result": "Read the rest back as Q rows of K. Cell (i, j) holds distance (M + i) - j for "
+    "result": "Read the rest back as Q rows of K. Cell (i, j) holds distance j - (M + i) for "
     "every key j <= M + i; right of that, the shift is wrong: the pad zero, then the next "
     "query's distances that point before the first key.",
 }
@@ -110,12 +110,13 @@ class ShiftStep:
         return self.code == 0
 
     def origin(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(input row, input column c, distance K - 1 - c) of every cell; -1 on a pad."""
+        """(input row, input column c, distance j - i = c - (K - 1)) of every cell; the pad
+        gets row and column -1 and distance 1 (no distance of the layout is positive)."""
         flat = self.code.astype(np.int64) - 1
         row, col = np.divmod(flat, self.keys)
         pad = self.pad
         return (np.where(pad, -1, row), np.where(pad, -1, col),
-                np.where(pad, -1, self.keys - 1 - col))  # fmt: skip
+                np.where(pad, 1, col - (self.keys - 1)))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ class ShiftStory:
     keys: int  # K = Q + M
     head: int
     valid: np.ndarray  # (Q, K) bool, the core's: j <= M + i
-    distance: np.ndarray  # (Q, K) int, (M + i) - j: the distance the definition uses
+    distance: np.ndarray  # (Q, K) int, j - (M + i): the distance j - i of the definition
     definition: np.ndarray  # (Q, K) float32, the scheme's gathered (b) + (d) of the head
     start: int = 0  # position of the first query row (the story always starts at row 0)
 
@@ -134,8 +135,8 @@ class ShiftStory:
         return self.steps[STEPS.index(name)]
 
     def position(self, i: int) -> int:
-        """Position of query row i among the keys: its distance to key 0, M + i."""
-        return int(self.distance[i, 0])
+        """Position of query row i among the keys, M + i (minus its distance to key 0)."""
+        return -int(self.distance[i, 0])
 
 
 def fates(codes: list[np.ndarray], valid: np.ndarray) -> list[np.ndarray]:
@@ -164,7 +165,7 @@ def fates(codes: list[np.ndarray], valid: np.ndarray) -> list[np.ndarray]:
 
 def _ticks(name: str, rows: int, cols: int, memory: int, keys: int):
     """Tick text of every column and row of a step."""
-    distances = [str(keys - 1 - c) for c in range(keys)]
+    distances = [str(c - (keys - 1)) for c in range(keys)]  # j - i
     if name == "input":
         return tuple(distances), tuple(str(i) for i in range(rows))
     if name == "padded":
@@ -206,8 +207,8 @@ def shift_story(params: ViewParams, head: int, memory: int) -> ShiftStory:
                 code=code,
                 fate=fate,
                 x_title={
-                    "input": "distance i - j",
-                    "padded": "distance i - j",
+                    "input": "distance j - i",
+                    "padded": "distance j - i",
                     "result": "key j (m: memory)" if memory else "key j",
                 }.get(name, "column"),
                 y_title="query i" if name in ("input", "padded", "result") else "row",
@@ -217,7 +218,7 @@ def shift_story(params: ViewParams, head: int, memory: int) -> ShiftStory:
             )
         )
     definition_z = definition.numpy().astype(np.float32)
-    distance = (-relative_distances(queries, keys, query_offset=memory)).numpy()
+    distance = relative_distances(queries, keys, query_offset=memory).numpy()  # j - (M + i)
     for array in (valid, definition_z, distance):
         array.flags.writeable = False
     return ShiftStory(tuple(steps), queries, memory, keys, head, valid, distance, definition_z)
@@ -311,7 +312,8 @@ def result_cell_of(story: ShiftStory, name: str, row: int, col: int) -> tuple[in
 
 
 def holds_text(story: ShiftStory, code: int, plain: bool = False) -> str:
-    """What a value is: the pad zero, or (q_s + v)·W_R R_δ of input row s."""
+    """What a value is: the pad zero, or (q_s + v)·W_R R_δ of input row s (the paper indexes
+    R by i - j: δ = -(j - i))."""
     if code == 0:
         return "the zero pad"
     row, col = divmod(code - 1, story.keys)
@@ -325,14 +327,14 @@ def wrong_cells(story: ShiftStory) -> dict[str, list]:
     """Every result cell outside j <= M + i: what it holds, by the shift and by definition."""
     result = story.steps[-1]
     rows, cols = np.nonzero(~story.valid)
-    table: dict[str, list] = {"i": [], "j": [], "distance (M+i)-j": [], "holds": [],
+    table: dict[str, list] = {"i": [], "j": [], "distance j-(M+i)": [], "holds": [],
                               "by the shift": [], "by the definition": []}  # fmt: skip
     for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
         code = int(result.code[i, j])
         what = "zero pad" if code == 0 else "next row: " + holds_text(story, code, plain=True)
         table["i"].append(i)
         table["j"].append(j)
-        table["distance (M+i)-j"].append(int(story.distance[i, j]))
+        table["distance j-(M+i)"].append(int(story.distance[i, j]))
         table["holds"].append(what)
         table["by the shift"].append(float(result.z[i, j]))
         table["by the definition"].append(float(story.definition[i, j]))
@@ -342,7 +344,7 @@ def wrong_cells(story: ShiftStory) -> dict[str, list]:
 def story_tables(story: ShiftStory) -> dict[str, Labelled]:
     """Every step of the story with its axes, the definition and the wrong cells, for the
     page's download."""
-    corners = {"input": "query i \\ distance i - j", "padded": "query i \\ distance i - j",
+    corners = {"input": "query i \\ distance j - i", "padded": "query i \\ distance j - i",
                "result": "query i \\ key j"}  # fmt: skip
     tables = {}
     for number, step in enumerate(story.steps, start=1):
@@ -353,7 +355,7 @@ def story_tables(story: ShiftStory) -> dict[str, Labelled]:
     result = story.step("result")
     tables["definition"] = Labelled(
         story.definition,
-        f"(b) + (d) gathered by distance (M + i) - j, head {story.head}: equals the result "
+        f"(b) + (d) gathered by distance j - (M + i), head {story.head}: equals the result "
         "where j <= M + i",
         rows=list(result.y_ticks),
         cols=list(result.x_ticks),
@@ -366,7 +368,7 @@ def story_tables(story: ShiftStory) -> dict[str, Labelled]:
                          column[rows, cols], result.z[rows, cols],
                          story.definition[rows, cols]]),
         "result cells with j > M + i: what the shift put there (source -1: the zero pad)",
-        cols=["i", "j", "distance (M+i)-j", "source input row", "source input column",
+        cols=["i", "j", "distance j-(M+i)", "source input row", "source input column",
               "by the shift", "by the definition"],
         corner="cell",
     )  # fmt: skip

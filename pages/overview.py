@@ -49,16 +49,6 @@ with left:
     st.latex(formulas.OUTPUT)
     st.markdown("Stored 0-based, pair $(i, j)$ reads table row")
     st.latex(formulas.INDEX)
-with right:
-    st.subheader("Huang et al. 2018 (Music Transformer)")
-    st.markdown(
-        "Gathering $a^K_{ij}$ for every pair builds an $(n, n, d_z)$ tensor: for $n = 2048$, "
-        "$d = 512$ that is 8.6 GB per layer in float32. The **skew** instead multiplies the "
-        "queries by one embedding per distance, $Q E_r^\\top$ of shape $(n, 2n - 1)$ (or "
-        "$(n, n)$ for causal attention), then moves each row into place with a pad, a reshape "
-        "and a slice: memory $O(n d)$."
-    )
-    st.latex(formulas.SKEW)
     view = compute.lookup_view(params)
     start = params.window[0]
     size = min(CORNER, view.index.shape[0])
@@ -87,7 +77,16 @@ with right:
             else f"shape ({size}, {size})"
         ),
     )
-
+with right:
+    st.subheader("Huang et al. 2018 (Music Transformer)")
+    st.markdown(
+        "Gathering $a^K_{ij}$ for every pair builds an $(n, n, d_z)$ tensor: for $n = 2048$, "
+        "$d = 512$ that is 8.6 GB per layer in float32. The **skew** instead multiplies the "
+        "queries by one embedding per distance, $Q E_r^\\top$ of shape $(n, 2n - 1)$ (or "
+        "$(n, n)$ for causal attention), then moves each row into place with a pad, a reshape "
+        "and a slice: memory $O(n d)$. The paper calls the sequence length $L$, so $L = n$."
+    )
+    st.latex(formulas.SKEW)
 st.caption(
     f"Current view: n = {params.length}, k = {params.k}, d_model = {params.d_model}, "
     f"heads = {params.heads} (head dim {params.head_dim}), seed = {params.seed}, "

@@ -41,9 +41,10 @@ st.markdown(
     "Transformer-XL adds to the content logit three terms (Dai et al. 2019, Sec. 3.3). The two "
     "that depend on position, (b) and (d), need one score per query and distance. The "
     "reference code computes them against every distance a query may see, in the *relative* "
-    "layout (column c is the distance i - j = K - 1 - c), and moves them to the *absolute* "
+    "layout (column c is the distance j - i = c - (K - 1)), and moves them to the *absolute* "
     "layout (column j is key j) with `rel_shift`: a pad, a reshape and a slice, no gather "
-    "(Appendix B)."
+    "(Appendix B). The paper indexes its sinusoid R by i - j; every distance on this page is "
+    "written j - i, as on every other page, so distance j - i = -3 reads R_3."
 )
 st.latex(formulas.XL_LOGIT)
 st.latex(formulas.XL_POSITION)
@@ -81,7 +82,7 @@ def place_lines(story: ShiftStory, places) -> str:
             continue
         r, c = place.row, place.col
         if name in ("input", "padded"):
-            column = f"column {c} (i - j = {step.x_ticks[c]})"
+            column = f"column {c} (j - i = {step.x_ticks[c]})"
             where = f"query i = {r}, " + ("the pad column" if step.pad[r, c] else column)
         elif name == "result":
             where = f"i = {r}, key j = {c}"
@@ -97,7 +98,7 @@ def picked_summary(story: ShiftStory, i: int, j: int) -> None:
     result = story.step("result")
     code = int(result.code[i, j])
     source, column, distance = (int(a[i, j]) for a in result.origin())
-    where = f"input row {source}, column {column} (i - j = {distance})"
+    where = f"input row {source}, column {column} (j - i = {distance})"
     where = "the zero pad" if code == 0 else where
     st.markdown(
         "\n".join(
@@ -106,7 +107,7 @@ def picked_summary(story: ShiftStory, i: int, j: int) -> None:
                 "|---|---|",
                 f"| (i, j) | ({i}, {j}){' (a memory key)' if j < m else ''} |",
                 f"| query position M + i | {position} |",
-                f"| distance (M + i) - j | {story.distance[i, j]} |",
+                f"| distance j - (M + i) | {story.distance[i, j]} |",
                 f"| source cell | {where} |",
                 f"| by the shift | {float(result.z[i, j]):.4g} |",
                 f"| by the definition | {float(story.definition[i, j]):.4g} |",
@@ -159,7 +160,7 @@ def story_panel(params: ViewParams) -> None:
         st.button("◀", key="xl_prev", on_click=shift_step, args=(-1,), help="previous step")
         label = choice("step", STEP_LABELS, "xl_step")
         st.button("▶", key="xl_next", on_click=shift_step, args=(1,), help="next step")
-        write = toggle("write each cell's distance i - j", "xl_distance", value=True)
+        write = toggle("write each cell's distance j - i", "xl_distance", value=True)
     number = STEP_LABELS.index(label)
     name = STEPS[number]
 
@@ -188,7 +189,7 @@ def story_panel(params: ViewParams) -> None:
         )
         st.caption(
             "Colour: the value, (b) + (d) of head "
-            f"{head}, on one scale for every step. Each cell shows the distance i - j of the "
+            f"{head}, on one scale for every step. Each cell shows the distance j - i of the "
             "value it holds for the query it came from (pad: the padding zero). Outlined in "
             "black: values that become right result cells. Hatched and outlined in red: "
             "values that become wrong result cells (j > M + i). Greyed: what the slice drops."

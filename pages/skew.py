@@ -37,7 +37,10 @@ st.markdown(
     "embedding per distance, $S = Q E_r^\\top$: column $c$ of $S$ is the distance "
     "$r = c - (L - 1)$, the relative layout. Row $i$ needs column $j - i + L - 1$ at key $j$: "
     "the skew shifts every row by its own offset with only a pad, a reshape and a slice "
-    "(Huang et al. 2018, Sec. 3.4.1)."
+    "(Huang et al. 2018, Sec. 3.4.1). $L$ is the paper's name for the sequence length: here "
+    f"$L = n = {n}$"
+    + (f" (the steps run on the window, $L = {stop - start}$)" if params.windowed else "")
+    + "."
 )
 st.latex(formulas.SKEW)
 st.latex(E_R)

@@ -43,7 +43,7 @@ def test_the_steps_at_n8_equal_the_definition_and_mark_the_wrong_cells(memory: i
     z = chart_z(first, "xl_input")
     np.testing.assert_allclose(z, relative_layout(params, 8, memory, 1), **CLOSE)
     ticks = chart_spec(first, "xl_input")["layout"]["xaxis"]["ticktext"]
-    assert ticks == [str(keys - 1 - c) for c in range(keys)]  # column c: distance K - 1 - c
+    assert ticks == [str(c - (keys - 1)) for c in range(keys)]  # column c: j - i = c - (K - 1)
 
     at = open_page("rel_shift", xl_step="5 result", **query)
     assert_clean(at)

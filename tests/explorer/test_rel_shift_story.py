@@ -91,7 +91,7 @@ def test_every_step_equals_the_definition_and_the_index_arithmetic(n, memory, he
         np.testing.assert_allclose(story.step(name).z, expected[name], **CLOSE, err_msg=name)
     i, j = np.indices((n, n + memory))
     assert np.array_equal(story.valid, j <= memory + i)
-    assert np.array_equal(story.distance, memory + i - j)
+    assert np.array_equal(story.distance, j - (memory + i))  # j - i, as on every page
     definition = xl_position_term(params, n, memory, head)
     np.testing.assert_allclose(story.definition, definition, **CLOSE)
     result = story.step("result").z

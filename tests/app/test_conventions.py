@@ -1,0 +1,48 @@
+"""One convention per idea on every page: the n in use, the distance j - i, the logit's scale."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+
+import relpos_core as rc
+from explorer.downloads import zip_bytes
+from explorer.example import example_inputs
+from explorer.params import ViewParams
+from tests.app.conftest import assert_clean, chart_spec, open_page
+from tests.app.panels import panel_z
+
+
+def test_a_typed_sentence_sets_the_n_slider_to_its_token_count() -> None:
+    at = open_page("lookup", text="the cat sat on the mat")
+    assert_clean(at)
+    assert at.slider(key="n").value == 6  # the n in use, not the slider's old 8
+    at.text_input(key="text").set_value("one two three").run()
+    assert_clean(at)
+    assert at.slider(key="n").value == 3
+    stale = ViewParams(n=8, text="one two three")  # a slider value the sentence overrides
+    with zipfile.ZipFile(io.BytesIO(zip_bytes("lookup", stale, {}))) as archive:
+        meta = json.loads(archive.read("params.json"))
+    assert meta["n"] == meta["length"] == 3
+
+
+def test_transformer_xl_writes_distances_as_j_minus_i() -> None:
+    at = open_page("rel_shift", n="5")
+    assert_clean(at)
+    spec = chart_spec(at, "xl_input")
+    ticks = [int(t) for t in spec["layout"]["xaxis"]["ticktext"]]
+    keys = len(ticks)  # K = Q + M keys, Q = 5 queries after M memory positions
+    assert keys > 5
+    assert ticks == list(range(-(keys - 1), 1))  # column c: j - i = c - (K - 1), as the skew's r
+
+
+def test_the_logits_page_draws_the_terms_as_they_enter_the_softmax() -> None:
+    at = open_page("logits", n="6", heads="2", d_model="16")
+    assert_clean(at)
+    inputs = example_inputs(ViewParams(n=6, heads=2))
+    scale = 1 / np.sqrt(8)  # 1/sqrt(d_z), as on the Attention and Position schemes pages
+    rel = rc.relative_logits(inputs.q, inputs.table_k, method="loop")[0] * scale
+    np.testing.assert_allclose(panel_z(at, "logits_heads", 1), rel[1].numpy(), rtol=1e-5)
