@@ -1,0 +1,88 @@
+"""torch.compile with fullgraph=True: the library's own code makes no graph break.
+
+fullgraph=True turns any graph break into an error, so compiling at all is the check that the
+memory guard, the dropout seed and the fused path's loops (one ``relpos::banded_attention`` op
+with a fake kernel and a registered backward) are traceable. The compiled calls must then equal
+eager mode, forward and backward. Sizes are tiny: each compilation costs seconds on two cores.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from relpos_core import RelativeMultiHeadAttention, relative_attention
+
+# torch's own compiler imports a deprecated torch.jit helper on its first use (torch 2.13)
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"
+)
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def inputs(seed, dtype=torch.float32, grad=True):
+    gen = torch.Generator().manual_seed(seed)
+    shapes = [(2, 2, 6, 4), (2, 2, 8, 4), (2, 2, 8, 3), (5, 4), (5, 3)]  # k = 2
+    return [torch.randn(s, generator=gen).to(dtype).requires_grad_(grad) for s in shapes]
+
+
+def grads(out, tensors):
+    return torch.autograd.grad(out, tensors, torch.ones_like(out))
+
+
+def test_compiled_fast_call_equals_eager_forward_and_backward():
+    mask = torch.rand(2, 1, 6, 8, generator=torch.Generator().manual_seed(1)) < 0.7
+    mask[1, 0, 2] = False  # a query with no key: zero output in both
+
+    def attend(q, k, v, table_k, table_v, mask):
+        return relative_attention(q, k, v, table_k, table_v, mask=mask, causal=True,
+                                  query_offset=2)  # fmt: skip
+
+    compiled = torch.compile(attend, fullgraph=True)
+    tensors = inputs(0)
+    out = compiled(*tensors, mask)
+    want = attend(*tensors, mask)
+    torch.testing.assert_close(out, want)
+    for got, expected in zip(grads(out, tensors), grads(want, tensors), strict=True):
+        torch.testing.assert_close(got, expected)
+
+
+def test_compiled_layer_equals_eager_and_trains_with_dropout():
+    torch.manual_seed(0)
+    layer = RelativeMultiHeadAttention(8, 2, 2, dropout=0.25).eval()
+    compiled = torch.compile(layer, fullgraph=True)
+    x = torch.randn(2, 7, 8, requires_grad=True)
+    out, want = compiled(x, x, x, causal=True), layer(x, x, x, causal=True)
+    torch.testing.assert_close(out, want)
+    params = [x, *layer.parameters()]
+    for got, expected in zip(grads(out, params), grads(want, params), strict=True):
+        torch.testing.assert_close(got, expected)
+
+    layer.train()  # dropout: the seed is drawn inside the graph, as a tensor
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(5)
+        out = compiled(x, x, x, causal=True)
+        runs.append((out, grads(out, params)))
+    assert not torch.equal(runs[0][0], want)  # some weights were dropped
+    torch.testing.assert_close(runs[0][0], runs[1][0], rtol=0, atol=0)  # same seed, same drops
+    for got, again in zip(runs[0][1], runs[1][1], strict=True):
+        assert torch.isfinite(got).all()
+        torch.testing.assert_close(got, again, rtol=0, atol=0)
+
+
+def test_compiled_layer_under_autocast_equals_eager():
+    torch.manual_seed(2)
+    layer = RelativeMultiHeadAttention(8, 2, 2)
+    compiled = torch.compile(layer, fullgraph=True)
+    x = torch.randn(2, 5, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, want = compiled(x, x, x), layer(x, x, x)
+    assert out.dtype == want.dtype == torch.bfloat16
+    torch.testing.assert_close(out, want, rtol=1.6e-2, atol=1e-2)  # inductor fuses differently
