@@ -14,7 +14,7 @@ from relpos_core.schemes import SCHEME_NAMES, PositionScheme, make_scheme
 
 SCHEME_LABELS = {
     "shaw": "Shaw",
-    "music": "Music",
+    "music": "Music Transformer",
     "xl": "Transformer-XL",
     "t5": "T5",
     "alibi": "ALiBi",
@@ -94,5 +94,23 @@ class SchemeConfig:
 
     @property
     def text(self) -> str:
-        """``num_buckets = 32, max_distance = 128``; empty without settings."""
-        return ", ".join(f"{key} = {value}" for key, value in self.options)
+        """The settings in the papers' words (``32 buckets, max distance 128``); empty without
+        settings."""
+        words = []
+        for key, value in self.options:
+            if key == "max_relative_position":
+                what = "table length L" if self.name == "music" else "clip distance k"
+                words.append(f"{what} = {value}")
+            elif key == "values":
+                words.append("on keys and values" if value else "on keys only")
+            else:
+                words.append(OPTION_WORDS[key].format(value))
+        return ", ".join(words)
+
+
+OPTION_WORDS = {
+    "num_buckets": "{} buckets",
+    "max_distance": "max distance {}",
+    "max_bias": "max bias {}",
+    "base": "base {:,}",
+}

@@ -51,6 +51,7 @@ class Allowed:
     outside: Callable[[object], str]
     parse: Callable[[str], object | None]
     url_nearest: bool = False
+    url_form: Callable[[object], str] = str  # how the widget itself writes a value in the URL
 
 
 def int_range(low: int, high: int) -> Allowed:
@@ -85,7 +86,8 @@ def int_range(low: int, high: int) -> Allowed:
 def one_of(
     options: Sequence[object], format_func: Callable[[object], object] = str, none_fits=False
 ) -> Allowed:
-    """One of ``options`` (``None`` too with ``none_fits``); the URL holds an option's label.
+    """One of ``options`` (``None`` too with ``none_fits``); the URL holds an option's label,
+    and an option's own name is read too (``scheme=xl`` as well as ``scheme=Transformer-XL``).
 
     A number that is no longer an option moves to the nearest number among them:
 
@@ -96,7 +98,7 @@ def one_of(
     True
     """
     labels = [str(format_func(option)) for option in options]
-    by_label = dict(zip(labels, options, strict=True))
+    by_label = {**{str(o): o for o in options}, **dict(zip(labels, options, strict=True))}
     numbers = [o for o in options if isinstance(o, int | float) and not isinstance(o, bool)]
 
     def nearest(value: object) -> object | None:
@@ -110,6 +112,7 @@ def one_of(
         nearest=nearest,
         outside=lambda value: f"not one of the choices now ({', '.join(labels)})",
         parse=by_label.get,
+        url_form=lambda value: str(format_func(value)),
     )
 
 
@@ -162,11 +165,13 @@ def fit(key: str, allowed: Allowed, default: object, name: str) -> None:
         return
     value = allowed.parse(raw)
     if value is not None and allowed.fits(value):
+        if raw != allowed.url_form(value):  # another spelling the widget would not read
+            st.session_state[key] = value
         return
     cut = allowed.url_nearest and isinstance(value, str)  # over-long text keeps its beginning
     use = allowed.nearest(value) if cut else default
     shown = raw if len(raw) <= 40 else raw[:40] + "..."
-    used = f"the first {len(use)} characters" if cut else use
+    used = f"the first {len(use)} characters" if cut else allowed.url_form(use)
     st.warning(
         md_escape(f"URL parameter {key}: must be {allowed.text}, got {shown!r}; using {used}"),
         icon=":material/warning:",

@@ -26,13 +26,18 @@ st.markdown(
     "term q_i · k_j / √d is the same, so every difference in the weights comes from what each "
     "scheme adds for position."
 )
-left, right, third = st.columns([2, 2, 1])
+left, right = st.columns(2)
 with left:
-    a = choice("scheme A", list(SCHEME_NAMES), "compare_a", default=DEFAULTS.compare_a)
+    a = choice(
+        "scheme A", list(SCHEME_NAMES), "compare_a", default=DEFAULTS.compare_a,
+        format_func=LABELS.get,
+    )  # fmt: skip
 with right:
-    b = choice("scheme B", list(SCHEME_NAMES), "compare_b", default=DEFAULTS.compare_b)
-with third:
-    head = head_picker(heads, "compare_head")
+    b = choice(
+        "scheme B", list(SCHEME_NAMES), "compare_b", default=DEFAULTS.compare_b,
+        format_func=LABELS.get,
+    )  # fmt: skip
+head = head_picker(heads, "compare_head")  # a row of its own: eight heads fit
 settings = scheme_settings(params, compare_a=a, compare_b=b)
 for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):
     with column:

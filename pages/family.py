@@ -50,7 +50,9 @@ name = choice(
     "scheme",
     list(SCHEME_NAMES),
     "scheme",
-    help="Registry names of relpos_core.schemes: " + ", ".join(LABELS.values()),
+    format_func=LABELS.get,
+    help="In the URL and in relpos_core.schemes: "
+    + ", ".join(f"{s} ({LABELS[s]})" for s in SCHEME_NAMES),
 )
 scheme_class = SCHEMES[name]
 

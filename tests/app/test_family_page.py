@@ -72,10 +72,10 @@ def test_every_scheme_draws_its_position_term(name: str) -> None:
     np.testing.assert_allclose(panel_z(at, "family_head"), term[0], **CLOSE)
     assert ("family_xl_terms" in chart_keys(at)) == (name == "xl")
     table = markdown_table(at, "scheme")
-    assert table["scheme"][:2] == ["Shaw", "Music"]
+    assert table["scheme"][:2] == ["Shaw", "Music Transformer"]
     by_scheme = dict(zip(table["scheme"], table["with content"], strict=True))
     assert set(table["position only"]) == {"yes"}  # every position-only part is Toeplitz
-    expected = {"Shaw": "no", "Music": "no", "Transformer-XL": "no", "T5": "yes",
+    expected = {"Shaw": "no", "Music Transformer": "no", "Transformer-XL": "no", "T5": "yes",
                 "ALiBi": "yes", "RoPE": "no"}  # fmt: skip
     assert by_scheme == expected
     picked = SCHEME_NAMES.index(name)
@@ -143,8 +143,8 @@ def test_bad_url_values_warn_and_the_page_works() -> None:
     assert_clean(at)
     warnings = " ".join(w.value for w in at.warning).replace("\\", "")
     assert (
-        "URL parameter scheme: must be one of shaw, music, xl, t5, alibi, rope, got 'nope'; "
-        "using shaw"
+        "URL parameter scheme: must be one of Shaw, Music Transformer, Transformer-XL, T5, "
+        "ALiBi, RoPE, got 'nope'; using Shaw"
     ) in warnings
     assert "t5_buckets: must be one of 8, 16, 32, 64, 128, got 'abc'; using 32" in warnings
     assert "music_len: must be an integer in [1, 4096], got '-3'; using 64" in warnings
@@ -174,7 +174,7 @@ def test_a_scheme_that_cannot_run_is_left_out_with_its_reason() -> None:
     assert "RoPE (Su et al. 2021) cannot run on this view: head_dim (d) must be even" in warnings
     assert "family_heads" not in chart_keys(at)
     table = markdown_table(at, "scheme")
-    assert table["scheme"] == ["Shaw", "Music", "Transformer-XL", "T5", "ALiBi"]
+    assert table["scheme"] == ["Shaw", "Music Transformer", "Transformer-XL", "T5", "ALiBi"]
     assert table["bold"] == []  # the picked scheme is not in the table
     profile = chart_spec(at, "family_profile")
     names = {t.get("name") for t in profile["data"]}

@@ -229,7 +229,9 @@ def test_config_carries_only_its_scheme_and_the_sidebar_k() -> None:
     params = ViewParams(k=5)
     settings = family_settings.FamilySettings(t5_buckets=16, t5_max=40, music_len=9, rope_base=100)
     assert settings.config("shaw", params).options == (("max_relative_position", 5),)
-    assert settings.config("t5", params).text == "max_distance = 40, num_buckets = 16"
+    assert settings.config("t5", params).text == "max distance 40, 16 buckets"
+    assert settings.config("music", params).text == "table length L = 9, on keys only"
+    assert settings.config("shaw", params).text == "clip distance k = 5"
     assert settings.config("xl", params).options == ()
     assert settings.config("rope", params).build(params).base == 100.0
     assert settings.config("music", params).build(params).max_relative_position == 9
