@@ -51,7 +51,10 @@ def test_bad_scheme_in_the_url_warns_and_compares_the_default() -> None:
     at = open_page("compare", compare_a="nope", compare_b="t5", t5_buckets="abc")
     assert_clean(at)
     warnings = " ".join(w.value for w in at.warning).replace("\\", "")
-    assert "URL parameter compare_a: must be one of Shaw, Music Transformer, Transformer-XL, T5, ALiBi, RoPE" in warnings
+    assert (
+        "URL parameter compare_a: must be one of Shaw, Music Transformer, Transformer-XL, T5, "
+        "ALiBi, RoPE"
+    ) in warnings
     assert "t5_buckets: must be one of 8, 16, 32, 64, 128, got 'abc'; using 32" in warnings
     assert {"compare_weights", "compare_diff"} <= chart_keys(at)
     params = ViewParams()
