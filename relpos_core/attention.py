@@ -30,11 +30,12 @@ from relpos_core.checks import (
     check_same_dtype,
     check_tensor,
 )
+from relpos_core.flex import flex_attention_relative
 from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.masks import combine_masks, masked_softmax, user_mask
 from relpos_core.memory import attention_bytes
-from relpos_core.methods import METHOD_NAMES, choose_method, get_method
+from relpos_core.methods import FLEX, METHOD_NAMES, choose_method, get_method
 from relpos_core.precision import HALF_DTYPES, compute_itemsize, no_autocast, upcast
 from relpos_core.trace import Trace
 
@@ -191,7 +192,10 @@ def relative_attention(
     allowed = user_mask(mask, shape)  # bool, 4-D: every broadcastable rank on every path
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
     if method == "auto":
-        chosen = choose_method(n_q, n_k, query_offset, trace=trace, grad=grad)
+        chosen = choose_method(
+            n_q, n_k, query_offset, trace=trace, grad=grad, device=q.device,
+            dropout=dropout_p > 0, weights=return_weights,
+        )  # fmt: skip
     else:
         chosen = get_method(method)
         reason = chosen.unsupported(n_q, n_k, query_offset)
@@ -215,6 +219,10 @@ def relative_attention(
         for name, t in (("q", q), ("k", k), ("v", v)):
             check_tensor(name, t, 4)
     with no_autocast(q.device):  # float32 stays float32 inside, under torch.autocast too
+        if chosen is FLEX:  # FlexAttention takes half inputs itself, statistics in float32
+            return flex_attention_relative(
+                q, k, v, table_k, table_v, allowed, causal, query_offset
+            ).to(dtype)
         q, k, v, table_k, table_v = upcast(q, k, v, table_k, table_v)
         if chosen.fused and not trace and not (grad and return_weights):
             result = banded_attention(

@@ -24,6 +24,7 @@ from typing import ClassVar, NamedTuple
 import torch
 
 from relpos_core.banded import STRIP_ROWS, banded_logits, banded_values, block_rows
+from relpos_core.flex import BAND_ROWS, flex_available
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
 from relpos_core.skew import absolute_to_relative_unmasked, skew_embeddings_unguarded, skew_unmasked
 
@@ -49,12 +50,14 @@ class Sizes:
     rows: int  # (b, h, n_q) at 8 bytes: per-row flags, sums, log-sum-exp
     tables: int  # (2k+1, d) and (2k+1, d_v) floats: both tables (a copy, their gradients)
     strips: int  # int64 indices of the banded strips that differ (``banded.Strips``)
+    band: int = 0  # (b, h, n_q, BAND_ROWS + 2k - 2) floats, at least float32: ``flex``'s band
 
     @classmethod
     def of(cls, shape: tuple[int, int, int, int, int, int], k: int, itemsize: int) -> Sizes:
         """``shape`` = (b, h, n_q, n_k, d, d_v), k the clip distance."""
         b, h, n_q, n_k, d, d_v = shape
         bh = b * h
+        band_rows = min(BAND_ROWS, n_q)
         cells = bh * n_q * n_k
         return cls(
             square=cells * itemsize,
@@ -74,6 +77,7 @@ class Sizes:
             # inner strips share one index; those clipped by either end of the keys differ:
             # about k / STRIP_ROWS + 2 strips at each end, each STRIP_ROWS x (STRIP_ROWS + 2k)
             strips=INDEX_BYTES * min(n_q, 2 * k + 6 * STRIP_ROWS) * min(n_k, STRIP_ROWS + 2 * k),
+            band=bh * (-(-n_q // band_rows) * band_rows) * (band_rows + 2 * k) * max(itemsize, 4),
         )
 
 
@@ -369,6 +373,28 @@ class Banded(Method):
         return max(forward + s.block, s.output + backward)
 
 
+class Flex(Banded):
+    """The banded method's GPU kernel (``relpos_core.flex``): what "auto" runs on CUDA.
+
+    FlexAttention over the two constant regions off the band, the band in one batched pass: a
+    number of kernels per call that does not grow with n, where the blocked loop launches
+    several per block and strip. Not in ``METHODS``: it is banded's numbers by another route,
+    for the fast call only (no trace, weights or dropout, which take the blocked path).
+    """
+
+    name = "flex"
+    summary = "FlexAttention off the band, the band batched: banded on a GPU"
+
+    def fused_bytes(self, s: Sizes, grad: bool, return_weights: bool, dropout: bool) -> int:
+        """The band's scores, weights and their gradients (four at once), Q w^T, three region
+        outputs and their sum, each region's block mask (a few bytes per 128 x 128 block)."""
+        forward = s.queries + 2 * s.buckets + 4 * s.output + 3 * s.band + s.tables + s.rows
+        if not grad:
+            return forward
+        return forward + 2 * (s.queries + s.keys + s.values) + 4 * s.band + 4 * s.output
+
+
+FLEX = Flex()
 METHODS: dict[str, Method] = {
     m.name: m for m in (Loop(), Einsum(), Matmul(), Skew(), Bucket(), Banded())
 }
@@ -384,18 +410,32 @@ def get_method(name: object) -> Method:
 
 
 def choose_method(
-    n_q: int, n_k: int, query_offset: int = 0, *, trace: bool = False, grad: bool = False
+    n_q: int,
+    n_k: int,
+    query_offset: int = 0,
+    *,
+    trace: bool = False,
+    grad: bool = False,
+    device: torch.device | str | None = None,
+    dropout: bool = False,
+    weights: bool = False,
 ) -> Method:
     """What ``method="auto"`` runs: the first method of AUTO_ORDER that can do what is asked.
+
+    On CUDA the fast call (no ``trace``, ``dropout`` or returned ``weights``) runs ``FLEX``,
+    banded's kernel there, whose launches do not grow with n.
 
     Measured on a 2-core CPU (``python -m relpos_lab.bench``), banded is the fastest exact
     method at every n tried and the least memory-hungry, and it supports every shape, offset,
     trace and gradient, so it is the answer today; the scan keeps "auto" honest if a method
     with limits is ever put first.
 
-    >>> choose_method(1024, 1024).name
-    'banded'
+    >>> choose_method(1024, 1024).name, choose_method(1024, 1024, device="cuda").name
+    ('banded', 'flex')
     """
+    if flex_available(torch.device("cpu" if device is None else device)):
+        if not (trace or dropout or weights):
+            return FLEX
     for name in AUTO_ORDER:
         method = METHODS[name]
         if method.unsupported(n_q, n_k, query_offset) is None:

@@ -39,6 +39,7 @@ EXPECTED_MODULES = {
     "relpos_core.banded_attention",
     "relpos_core.checks",
     "relpos_core.encodings",
+    "relpos_core.flex",
     "relpos_core.layer",
     "relpos_core.logits",
     "relpos_core.lookup",
