@@ -16,14 +16,19 @@ from explorer.widgets import md_escape
 HERE = Path(__file__).resolve().parent
 PAGES_DIR = HERE / "pages"  # absolute paths: see tests/app/harness/entry.py
 
+ASSETS = HERE / "explorer" / "assets"
+
 st.set_page_config(
     page_title="Relative position attention explorer",
-    page_icon=":material/grid_on:",
+    # shipped, not a font icon fetched from a font host: it shows offline too (the index table
+    # clip(j - i, 2) + 2 of six positions, in Viridis)
+    page_icon=str(ASSETS / "favicon.png"),
     layout="wide",
 )
 
 
 def main() -> None:
+    st.html(ASSETS / "layout.css")  # narrow screens: formulas, controls and tables fit
     params, parsed = sidebar_controls()
     st.session_state[PARAMS_STATE_KEY] = params
     pages = [

@@ -219,7 +219,12 @@ def _params_json(
     if params is not None:
         data.update(dataclasses.asdict(params))
         # n is the length in use: a typed sentence's token count, whatever the slider held
-        data.update(n=params.length, length=params.length, head_dim=params.head_dim, window=list(params.window))
+        data.update(
+            n=params.length,
+            length=params.length,
+            head_dim=params.head_dim,
+            window=list(params.window),
+        )
     data.update({key.lstrip("_"): value for key, value in extra.items()})
     data["link"] = view_link(params, extra, page)
     return json.loads(json.dumps(data, default=str))

@@ -32,6 +32,7 @@ import streamlit as st
 from PIL import Image
 
 from explorer.plots import MASKED_BACKGROUND, escape_label
+from explorer.screen import figure_width
 
 CELL_TEXT_MAX = 16
 IMAGE_SIDE = 128  # a panel with more rows or columns than this travels as a PNG
@@ -49,6 +50,11 @@ CELL_MAX_PX = 40  # a small matrix is drawn with cells this large
 PANEL_MAX_PX = 420  # the longest side of a panel
 ELONGATED = 8  # a panel this many times longer than wide gets non-square cells
 TITLE_PX = 34  # room above each panel for its title (aligned across a row of panels)
+AXIS_PX = 40  # room above a panel for its numeric ticks and axis title (60 for token labels)
+ROW_GAP_PX = 18  # between a panel's lowest tick and the title of the panel below
+LEFT_PX, RIGHT_PX, BAR_PX = 60, 10, 70  # a grid's margins and its colour bar
+PANEL_MIN_PX = 120  # a grid drops to fewer columns rather than draw a panel narrower
+TICK_EVERY_MAX = 12  # up to this many rows or columns, every one gets its tick
 
 
 @dataclass(frozen=True)
@@ -225,6 +231,8 @@ def _ticks(labels: Sequence[str] | None, count: int, offset: int) -> dict:
         if len(text) == count:
             angle = -45 if max(map(len, text), default=0) > 3 else 0
             return {"tickmode": "array", "tickvals": values, "ticktext": text, "tickangle": angle}
+    if count <= TICK_EVERY_MAX:  # a tick on every row or column, never a half position
+        return {"tickmode": "linear", "tick0": offset, "dtick": 1}
     return {"tickmode": "auto", "nticks": 6}
 
 
@@ -350,12 +358,16 @@ def panel_grid(
             f"panel_grid needs one scale per panel, got {len(scales)} for {len(panels)}"
         )
     own = not isinstance(scale, Scale)
+    max_width = figure_width(max_width)  # a phone's screen is narrower than any default
+    gap_x = 130 if own else 70  # own scales: room for each panel's bar
+    left, right, colourbar = LEFT_PX, RIGHT_PX, BAR_PX
     columns = max(1, min(columns or len(panels), len(panels)))
+    while columns > 1 and _usable(max_width, columns, gap_x) / columns < PANEL_MIN_PX:
+        columns -= 1  # fewer panels to a row rather than panels too small to read
     grid_rows = math.ceil(len(panels) / columns)
     tallest = max(np.asarray(p.z).shape[0] for p in panels)
     widest = max(np.asarray(p.z).shape[1] for p in panels)
-    gap_x, left, right, colourbar = (130, 60, 10, 70) if own else (70, 60, 10, 70)
-    usable = max_width - left - right - colourbar - gap_x * (columns - 1)
+    usable = _usable(max_width, columns, gap_x)
     side_px = min(PANEL_MAX_PX, usable / columns)  # the longest side of a panel
     if cell_px is None:
         cell_px = min(CELL_MAX_PX, side_px / max(tallest, widest))
@@ -365,9 +377,9 @@ def panel_grid(
     panel_w = max(60.0, cell_px * widest if square else min(side_px, max(cell_px * widest, 160)))
     panel_h = max(40.0, cell_px * tallest if square else min(PANEL_MAX_PX, cell_px * tallest))
     labels_px = (
-        60 if any(p.x_labels is not None and widest <= TICK_LABELS_MAX for p in panels) else 24
+        60 if any(p.x_labels is not None and widest <= TICK_LABELS_MAX for p in panels) else AXIS_PX
     )
-    row_h = panel_h + TITLE_PX + labels_px
+    row_h = panel_h + TITLE_PX + labels_px + ROW_GAP_PX
     top = 40 if title else 10
     height = int(top + grid_rows * row_h + 30)
     width = int(left + columns * panel_w + gap_x * (columns - 1) + right + colourbar)
@@ -441,6 +453,11 @@ def panel_grid(
     return go.Figure({"data": data, "layout": layout})
 
 
+def _usable(width: int, columns: int, gap_x: int) -> float:
+    """Pixels left for the panels of a row: the figure less its margins, bar and gaps."""
+    return width - LEFT_PX - RIGHT_PX - BAR_PX - gap_x * (columns - 1)
+
+
 def own_scales(kind: str, panels: Sequence[Panel], **options) -> list[Scale]:
     """One scale per panel, each fitted to that panel's own values (``make_scale`` options)."""
     return [make_scale(kind, [p.z], **options) for p in panels]
@@ -480,3 +497,24 @@ def pooled_note(panels: Sequence[Panel], image_side: int) -> str:
         f"Panels are drawn at most {image_side} pixels a side: a pixel is the mean of "
         f"{block} x {block} values."
     )
+
+
+def mark_position(fig: go.Figure, panels: int, position: int, label: str) -> go.Figure:
+    """A dashed line before row and column ``position`` of every panel of a grid (the edge of
+    what a model was trained on), named once by ``label`` above the first panel."""
+    line = {"color": "#d62728", "width": 1.5, "dash": "dash"}
+    edge = position - 0.5
+    for t in range(panels):
+        axis = "" if t == 0 else str(t + 1)
+        refs = {"xref": f"x{axis}", "yref": f"y{axis}", "line": line}
+        fig.add_shape(
+            type="line", x0=edge, x1=edge, y0=0, y1=1, **{**refs, "yref": f"y{axis} domain"}
+        )
+        fig.add_shape(
+            type="line", y0=edge, y1=edge, x0=0, x1=1, **{**refs, "xref": f"x{axis} domain"}
+        )
+    fig.add_annotation(
+        text=html.escape(label, quote=False), x=edge, y=1, xref="x", yref="y domain",
+        xanchor="left", yanchor="bottom", showarrow=False, font={"size": 10, "color": "#d62728"},
+    )  # fmt: skip
+    return fig

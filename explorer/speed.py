@@ -42,6 +42,10 @@ BENCH_SQUARES_DEFAULT = 3
 MUSIC_TRANSFORMER = {"n": 2048, "d": 512}  # Huang et al. 2018, Sec. 3.4.1
 
 
+# The loop's flat line is the least memory and the most time: say so where it is drawn.
+MEMORY_LABELS = {"loop": "loop (one pair at a time: least memory, n² Python steps)"}
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def memory_curves(d: int, heads: int, k: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Legend name -> (n, bytes) for every method's intermediate and the fp32 logits floor."""
@@ -51,7 +55,7 @@ def memory_curves(d: int, heads: int, k: int) -> dict[str, tuple[np.ndarray, np.
         values = [
             memory_bytes(method, int(n), d, heads, max_relative_position=k) for n in MEMORY_NS
         ]
-        curves[method] = (ns, np.array(values, dtype=np.float64))
+        curves[MEMORY_LABELS.get(method, method)] = (ns, np.array(values, dtype=np.float64))
     causal = [memory_bytes("skew", int(n), d, heads, causal=True) for n in MEMORY_NS]
     curves["skew (causal)"] = (ns, np.array(causal, dtype=np.float64))
     floor = [logits_bytes(int(n), heads) for n in MEMORY_NS]

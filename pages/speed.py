@@ -36,9 +36,10 @@ horizontal_line(
 st.plotly_chart(fig, key="chart_speed_memory", width="stretch", config=png_config("memory"))
 st.caption(
     "Lines: `relpos_core.memory_bytes` at this view's d, heads and k (einsum and matmul "
-    "coincide). Stars: Huang et al.'s example at D = 512, L = 2048, causal: the materialized "
-    "a^K takes 8.6 GB per layer, the skew's Er 4.2 MB. Dotted: the memory budget one request "
-    "of this server may use."
+    "coincide). The loop's flat line is the least memory but n² Python steps, by far the "
+    "slowest (Measure now). Stars: Huang et al.'s example at D = 512, L = 2048, causal: the "
+    "materialized a^K takes 8.6 GB per layer, the skew's Er 4.2 MB. Dotted: the memory budget "
+    "one request of this server may use."
 )
 
 st.subheader("Measure now")
@@ -50,10 +51,10 @@ st.markdown(
     "attention without relative terms, the yardsticks. A click runs for at most "
     f"{speed.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
 )
-left, middle, right = st.columns(3)
-methods = left.multiselect(
+methods = st.multiselect(  # a row of its own: every method's name fits
     "methods", speed.BENCH_METHODS, default=list(speed.BENCH_METHODS), key="speed_methods"
 )
+middle, right = st.columns(2)
 largest = middle.select_slider(
     "largest n", speed.BENCH_NS, value=512, key="speed_max_n", help="sizes: powers of 2 up to it"
 )

@@ -6,7 +6,8 @@ import streamlit as st
 from explorer import trained
 from explorer.controls import ensure_app_ran
 from explorer.downloads import download_view
-from explorer.draw import chart
+from explorer.draw import chart, figure
+from explorer.heatmaps import Panel, make_scale, mark_position, panel_grid
 from explorer.plots import heatmap
 from explorer.train_plots import generalization_figure, loss_figure, prediction_figure
 from explorer.widgets import choice, int_number, int_slider, md_escape, text_box
@@ -156,23 +157,32 @@ chart(
     "trained_prediction",
     shape=strip.shape,
 )
-for layer_index in range(view.weights.shape[0]):
-    st.markdown(f"**Layer {layer_index}**: attention weights $\\alpha_{{ij}}$ per head")
-    columns = st.columns(view.weights.shape[1])
-    for head, column in enumerate(columns):
-        with column:
-            weights = view.weights[layer_index, head]
-            chart(
-                heatmap(
-                    weights,
-                    title=f"head {head}",
-                    scale="sequential",
-                    zrange=(0.0, 1.0),
-                    height=320,
-                ),
-                f"trained_attention_{layer_index}_{head}",
-                shape=weights.shape,
-            )
+layers, heads = view.weights.shape[:2]
+weights_scale = make_scale("weights", list(view.weights.reshape(-1, n, n)), n_keys=n)
+beyond = n > gen.train_max_len
+for layer_index in range(layers):
+    panels = [
+        Panel(view.weights[layer_index, head], title=f"layer {layer_index}, head {head}")
+        for head in range(heads)
+    ]
+    fig = panel_grid(panels, weights_scale, columns=heads, image_side=256)
+    if beyond:  # rows and columns past the dashed line are positions no training input had
+        mark_position(fig, heads, gen.train_max_len, f"trained up to {gen.train_max_len}")
+    figure(
+        fig,
+        f"trained_attention_{layer_index}",
+        latex=rf"\alpha_{{ij}}\ \text{{of layer {layer_index}, every head}}"
+        if layer_index == 0
+        else "",
+        shape=(heads, n, n),
+        caption=weights_scale.caption
+        + (
+            f" Dashed: the longest training length, {gen.train_max_len}; positions past it "
+            "were never seen in training."
+            if beyond
+            else ""
+        ),
+    )
 
 if source == "random":
     inputs: dict[str, object] = {"trained_length": length, "trained_seed": seed}

@@ -15,6 +15,7 @@ from relpos_lab.trained import (
     relative_tables,
 )
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, chart_z, open_page
+from tests.app.panels import panel_z
 
 CLOSE = {"rtol": 1e-5, "atol": 1e-6}
 CHARTS = {
@@ -25,7 +26,7 @@ CHARTS = {
     "trained_cos_k",
     "trained_cos_v",
     "trained_prediction",
-    *(f"trained_attention_{layer}_{head}" for layer in range(2) for head in range(4)),
+    *(f"trained_attention_{layer}" for layer in range(2)),
 }
 
 
@@ -70,7 +71,12 @@ def test_attention_maps_on_a_generated_input() -> None:
     assert_clean(at)
     result = predict_with_traces(load_trained("absolute"), example_tokens(40, 3))
     weights = result.traces[1].weights[0, 2]
-    np.testing.assert_allclose(chart_z(at, "trained_attention_1_2"), weights.numpy(), **CLOSE)
+    np.testing.assert_allclose(panel_z(at, "trained_attention_1", 2), weights.numpy(), **CLOSE)
+    edge = generalization_table()["train"]["train_max_len"] - 0.5  # the longest training input
+    shapes = chart_spec(at, "trained_attention_1")["layout"]["shapes"]
+    assert {(s["xref"], s["x0"]) for s in shapes if s["x0"] == s["x1"]} == {
+        (f"x{a}", edge) for a in ("", "2", "3", "4")
+    }
     correct = (result.prediction == result.target).float().numpy()
     np.testing.assert_array_equal(chart_z(at, "trained_prediction")[2], correct)
     assert any(f"**{result.accuracy:.0%}** of 40 positions" in m.value for m in at.markdown)
