@@ -4,6 +4,9 @@
     python -m relpos_lab.bench --mode train --n 1024 2048      # forward + backward
     python -m relpos_lab.bench --mode layer --n 1024           # the nn.Module, forward + backward
 
+    python -m relpos_lab.bench --device cuda --dtype bf16 --mode train --n 1024 4096 16384 \
+        --batch 4 --heads 16 --d 64 --k 64 --methods sdpa flex_key flex   # the GPU table
+
 Prints a markdown table (method x n: median ms, peak MB, ratio to SDPA) and writes JSON.
 
 Rows: "sdpa" is ``torch.nn.functional.scaled_dot_product_attention`` with no relative terms, the
@@ -12,7 +15,11 @@ relative terms; every other row is ``relative_attention(..., method=row)``, exac
 terms, "banded" being what "auto" picks. ``--mode train`` times forward + backward with respect to
 q, k, v (and the tables); ``--mode layer`` times ``RelativeMultiHeadAttention`` (hid = d x heads)
 against the same four projections around SDPA, forward + backward with respect to the input and
-every parameter.
+every parameter. ``--dtype bf16`` / ``fp16`` runs the inputs in that dtype (the layer under
+``torch.autocast``). On ``--device cuda``: "sdpa" is FlashAttention where the dtype allows it,
+"flex_key" is FlexAttention with the key term alone (a score_mod reading Q w^K by bucket, no
+value term), "flex" is the project's GPU path (``relpos_core.flex``, what "auto" runs there);
+peak memory is ``torch.cuda.max_memory_allocated`` growth during one call.
 
 Time: all rows run in this process on the same q, k, v, threads left at torch's default. After
 one warm-up call each, every repeat times SDPA and then the method back to back; the table gives
@@ -56,26 +63,54 @@ from relpos_core import (
     relative_attention,
     relative_table,
 )
+from relpos_core.methods import FLEX
 
 RELATIVE_METHODS = ("banded", "bucket", "skew", "matmul", "einsum")
+GPU_METHODS = (
+    "flex_key",
+    "flex",
+)  # FlexAttention rows: CUDA only (torch 2.13's CPU has no backward)
 BASELINES = ("sdpa", "plain")
-METHODS = (*BASELINES, *RELATIVE_METHODS)
+METHODS = (*BASELINES, *RELATIVE_METHODS, *GPU_METHODS)
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 MODES = ("forward", "train", "layer")
 DEFAULT_METHODS = ("sdpa", "plain", "banded", "bucket", "skew", "matmul", "einsum")
 DEFAULT_JSON = Path("bench-results/bench.json")
 
 
 def make_inputs(
-    n: int, d: int, heads: int, k: int, batch: int = 1, seed: int = 0, grad: bool = False
+    n: int,
+    d: int,
+    heads: int,
+    k: int,
+    batch: int = 1,
+    seed: int = 0,
+    grad: bool = False,
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[torch.Tensor, ...]:
-    """q, k, v (batch, heads, n, d) float32 from their own generator, and tables (2k+1, d).
-
-    With ``grad`` every tensor requires grad (the training mode differentiates all five).
-    """
+    """q, k, v (batch, heads, n, d) from their own generator, and tables (2k+1, d), on
+    ``device`` in ``dtype``. With ``grad`` every tensor requires grad (the training mode
+    differentiates all five)."""
     gen = torch.Generator().manual_seed(seed)
     q, keys, v = (torch.randn(batch, heads, n, d, generator=gen) for _ in range(3))
     tables = relative_table(k, d, seed=seed + 1), relative_table(k, d, seed=seed + 2)
-    return tuple(t.requires_grad_(grad) for t in (q, keys, v, *tables))
+    return tuple(
+        t.to(device=device, dtype=dtype).requires_grad_(grad) for t in (q, keys, v, *tables)
+    )
+
+
+def _flex_key_term(q, k, v, table_k):
+    """FlexAttention with Shaw's key term alone: score + q_i · w^K_clip(j-i) / sqrt(d)."""
+    from relpos_core.flex import _compiled_flex
+
+    kk = table_k.shape[0] // 2
+    per_bucket = (q @ table_k.T) / math.sqrt(q.shape[-1])  # (b,h,i,2k+1)
+
+    def score_mod(score, b, h, i, j):
+        return score + per_bucket[b, h, i, (j - i).clamp(-kk, kk) + kk]
+
+    return _compiled_flex()(q, k, v, score_mod=score_mod)
 
 
 def _plain(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -128,17 +163,36 @@ def runner(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     q, k, v, table_k, table_v = inputs
+    if method in GPU_METHODS and q.device.type != "cuda":
+        raise ValueError(f"method {method!r} runs on --device cuda only, got {q.device.type}")
     if mode == "layer":
         return _layer_runner(method, q, table_k.shape[0] // 2)
     if method == "sdpa":
         call = lambda: F.scaled_dot_product_attention(q, k, v)  # noqa: E731
     elif method == "plain":
         call = lambda: _plain(q, k, v)  # noqa: E731
+    elif method == "flex_key":
+        call = lambda: _flex_key_term(q, k, v, table_k)  # noqa: E731
+    elif method == "flex":  # "auto" on CUDA: the FlexAttention path
+        call = lambda: relative_attention(q, k, v, table_k, table_v)  # noqa: E731
     else:
         call = lambda: relative_attention(q, k, v, table_k, table_v, method=method)  # noqa: E731
     if mode == "train":
-        return _train_step(call, [t for t in inputs if t.requires_grad])
-    return call
+        call = _train_step(call, [t for t in inputs if t.requires_grad])
+    return _synchronized(call, q.device)
+
+
+def _synchronized(call: Callable[[], torch.Tensor], device: torch.device):
+    """On CUDA a call returns before its kernels finish: wait for them, so timings are real."""
+    if device.type != "cuda":
+        return call
+
+    def run() -> torch.Tensor:
+        out = call()
+        torch.cuda.synchronize(device)
+        return out
+
+    return run
 
 
 def _layer_runner(method: str, q: torch.Tensor, k: int) -> Callable[[], torch.Tensor]:
@@ -146,16 +200,21 @@ def _layer_runner(method: str, q: torch.Tensor, k: int) -> Callable[[], torch.Te
     torch.manual_seed(0)  # module initialisation; the timings do not depend on the values
     if method == "sdpa":
         module: nn.Module = SdpaMultiHeadAttention(h * d, h)
-    elif method == "plain":
+    elif method in ("plain", "flex_key"):
         raise ValueError("--mode layer compares the relative layer with the SDPA layer only")
     else:
-        module = RelativeMultiHeadAttention(h * d, h, k, method=method)
-    x = q.detach().transpose(1, 2).reshape(b, n, h * d).clone().requires_grad_(True)
-    if method == "sdpa":
-        forward = lambda: module(x)  # noqa: E731
-    else:
-        forward = lambda: module(x, x, x)  # noqa: E731
-    return _train_step(forward, [x, *module.parameters()])
+        module = RelativeMultiHeadAttention(
+            h * d, h, k, method="auto" if method == "flex" else method
+        )
+    module.to(q.device)
+    x = q.detach().transpose(1, 2).reshape(b, n, h * d).float().clone().requires_grad_(True)
+    low = q.dtype if q.dtype != torch.float32 else None  # half: the layer under autocast
+
+    def forward() -> torch.Tensor:
+        with torch.autocast(q.device.type, dtype=low, enabled=low is not None):
+            return module(x) if method == "sdpa" else module(x, x, x)
+
+    return _synchronized(_train_step(forward, [x, *module.parameters()]), q.device)
 
 
 def estimated_bytes(
@@ -166,6 +225,8 @@ def estimated_bytes(
     if method in BASELINES:
         return (4 if grad else 2) * logits_bytes(n, heads, batch)
     shape = (batch, heads, n, n, d, d)
+    if method in GPU_METHODS:  # fused kernels: the band and a few (b, h, n, d) tensors at most
+        return attention_bytes(FLEX, shape, k, grad=grad)
     return attention_bytes(get_method(method), shape, k, grad=grad)
 
 
@@ -219,10 +280,18 @@ def _peak_rss() -> int:
 
 
 def peak_growth_in_child(
-    method: str, n: int, d: int, heads: int, k: int, batch: int, mode: str = "forward"
+    method: str,
+    n: int,
+    d: int,
+    heads: int,
+    k: int,
+    batch: int,
+    mode: str = "forward",
+    dtype: str = "fp32",
 ) -> int:
     """Resident-set high-water growth of one call of ``method``, in a fresh process (bytes)."""
     args = [sys.executable, "-m", "relpos_lab.bench", "--child", method, "--mode", mode]
+    args += ["--dtype", dtype]
     args += ["--n", str(n), "--d", str(d), "--heads", str(heads), "--k", str(k)]
     args += ["--batch", str(batch)]
     root = str(Path(__file__).resolve().parent.parent)  # so the child imports this relpos_core
@@ -234,10 +303,22 @@ def peak_growth_in_child(
     return int(done.stdout.strip().splitlines()[-1])
 
 
-def _child(method: str, n: int, d: int, heads: int, k: int, batch: int, mode: str) -> None:
+def cuda_peak_growth(call: Callable[[], object], device: torch.device) -> int:
+    """Growth of CUDA's allocated memory over one call, at its highest (bytes)."""
+    torch.cuda.synchronize(device)
+    before = torch.cuda.memory_allocated(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    call()
+    return max(0, torch.cuda.max_memory_allocated(device) - before)
+
+
+def _child(
+    method: str, n: int, d: int, heads: int, k: int, batch: int, mode: str, dtype: torch.dtype
+) -> None:
     grad = mode == "train"
-    runner(method, make_inputs(8, d, heads, k, batch, grad=grad), mode)()  # warm the allocator
-    call = runner(method, make_inputs(n, d, heads, k, batch, grad=grad), mode)
+    warm = make_inputs(8, d, heads, k, batch, grad=grad, dtype=dtype)
+    runner(method, warm, mode)()  # warm the allocator
+    call = runner(method, make_inputs(n, d, heads, k, batch, grad=grad, dtype=dtype), mode)
     before = _reset_peak_rss()
     call()
     print(max(0, _peak_rss() - before))
@@ -283,6 +364,8 @@ def run(
     budget_mb: float,
     measure_memory: bool = True,
     mode: str = "forward",
+    device: str = "cpu",
+    dtype: str = "fp32",
 ) -> dict[str, object]:
     """Time (and, in child processes, measure) every method at every n. Returns the JSON dict."""
     results = []
@@ -290,26 +373,37 @@ def run(
     if mode == "layer":
         methods = [m for m in methods if m != "plain"]
     for n in ns:
-        inputs = make_inputs(n, d, heads, k, batch, grad=mode == "train")
+        inputs = make_inputs(
+            n, d, heads, k, batch, grad=mode == "train", device=device, dtype=DTYPES[dtype]
+        )
         sdpa = runner("sdpa", inputs, mode)
         logits_mb = logits_bytes(n, heads, batch) / 2**20
         for method in methods:
             row: dict[str, object] = {"method": method, "n": n, "logits_mb": logits_mb}
             need_mb = estimated_bytes(method, n, d, heads, k, batch, mode) / 2**20
+            if method in GPU_METHODS and device != "cuda":
+                row["skipped"] = "cuda only"
+                results.append(row)
+                continue
             if need_mb > budget_mb:
                 row["skipped"] = f"needs ~{need_mb:,.0f} MB > budget {budget_mb:,.0f} MB"
                 results.append(row)
                 continue
-            ms, sdpa_ms, ratio = time_against_sdpa(runner(method, inputs, mode), sdpa, repeats)
+            call = runner(method, inputs, mode)
+            ms, sdpa_ms, ratio = time_against_sdpa(call, sdpa, repeats)
             row.update(median_ms=ms, sdpa_ms=sdpa_ms, ratio_to_sdpa=ratio, skipped=None)
-            if measure_memory:
-                peak = peak_growth_in_child(method, n, d, heads, k, batch, mode) / 2**20
+            if measure_memory and device == "cuda":
+                peak = cuda_peak_growth(call, inputs[0].device) / 2**20
+                row.update(peak_mb=peak, peak_over_logits=peak / logits_mb)
+            elif measure_memory:
+                peak = peak_growth_in_child(method, n, d, heads, k, batch, mode, dtype) / 2**20
                 row.update(peak_mb=peak, peak_over_logits=peak / logits_mb)
             results.append(row)
             print(_progress(row), file=sys.stderr, flush=True)
     config = dict(
-        mode=mode, n=ns, d=d, heads=heads, k=k, batch=batch, repeats=repeats, budget_mb=budget_mb
-    )
+        mode=mode, n=ns, d=d, heads=heads, k=k, batch=batch, repeats=repeats, budget_mb=budget_mb,
+        device=device, dtype=dtype,
+    )  # fmt: skip
     report = {"machine": start, "config": config, "results": results}
     report["load_average_1min_at_end"] = machine()["load_average_1min"]
     return report
@@ -361,6 +455,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-memory", action="store_true", help="skip the child-process peak memory")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results")
     p.add_argument("--mode", choices=MODES, default="forward", help="what one timed call runs")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--dtype", choices=tuple(DTYPES), default="fp32", help="inputs' dtype")
     p.add_argument("--child", choices=METHODS, help=argparse.SUPPRESS)
     return p
 
@@ -374,12 +470,18 @@ def main(argv: list[str] | None = None) -> dict[str, object] | None:
             )
     if min(args.n) < 1:
         raise SystemExit(f"--n values must be >= 1, got {args.n}")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch sees no CUDA device here")
     if args.child:
-        _child(args.child, args.n[0], args.d, args.heads, args.k, args.batch, args.mode)
+        _child(
+            args.child, args.n[0], args.d, args.heads, args.k, args.batch, args.mode,
+            DTYPES[args.dtype],
+        )  # fmt: skip
         return None
     report = run(
         args.n, args.d, args.heads, args.k, args.batch, args.repeats, args.methods,
-        args.budget_mb, measure_memory=not args.no_memory, mode=args.mode,
+        args.budget_mb, measure_memory=not args.no_memory, mode=args.mode, device=args.device,
+        dtype=args.dtype,
     )  # fmt: skip
     m = report["machine"]
     print(f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}; {report['config']}")
