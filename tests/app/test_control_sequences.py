@@ -23,7 +23,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from explorer.navigation import PAGES
-from explorer.trained import KIND_LABELS
 from tests.app.conftest import open_page
 
 SEQUENCES = int(os.environ.get("CONTROL_SEQUENCES", "240"))
@@ -86,9 +85,9 @@ def number(widget, rng: random.Random) -> int:
 
 def option_value(widget, label: str) -> object:
     """The option whose label is ``label`` (AppTest takes a label where the label is a str())."""
-    fmt = widget.format_func
-    if getattr(fmt, "__self__", None) is KIND_LABELS:
-        return next(kind for kind, text in KIND_LABELS.items() if text == label)
+    labels = getattr(widget.format_func, "__self__", None)  # format_func=SOME_DICT.get
+    if isinstance(labels, dict):
+        return next(option for option, text in labels.items() if text == label)
     return label
 
 
