@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from explorer.controls import PARAMS_STATE_KEY, report_other_keys, show_warnings, sidebar_controls
-from explorer.navigation import DEFAULT, PAGES
+from explorer.navigation import DEFAULT, PAGES, neighbours
 from explorer.widgets import md_escape
 
 HERE = Path(__file__).resolve().parent
@@ -31,15 +31,34 @@ def main() -> None:
     st.html(ASSETS / "layout.css")  # narrow screens: formulas, controls and tables fit
     params, parsed = sidebar_controls()
     st.session_state[PARAMS_STATE_KEY] = params
-    pages = [
-        st.Page(PAGES_DIR / page.file, title=page.title, icon=page.icon, default=page == DEFAULT)
+    pages = {
+        page.stem: st.Page(
+            PAGES_DIR / page.file, title=page.title, icon=page.icon, default=page == DEFAULT
+        )
         for page in PAGES
-    ]
-    page = st.navigation(pages)
+    }
+    page = st.navigation(list(pages.values()))
     show_warnings(parsed.warnings)
     notes = st.container()  # filled after the page ran: only then are its controls known
     page.run()
     report_other_keys(parsed.other_keys, notes)
+    story_links(next(stem for stem, p in pages.items() if p == page), pages)
+
+
+def story_links(stem: str, pages: dict[str, st.Page]) -> None:
+    """The previous and the next page of the story; the shared controls keep their values."""
+    before, after = neighbours(stem)
+    st.divider()
+    left, right = st.columns(2)
+    if before is not None:
+        left.page_link(
+            pages[before.stem], label=f"Previous: {before.title}", icon=":material/arrow_back:"
+        )
+    if after is not None:
+        right.page_link(
+            pages[after.stem], label=f"Next: {after.title}", icon=":material/arrow_forward:",
+            icon_position="right",
+        )  # fmt: skip
 
 
 try:

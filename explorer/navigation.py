@@ -20,35 +20,37 @@ class Page:
         return f"{self.stem}.py"
 
 
-PAGES = (
+PAGES = (  # the story a learner follows, in order
     Page("overview", "Overview", ":material/home:", "what relative position is, and every page"),
+    Page("absolute", "Absolute vs relative", ":material/compare:",
+         "why position matters: what trained models lose without it and how far each kind "
+         "reaches, then the sinusoidal encoding, whose similarity depends on $j - i$ only"),
     Page("lookup", "Lookup table", ":material/table:",
          "$j - i$, clipped to $\\pm k$, the index table, the tables $w^K$ and $w^V$, and "
          "$a^K_{ij}$ gathered from them"),
     Page("logits", "Relative logits", ":material/functions:",
          "the content term and the relative term of $e_{ij}$ for every head, the definition and "
          "five faster methods that equal it, and tensor2tensor's steps as the tensors they are"),
-    Page("skew", "Skew", ":material/swap_horiz:",
-         "Huang et al.'s pad, reshape and slice of $Q E_r^\\top$, step by step, with the "
-         "distance in every cell"),
-    Page("rel_shift", "Transformer-XL shift", ":material/keyboard_tab:",
-         "Transformer-XL's rel_shift, the same trick with memory, step by step, and the cells "
-         "it gets wrong outside the causal region"),
     Page("attention", "Attention", ":material/visibility:",
          "logits $e_{ij}$, masks and weights $\\alpha_{ij}$ of every head side by side, and the "
          "output $z_i$ split into its content and relative parts"),
-    Page("absolute", "Absolute vs relative", ":material/compare:",
-         "the sinusoidal encoding and why its similarity depends on $j - i$ only"),
-    Page("family", "Position schemes", ":material/category:",
-         "Shaw, Music Transformer, Transformer-XL, T5, ALiBi and RoPE on the same inputs: which "
-         "are functions of $j - i$, and their terms against the distance and beyond the trained "
-         "length"),
-    Page("compare", "Compare schemes", ":material/difference:",
-         "any two schemes on the same $q, k, v$: their weights side by side and the difference"),
     Page("trained", "Trained model", ":material/school:",
-         "a small model that needs relative position: length generalization and learned tables"),
+         "generalization: a small model that needs relative position, at lengths it never saw, "
+         "and its learned tables"),
+    Page("skew", "Skew", ":material/swap_horiz:",
+         "the efficient way: Huang et al.'s pad, reshape and slice of $Q E_r^\\top$, step by "
+         "step, with the distance in every cell"),
+    Page("rel_shift", "Transformer-XL shift", ":material/keyboard_tab:",
+         "Transformer-XL's rel_shift, the same trick with memory, step by step, and the cells "
+         "it gets wrong outside the causal region"),
     Page("speed", "Speed & memory", ":material/speed:",
          "what each method builds as $n$ grows, and a benchmark run on this server"),
+    Page("family", "Position schemes", ":material/category:",
+         "the family: Shaw, Music Transformer, Transformer-XL, T5, ALiBi and RoPE on the same "
+         "inputs: which are functions of $j - i$, and their terms against the distance and "
+         "beyond the trained length"),
+    Page("compare", "Compare schemes", ":material/difference:",
+         "any two schemes on the same $q, k, v$: their weights side by side and the difference"),
 )  # fmt: skip
 DEFAULT = PAGES[0]  # served at /
 
@@ -56,7 +58,17 @@ DEFAULT = PAGES[0]  # served at /
 def url_path(page: Page) -> str:
     """Where Streamlit serves ``page``: / for the default page, else /<file stem>.
 
-    >>> url_path(PAGES[0]), url_path(PAGES[1])
+    >>> url_path(PAGES[0]), url_path(PAGES[2])
     ('/', '/lookup')
     """
     return "/" if page == DEFAULT else f"/{page.stem}"
+
+
+def neighbours(stem: str) -> tuple[Page | None, Page | None]:
+    """(previous, next) page of the story around page ``stem`` (None at either end).
+
+    >>> [p.stem if p else None for p in neighbours("overview")]
+    [None, 'absolute']
+    """
+    at = [page.stem for page in PAGES].index(stem)
+    return (PAGES[at - 1] if at > 0 else None, PAGES[at + 1] if at + 1 < len(PAGES) else None)

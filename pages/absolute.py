@@ -8,6 +8,7 @@ from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import Panel, make_scale, panel_grid
+from explorer.length_curves import length_curves, length_figure
 
 params = current_params()
 n, d_model, k = params.length, params.d_model, params.k
@@ -23,6 +24,27 @@ st.markdown(
     "diagonal, like the relative index table. Relative representations learn that function of "
     "j - i directly, and clip it at ±k."
 )
+st.subheader("What fails without position")
+WHY_MODELS = ("nope", "sinusoidal", "shaw")
+curves = length_curves(WHY_MODELS)
+longest = int(curves.lengths.max())
+figure(
+    length_figure(curves),
+    "why_position",
+    caption=f"Three trained models of the family, identical but for position: held-out bits "
+    f"per character of {curves.corpus} (fewer is better), read from the shipped results.",
+)
+st.markdown(
+    f"At the training length, {curves.context} characters, a model with no position scores "
+    f"{curves.at('nope', curves.context):.2f} bits per character; the absolute sinusoid "
+    f"{curves.at('sinusoidal', curves.context):.2f} and Shaw's relative positions "
+    f"{curves.at('shaw', curves.context):.2f}. At {longest} characters the sinusoid, which "
+    f"never saw positions past {curves.context - 1}, rises to "
+    f"{curves.at('sinusoidal', longest):.2f}; the relative model, which sees only distances, "
+    f"to {curves.at('shaw', longest):.2f}."
+)
+
+st.subheader("The sinusoid, and why its similarity depends on j - i only")
 st.latex(formulas.SINUSOID)
 window_caption(params, "every heatmap (the encoding: its rows)")
 encoding = Panel(

@@ -25,7 +25,7 @@ st.markdown(
     "every position, instead of adding an absolute position to each token."
 )
 
-st.subheader("The pages")
+st.subheader("The pages, in the order of the story")
 for page in navigation.PAGES[1:]:
     link, what = st.columns([1, 4], vertical_alignment="center", gap="small")  # long lines wrap
     link.page_link(PAGES / page.file, label=page.title, icon=page.icon, width="content")
