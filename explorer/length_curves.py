@@ -33,6 +33,10 @@ class LengthCurves:
         """Bits per character of ``name`` at ``length`` (one of ``lengths``)."""
         return float(self.bpc[name][list(self.lengths).index(length)])
 
+    def change(self, name: str) -> float:
+        """How far ``name`` moves from the training length to the longest length, in bits."""
+        return abs(float(self.bpc[name][-1]) - self.at(name, self.context))
+
 
 @st.cache_data(max_entries=4, show_spinner=False)
 def length_curves(names: tuple[str, ...]) -> LengthCurves:

@@ -8,6 +8,7 @@ from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
+from explorer.notes import focus_note
 from explorer.token_view import LINES_PER_HEAD, WEIGHT_MIN, token_view
 from explorer.widgets import choice, head_picker, md_escape
 
@@ -74,6 +75,10 @@ with c2:
         )
     else:  # the weights are an image: their exact values here, the logits further down
         inset(detail[:1], scale, "attention_zoom")
+st.info(
+    focus_note(view.weights, head) + (" Read on the window." if params.windowed else ""),
+    icon=":material/lightbulb:",
+)
 if params.windowed:
     st.caption(
         f"The weights drawn are the window's keys only: each row puts between "

@@ -20,6 +20,7 @@ from explorer.heatmaps import (
     panel_grid,
     pooled_note,
 )
+from explorer.length_curves import length_curves, length_figure
 from explorer.widgets import (
     choice,
     head_picker,
@@ -29,6 +30,7 @@ from explorer.widgets import (
     toggle,
 )
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
+from relpos_lab.family.tables import describe
 
 params = current_params()
 n, heads = params.length, params.heads
@@ -310,6 +312,28 @@ def profile_chart() -> None:
 
 
 profile_chart()
+
+st.subheader("How far each scheme reaches, measured")
+FAMILY_MODELS = ("nope", "sinusoidal", "shaw", "music", "xl", "t5", "alibi", "rope")
+measured = length_curves(FAMILY_MODELS)
+longest = int(measured.lengths.max())
+figure(
+    length_figure(measured, height=420),
+    "family_lengths",
+    caption=f"One small character model per scheme, identical but for position, trained on "
+    f"{measured.context}-character windows of {measured.corpus}; held-out bits per character "
+    "at every evaluation length (Press et al. 2022, Fig. 1), read from the shipped results.",
+)
+
+flat, worst = min(FAMILY_MODELS, key=measured.change), max(FAMILY_MODELS, key=measured.change)
+
+st.info(
+    f"From {measured.context} to {longest} characters, {describe(flat)} changes least "
+    f"({measured.at(flat, measured.context):.2f} to {measured.at(flat, longest):.2f} bits per "
+    f"character) and {describe(worst)} most ({measured.at(worst, measured.context):.2f} to "
+    f"{measured.at(worst, longest):.2f}).",
+    icon=":material/lightbulb:",
+)
 
 # ---- download --------------------------------------------------------------------------------
 labels = position_labels(params, start, stop)

@@ -17,6 +17,7 @@ from explorer.heatmaps import (
     panel_grid,
     pooled_note,
 )
+from explorer.notes import band_note, clip_note
 from explorer.widgets import choice, head_picker, shared_scale_picker
 
 params = current_params()
@@ -59,6 +60,10 @@ figure(
     caption=rel_scale.caption + " " + pooled_note(grid, grid_side),
 )
 
+st.info(
+    band_note(n, params.k) + (" " + clip_note(n, 0) if params.k == 0 else ""),
+    icon=":material/lightbulb:",
+)
 head = head_picker(heads, "logits_head")
 st.subheader(f"Head {head}: content and relative term")
 detail = [

@@ -8,6 +8,7 @@ from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import figure, inset, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import Panel, make_scale, panel_grid
+from explorer.notes import clip_note
 from explorer.widgets import choice, int_slider
 
 params = current_params()
@@ -55,6 +56,7 @@ with c2:
         shape=(n, n),
         caption=f"values 0..{2 * k}",
     )
+st.info(clip_note(n, k), icon=":material/lightbulb:")
 inset(distances, distance_scales, "lookup_zoom")
 
 st.subheader("The learned tables")

@@ -1,0 +1,86 @@
+"""What to notice in a figure, written from the numbers it shows (pure: ints and arrays in,
+one sentence out). Each page puts the sentence under the figure it reads."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def distance_word(r: int) -> str:
+    """j - i in words: 'the same position', 'the previous position', '3 positions back'.
+
+    >>> distance_word(-1), distance_word(0), distance_word(4)
+    ('the previous position', 'the same position', '4 positions ahead')
+    """
+    if r == 0:
+        return "the same position"
+    if r == -1:
+        return "the previous position"
+    if r == 1:
+        return "the next position"
+    return f"{abs(r)} positions {'back' if r < 0 else 'ahead'}"
+
+
+def clip_note(n: int, k: int) -> str:
+    """What the clip distance k does to a sequence of n positions.
+
+    >>> clip_note(8, 20)
+    'k = 20 >= n - 1 = 7: nothing is clipped; table rows 0-12 and 28-40 are never read.'
+    """
+    if k == 0:
+        return (
+            "k = 0: every pair reads the one vector w_0, so the relative term is one constant "
+            "per query row, which softmax ignores: position reaches the weights not at all "
+            "(only the values, through a^V)."
+        )
+    if k >= n - 1:
+        unused = []
+        if k - n >= 0:
+            unused.append(f"0-{k - n}" if k - n > 0 else "0")
+        if k + n <= 2 * k:
+            unused.append(f"{k + n}-{2 * k}" if k + n < 2 * k else f"{2 * k}")
+        never = f"; table rows {' and '.join(unused)} are never read" if unused else ""
+        return f"k = {k} >= n - 1 = {n - 1}: nothing is clipped{never}."
+    clipped = (n - k) * (n - k - 1)  # pairs with |j - i| > k
+    share = clipped / (n * n)
+    return (
+        f"k = {k} < n - 1 = {n - 1}: the {clipped} pairs with |j - i| > {k} ({share:.0%} of "
+        f"all {n * n}) share the edge rows w_-{k} and w_+{k}."
+    )
+
+
+def band_note(n: int, k: int) -> str:
+    """Why the relative term looks as it does: constant off the band within each row."""
+    if k == 0:
+        return "One colour per row: the relative term is q_i · w_0, the same for every key."
+    if k >= n - 1:
+        return (
+            "Every cell reads its own distance's row: the term changes along each row, and "
+            "from row to row because q_i changes per row."
+        )
+    return (
+        f"Within each row, every key more than {k} back holds one value (q_i · w_-{k}) and every "
+        f"key more than {k} ahead another (q_i · w_+{k}); only the band |j - i| < {k} varies. "
+        "The values differ from row to row because q_i changes per row."
+    )
+
+
+def focus_note(weights: np.ndarray, head: int, offset: int = 0) -> str:
+    """Where head ``head`` puts its weight on average: the distance j - i with the most weight.
+
+    ``weights`` (W, W) of the window whose first query and key sit at position ``offset``;
+    NaN cells are masked. The share is the mean over query rows of the weight at that distance.
+
+    >>> focus_note(np.eye(4, k=-1), 2)[:60]
+    'head 2 puts 75 % of its weight on the previous position (j -'
+    """
+    w = np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0)
+    rows, cols = w.shape
+    distance = np.arange(cols)[None, :] - np.arange(rows)[:, None]  # j - i, from -(rows - 1)
+    mass = np.bincount((distance + rows - 1).ravel(), weights=w.ravel(), minlength=rows + cols)
+    best = int(np.argmax(mass))
+    share, r = mass[best] / rows, best - (rows - 1)
+    return (
+        f"head {head} puts {100 * share:.0f} % of its weight on {distance_word(r)} "
+        f"(j - i = {r}), on average over the {rows} query rows."
+    )
