@@ -49,13 +49,13 @@ def story_links(stem: str, pages: dict[str, st.Page]) -> None:
     """The previous and the next page of the story; the shared controls keep their values."""
     before, after = neighbours(stem)
     st.divider()
-    left, right = st.columns(2)
+    row = st.container(horizontal=True, horizontal_alignment="distribute")
     if before is not None:
-        left.page_link(
+        row.page_link(
             pages[before.stem], label=f"Previous: {before.title}", icon=":material/arrow_back:"
         )
     if after is not None:
-        right.page_link(
+        row.page_link(
             pages[after.stem], label=f"Next: {after.title}", icon=":material/arrow_forward:",
             icon_position="right",
         )  # fmt: skip

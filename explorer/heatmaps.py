@@ -314,7 +314,9 @@ def _colourbar_trace(scale: Scale, place: dict | None = None) -> dict:
             colorscale=[list(s) for s in scale.stops],
             cmin=scale.zmin,
             cmax=scale.zmax,
-            colorbar=bar,
+            colorbar=bar
+            if scale.kind != "index" or scale.zmax - scale.zmin > TICK_EVERY_MAX
+            else {**bar, "dtick": 1},  # integer tables: integer ticks only
         )
     return {
         "type": "scatter",

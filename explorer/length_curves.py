@@ -60,11 +60,8 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
     fig = go.Figure()
     top = max(float(v.max()) for v in curves.bpc.values())
     x_end = float(curves.lengths.max()) * 1.15
-    fig.add_vrect(
-        x0=curves.context, x1=x_end, fillcolor="rgba(120,120,120,0.10)", line_width=0,
-        annotation_text="longer than any training window", annotation_position="top left",
-        annotation_font_size=11,
-    )  # fmt: skip
+    x_start = float(curves.lengths.min()) / 1.6  # room left of the training length
+    fig.add_vrect(x0=curves.context, x1=x_end, fillcolor="rgba(120,120,120,0.08)", line_width=0)
     fig.add_vline(x=curves.context, line_dash="dash", line_color="#555", line_width=1)
     for t, (name, bpc) in enumerate(curves.bpc.items()):
         fig.add_trace(
@@ -83,10 +80,13 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
         margin={"l": 60, "r": 10, "t": 30, "b": 50},
         xaxis={
             "type": "log",
-            "title": {"text": f"evaluation length (trained at {curves.context} characters)"},
+            "title": {
+                "text": f"evaluation length; dashed: the training length, {curves.context} "
+                "characters; shaded: longer than any training window"
+            },
             "tickvals": curves.lengths.tolist(),
             "ticktext": [str(L) for L in curves.lengths],
-            "range": [np.log10(curves.lengths.min() / 1.15), np.log10(x_end)],
+            "range": [np.log10(x_start), np.log10(x_end)],
         },
         yaxis={"title": {"text": "held-out bits per character"}, "range": [1.5, top + 0.3]},
         legend={"orientation": "h", "y": -0.25},
