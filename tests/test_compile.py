@@ -13,11 +13,6 @@ import torch
 
 from relpos_core import RelativeMultiHeadAttention, relative_attention
 
-# torch's own compiler imports a deprecated torch.jit helper on its first use (torch 2.13)
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"
-)
-
 
 @pytest.fixture(autouse=True)
 def fresh_dynamo():

@@ -18,7 +18,7 @@ def section_code(title: str) -> list[str]:
 
 def test_use_it_in_your_model_runs_and_trains():
     blocks = section_code("Use it in your model")
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     namespace: dict = {}
     torch.manual_seed(0)
     exec(blocks[0], namespace)  # noqa: S102 - the README's own code
@@ -27,7 +27,14 @@ def test_use_it_in_your_model_runs_and_trains():
     for table in (layer.relative_position_k, layer.relative_position_v):
         assert table.embeddings_table.grad is not None
         assert table.embeddings_table.grad.abs().sum() > 0
-    exec(blocks[1], namespace)  # noqa: S102 - includes an assert on the cached-query call
+    layer.zero_grad()
+    exec(blocks[1], namespace)  # noqa: S102 - torch.compile(fullgraph=True) under autocast
+    assert namespace["y"].dtype == torch.bfloat16
+    assert math.isfinite(namespace["loss"].item())
+    table = layer.relative_position_k.embeddings_table
+    assert table.grad is not None and table.grad.dtype == torch.float32
+    assert table.grad.abs().sum() > 0
+    exec(blocks[2], namespace)  # noqa: S102 - includes an assert on the cached-query call
     assert namespace["z"].shape == (1, 2, 16, 8)
     assert [s.name for s in namespace["trace"].steps()][-1] == "output"
 
