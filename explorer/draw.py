@@ -179,3 +179,13 @@ def markdown_table(columns: Mapping[str, Sequence[object]], bold_row: int | None
             cells = [f"**{c}**" for c in cells]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def weights_caption(params: ViewParams) -> None:
+    """Say, under the title, where the page's weights come from: seeded random draws."""
+    st.caption(
+        f":material/casino: **Weights: random, untrained** (seed {params.seed}). The token "
+        "vectors, the projections to q, k and v and the relative tables are seeded random "
+        "draws, not learned, so their patterns are not ones a model found; the Absolute vs "
+        "relative and Trained model pages show trained models."
+    )

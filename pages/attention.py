@@ -5,7 +5,7 @@ import streamlit as st
 from explorer import compute, formulas
 from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import agreement_badge, figure, inset, window_caption
+from explorer.draw import agreement_badge, figure, inset, weights_caption, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
 from explorer.notes import focus_note
@@ -20,6 +20,7 @@ size = stop - start
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 
 st.title("Attention")
+weights_caption(params)
 st.markdown(
     "Shaw et al. 2018, eqs. 2-4: the logit, the weights over the keys the mask allows, "
     "and the output, each with a relative term."

@@ -6,7 +6,7 @@ import streamlit as st
 from explorer import family, family_settings, formulas
 from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import figure, window_caption
+from explorer.draw import figure, weights_caption, window_caption
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.heatmaps import Panel, make_scale, panel_grid, pooled_note
@@ -21,6 +21,7 @@ at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": ro
 LABELS = family_settings.SCHEME_LABELS
 
 st.title("Compare schemes")
+weights_caption(params)
 st.markdown(
     "Two position schemes on the same queries, keys and values (the sidebar's): the content "
     "term q_i · k_j / √d is the same, so every difference in the weights comes from what each "

@@ -8,7 +8,15 @@ import streamlit as st
 from explorer import family, family_settings, formulas
 from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import bytes_text, figure, inset, markdown_table, png_config, window_caption
+from explorer.draw import (
+    bytes_text,
+    figure,
+    inset,
+    markdown_table,
+    png_config,
+    weights_caption,
+    window_caption,
+)
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.family_plots import DENSE_DISTANCE, profile_figure, shown_distances
@@ -41,6 +49,7 @@ at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": ro
 LABELS = family_settings.SCHEME_LABELS
 
 st.title("Position schemes")
+weights_caption(params)
 st.markdown(
     "Six published ways to make attention depend on the distance j - i, each on the same "
     "queries, keys and values as every other page. All share the content term "

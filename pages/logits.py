@@ -6,7 +6,7 @@ import streamlit as st
 from explorer import compute, formulas
 from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import agreement_badge, figure, inset, window_caption
+from explorer.draw import agreement_badge, figure, inset, weights_caption, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import (
     Panel,
@@ -28,6 +28,7 @@ size = stop - start
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 
 st.title("Relative logits")
+weights_caption(params)
 st.markdown(
     "The logit of query i for key j has a content term and a relative term (Shaw et al. 2018, "
     "eq. 4). Every chart shows a term as it enters the softmax, the factor 1/√d_z included "

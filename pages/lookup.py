@@ -5,7 +5,7 @@ import streamlit as st
 from explorer import compute, formulas
 from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import figure, inset, window_caption
+from explorer.draw import figure, inset, weights_caption, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import Panel, make_scale, panel_grid
 from explorer.notes import clip_note
@@ -19,6 +19,7 @@ start, stop = params.window
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 
 st.title("Lookup table")
+weights_caption(params)
 st.markdown(
     "Pair (i, j) uses the learned vector for its clipped distance (Shaw et al. 2018, eqs. 3-4). "
     f"Here n = {n}, k = {k}: {2 * k + 1} table rows of size d_z = {d}."
@@ -59,7 +60,7 @@ with c2:
 st.info(clip_note(n, k), icon=":material/lightbulb:")
 inset(distances, distance_scales, "lookup_zoom")
 
-st.subheader("The learned tables")
+st.subheader("The tables w^K and w^V")
 table_rows = [f"w{r - k:+d}" if r != k else "w0" for r in range(2 * k + 1)]
 tables = [
     Panel(

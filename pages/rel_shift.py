@@ -9,7 +9,7 @@ import streamlit as st
 from explorer import formulas
 from explorer.controls import clicked_cell, current_params
 from explorer.downloads import download_view
-from explorer.draw import agreement_badge, bytes_text, markdown_table
+from explorer.draw import agreement_badge, bytes_text, markdown_table, weights_caption
 from explorer.params import ViewParams
 from explorer.rel_shift_figures import step_figure
 from explorer.rel_shift_story import (
@@ -37,6 +37,7 @@ params = current_params()
 n = params.length
 
 st.title("Transformer-XL shift")
+weights_caption(params)
 st.markdown(
     "Transformer-XL adds to the content logit three terms (Dai et al. 2019, Sec. 3.3). The two "
     "that depend on position, (b) and (d), need one score per query and distance. The "

@@ -8,7 +8,7 @@ import streamlit as st
 from explorer import formulas
 from explorer.controls import clicked_cell, current_params
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import agreement_badge, bytes_text, window_caption
+from explorer.draw import agreement_badge, bytes_text, weights_caption, window_caption
 from explorer.example import axis_labels
 from explorer.params import ViewParams
 from explorer.skew_figures import cells_figure, image_figure, inset_window, is_small
@@ -32,6 +32,7 @@ n, d, heads = params.length, params.head_dim, params.heads
 start, stop = params.window
 
 st.title("Skew")
+weights_caption(params)
 st.markdown(
     "Instead of gathering $a^K$, an $(n, n, d_z)$ tensor, multiply the queries by one "
     "embedding per distance, $S = Q E_r^\\top$: column $c$ of $S$ is the distance "

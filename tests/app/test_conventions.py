@@ -7,6 +7,7 @@ import json
 import zipfile
 
 import numpy as np
+import pytest
 
 import relpos_core as rc
 from explorer.downloads import zip_bytes
@@ -46,3 +47,12 @@ def test_the_logits_page_draws_the_terms_as_they_enter_the_softmax() -> None:
     scale = 1 / np.sqrt(8)  # 1/sqrt(d_z), as on the Attention and Position schemes pages
     rel = rc.relative_logits(inputs.q, inputs.table_k, method="loop")[0] * scale
     np.testing.assert_allclose(panel_z(at, "logits_heads", 1), rel[1].numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "page", ["lookup", "logits", "attention", "skew", "rel_shift", "family", "compare"]
+)
+def test_every_page_on_random_weights_says_so(page: str) -> None:
+    at = open_page(page, seed="7")
+    assert_clean(at)
+    assert any("random, untrained** (seed 7)" in c.value for c in at.caption)
