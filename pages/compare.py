@@ -10,6 +10,7 @@ from explorer.draw import figure, weights_caption, window_caption
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.heatmaps import Panel, make_scale, panel_grid, pooled_note
+from explorer.notes import focus_note
 from explorer.widgets import choice, head_picker, md_escape
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 
@@ -69,6 +70,12 @@ figure(
     "compare_weights",
     shape=(2, n, n),
     caption=weight_scale.caption + mask_note + " " + pooled_note(weights, 256),
+)
+st.info(
+    f"A, {LABELS[a]}: {focus_note(both.weights_a[head], head)} B, {LABELS[b]}: "
+    f"{focus_note(both.weights_b[head], head)}"
+    + (" Read on the window." if params.windowed else ""),
+    icon=":material/lightbulb:",
 )
 difference = [Panel(both.difference[head], title=f"B - A, head {head}", **at)]
 diff_range = family.colour_range([both.difference[head]])

@@ -45,3 +45,11 @@ def test_the_family_length_note_reads_the_measured_curves() -> None:
     flat, worst = min(change, key=change.get), max(change, key=change.get)
     note = next(text for text in infos(at) if text.startswith("From 64 to 1024"))
     assert f"{describe(flat)} changes least" in note and f"{describe(worst)} most" in note
+
+
+def test_the_compare_note_reads_both_schemes_weights() -> None:
+    at = open_page("compare", n="7", heads="2", compare_a="shaw", compare_b="alibi")
+    assert_clean(at)
+    a, b = panel_z(at, "compare_weights", 0), panel_z(at, "compare_weights", 1)
+    note = next(text for text in infos(at) if text.startswith("A, Shaw: "))
+    assert focus_note(a, 0) in note and focus_note(b, 0) in note
