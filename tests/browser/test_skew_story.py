@@ -23,6 +23,7 @@ def settled_box(page: Page) -> dict:
     mark = highlight(page)
     expect(mark).to_have_count(1, timeout=TIMEOUT_MS)
     expect(mark).to_be_visible(timeout=TIMEOUT_MS)
+    mark.scroll_into_view_if_needed()  # the mouse acts in the viewport, as a reader scrolls
     box = None
     for _ in range(50):
         page.wait_for_timeout(200)
