@@ -24,7 +24,8 @@ from explorer.widgets import md_escape
 from relpos_core import logits_bytes, memory_bytes
 from relpos_lab import bench
 
-BENCH_METHODS = bench.METHODS  # what the page offers: the baselines and every relative method
+# what the page offers: the baselines and every relative method (the GPU rows need CUDA)
+BENCH_METHODS = tuple(m for m in bench.METHODS if m not in bench.GPU_METHODS)
 
 MEMORY_NS = 2 ** np.arange(4, 17)  # n = 16 .. 65536
 BENCH_NS = (16, 32, 64, 128, 256, 512, 1024, 2048)  # sizes the button may run

@@ -134,3 +134,11 @@ def test_the_benchmark_warms_up_and_times_every_repeat(monkeypatch) -> None:
     assert all(count >= 7 + speed.WARMUP_CALLS for count in calls.values())
     for row in result.rows:
         assert row["min_ms"] <= row["q1_ms"] <= row["median_ms"] <= row["q3_ms"] <= row["max_ms"]
+
+
+def test_the_page_offers_only_methods_this_server_can_run() -> None:
+    at = open_page("speed")
+    assert_clean(at)
+    assert not at.warning  # nothing refused at the default selection
+    offered = set(at.multiselect(key="speed_methods").options)
+    assert offered == {"sdpa", "plain", "banded", "bucket", "skew", "matmul", "einsum"}
