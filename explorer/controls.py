@@ -47,6 +47,10 @@ from explorer.params import (
     SEED_DEFAULT,
     SEED_MAX,
     TEXT_MAX_CHARS,
+    TRAINED_CLIPS,
+    TRAINED_LAYERS,
+    WEIGHTS_DEFAULT,
+    WEIGHTS_KINDS,
     ViewParams,
     tokenize,
 )
@@ -54,6 +58,7 @@ from explorer.url_query import DEFAULTS, QUERY_KEYS, ParsedQuery, parse_query
 from explorer.widgets import BIND, choice, int_number, int_slider, md_escape, text_box
 
 PARAMS_STATE_KEY = "_view_params"
+_K_BEFORE_KEY = "_k_before"  # the view's k, so that a trained k steps in the direction it moves
 _UNBOUND_STATE_KEY = "_url_unbound"  # widgets created unbound in the last run
 
 
@@ -70,14 +75,34 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
     user set. Reruns once when the URL had to be corrected (see the module docstring).
     """
     kept = {key: st.session_state[key] for key in QUERY_KEYS if key in st.session_state}
-    parsed = parse_query(raw_query(), kept)
+    parsed = parse_query(raw_query(), kept, st.session_state.get(_K_BEFORE_KEY))
     unbound = fix_url(parsed)
+    trained = parsed.params.trained
 
     def bind(key: str) -> str | None:
         return None if key in unbound else BIND
 
     with st.sidebar:
         st.header("Controls")
+        weights = choice(
+            "weights", WEIGHTS_KINDS, "weights", default=WEIGHTS_DEFAULT, bind=bind("weights"),
+            help="Random: seeded random draws, every control free. Trained: a Shaw model of "
+            "the family (a causal character model trained on Python's help topics), its own "
+            f"q, k, v and tables; k snaps to the trained clip distances "
+            f"{', '.join(map(str, TRAINED_CLIPS))}.",
+        )  # fmt: skip
+        layer = (
+            choice(
+                "layer",
+                list(range(TRAINED_LAYERS)),
+                "layer",
+                bind=bind("layer"),
+                help="The trained model's layer whose attention the pages draw.",
+            )  # fmt: skip
+            if trained
+            else 0
+        )
+        fixed = "Fixed by the trained model: switch weights to random to change it."
         text = text_box(
             "Sentence (its tokens label the axes; n follows)",
             "text",
@@ -86,7 +111,7 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             bind=bind("text"),
             placeholder="e.g. the cat sat on the mat",
         )
-        tokens = tokenize(text)
+        tokens = tuple(text[:N_MAX]) if trained else tokenize(text)
         has_text = bool(tokens)
         if has_text:  # the slider shows the n in use, and the URL and the download store it
             st.session_state["n"] = len(tokens)
@@ -98,7 +123,9 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             N_DEFAULT,
             bind=bind("n"),
             disabled=has_text,
-            help="Disabled while a sentence is typed: n is then its token count.",
+            help="Disabled while a sentence is typed: n is then its token count (its "
+            "character count with trained weights; without a sentence they read the first n "
+            "held-out characters).",
         )
         k = int_slider(
             "k (clip distance)",
@@ -107,24 +134,32 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             "k",
             K_DEFAULT,
             bind=bind("k"),
-            help="Distances beyond ±k share the edge vectors; k = 0 is one shared vector.",
+            help="Distances beyond ±k share the edge vectors; k = 0 is one shared vector."
+            + (f" Trained at k = {', '.join(map(str, TRAINED_CLIPS))} only." if trained else ""),
         )
         left, right = st.columns(2)
         with left:
             d_model = choice(
                 "d_model", D_MODEL_CHOICES, "d_model", kind="select",
-                default=D_MODEL_DEFAULT, bind=bind("d_model"),
+                default=D_MODEL_DEFAULT, bind=bind("d_model"), disabled=trained,
+                help=fixed if trained else None,
             )  # fmt: skip
         with right:
             heads = choice(
                 "heads", HEADS_CHOICES, "heads", kind="select", default=HEADS_DEFAULT,
-                bind=bind("heads"),
-                help="Every choice divides every d_model: head dim = d_model / heads.",
+                bind=bind("heads"), disabled=trained,
+                help=fixed if trained else "Every choice divides every d_model: head dim = "
+                "d_model / heads.",
             )  # fmt: skip
-        seed = int_number("seed", 0, SEED_MAX, "seed", SEED_DEFAULT, bind=bind("seed"))
+        seed = int_number(
+            "seed", 0, SEED_MAX, "seed", SEED_DEFAULT, bind=bind("seed"), disabled=trained,
+            help="Trained weights draw nothing at random." if trained else None,
+        )  # fmt: skip
         mask = choice(
             "mask", MASK_KINDS, "mask", kind="radio", default=MASK_DEFAULT, horizontal=True,
-            bind=bind("mask"),
+            bind=bind("mask"), disabled=trained,
+            help="The trained models are causal language models: each character sees only "
+            "itself and the characters before it." if trained else None,
         )  # fmt: skip
         pad = int_number(
             "pad (trailing padded keys)",
@@ -144,8 +179,11 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             mask=str(mask),
             pad=int(pad),
             text=text,
+            weights=str(weights),
+            layer=int(layer),
         )
         params = dataclasses.replace(params, win=window_start(params, bind("win")))
+        st.session_state[_K_BEFORE_KEY] = params.k
         st.caption(
             f"n = {params.length}{' (token count)' if has_text else ''} · "
             f"head dim d = {params.d_model} / {params.heads} = {params.head_dim} · "

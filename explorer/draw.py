@@ -181,11 +181,32 @@ def markdown_table(columns: Mapping[str, Sequence[object]], bold_row: int | None
     return "\n".join(lines)
 
 
-def weights_caption(params: ViewParams) -> None:
-    """Say, under the title, where the page's weights come from: seeded random draws."""
+def weights_caption(params: ViewParams, *, trained_here: bool = True) -> None:
+    """Say, under the title, where the page's weights come from: seeded random draws, or the
+    trained model, layer and characters (``trained_here``: the page can draw trained weights)."""
+    if params.trained and trained_here:
+        from explorer.trained_inputs import model_name  # loads the family only when trained
+
+        source = (
+            f"the {params.length} typed characters"
+            if params.text
+            else f"the first {params.length} held-out characters of the corpus"
+        )
+        st.caption(
+            f":material/school: **Weights: trained**: layer {params.layer} of `"
+            f"{model_name(params.k)}`, the family's Shaw model with k = {params.k}, a causal "
+            f"character model trained on Python's help topics, reading {source}. Every tensor "
+            "below is the model's own."
+        )
+        return
     st.caption(
         f":material/casino: **Weights: random, untrained** (seed {params.seed}). The token "
         "vectors, the projections to q, k and v and the relative tables are seeded random "
-        "draws, not learned, so their patterns are not ones a model found; the Absolute vs "
-        "relative and Trained model pages show trained models."
+        "draws, not learned, so their patterns are not ones a model found"
+        + (
+            ". This page does not draw the trained models' own terms: the sidebar's trained "
+            "weights apply to the Lookup table, Relative logits, Attention and Skew pages."
+            if params.trained
+            else "; the sidebar's weights switch draws a trained model instead."
+        )
     )

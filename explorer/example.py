@@ -31,7 +31,13 @@ def derived_seed(seed: int, label: str) -> int:
 
 
 def axis_labels(params: ViewParams) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(query labels, key labels): the typed tokens on both axes, else q0.. and k0..."""
+    """(query labels, key labels): the typed tokens on both axes (with trained weights the
+    characters read, typed or held out), else q0.. and k0..."""
+    if params.trained:
+        from explorer.trained_inputs import axis_characters  # the app side: cached, streamlit
+
+        characters = axis_characters(params)
+        return characters, characters
     tokens = params.tokens
     if tokens:
         return tokens, tokens
@@ -66,8 +72,24 @@ def content_vector(token: str, d_model: int, seed: int) -> torch.Tensor:
 def example_inputs(params: ViewParams) -> ExampleInputs:
     """q, k, v and the relative tables w^K, w^V for ``params``.
 
-    Without typed text, position i has the token "#i", so every position differs.
+    With trained weights: the trained Shaw model's own, at the view's layer
+    (``explorer.trained_inputs``). Otherwise seeded random draws; without typed text, position
+    i has the token "#i", so every position differs.
     """
+    if params.trained:
+        from explorer.trained_inputs import trained_for  # the app side: cached, streamlit
+
+        t = trained_for(params)
+        return ExampleInputs(
+            x=torch.from_numpy(t.x),
+            q=torch.from_numpy(t.q)[None],
+            k=torch.from_numpy(t.k)[None],
+            v=torch.from_numpy(t.v)[None],
+            table_k=torch.from_numpy(t.table_k),
+            table_v=torch.from_numpy(t.table_v),
+            mask=None,
+            causal=True,
+        )
     n, d_model, heads, d = params.length, params.d_model, params.heads, params.head_dim
     names = params.tokens or tuple(f"#{i}" for i in range(n))
     x = torch.stack([content_vector(name, d_model, params.seed) for name in names])  # (n,d_model)

@@ -6,6 +6,7 @@ Pure (no streamlit). Untrusted URL strings are parsed into a ViewParams by
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 N_MAX = 4096  # longest sequence the explorer computes (one named limit; raise it here)
@@ -25,6 +26,13 @@ MASK_DEFAULT = "none"
 PAD_DEFAULT = 2
 TEXT_MAX_CHARS = 4000
 TEXT_DEFAULT = ""
+# Weights: seeded random draws (every control free), or a trained Shaw model of the family
+# (relpos_lab.family): a causal character model whose sizes are its own.
+WEIGHTS_KINDS = ("random", "trained")
+WEIGHTS_DEFAULT = "random"
+TRAINED_CLIPS = (0, 1, 2, 4, 8, 16, 64)  # the clip distances a Shaw model was trained at
+TRAINED_D_MODEL, TRAINED_HEADS, TRAINED_LAYERS = 128, 4, 3
+TRAINED_MASK = "causal"
 
 assert all(d % h == 0 for d in D_MODEL_CHOICES for h in HEADS_CHOICES)
 
@@ -55,6 +63,8 @@ class ViewParams:
     pad: int = PAD_DEFAULT
     text: str = TEXT_DEFAULT
     win: int = 0
+    weights: str = WEIGHTS_DEFAULT
+    layer: int = 0  # the trained model's layer drawn (trained weights only)
 
     def __post_init__(self) -> None:
         _check_range("n (sequence length)", self.n, 1, N_MAX)
@@ -67,11 +77,29 @@ class ViewParams:
         if not isinstance(self.text, str) or len(self.text) > TEXT_MAX_CHARS:
             raise ValueError(f"text must be a string of at most {TEXT_MAX_CHARS} characters")
         _check_range("win (window start)", self.win, 0, WIN_MAX)
+        _check_choice("weights", self.weights, WEIGHTS_KINDS)
+        _check_range("layer", self.layer, 0, TRAINED_LAYERS - 1)
+        if self.trained:  # the model's own sizes: say which control disagrees
+            for name, value, fixed in (
+                ("d_model", self.d_model, TRAINED_D_MODEL),
+                ("heads", self.heads, TRAINED_HEADS),
+                ("mask", self.mask, TRAINED_MASK),
+            ):
+                if value != fixed:
+                    raise ValueError(
+                        f"with trained weights {name} is the model's {fixed}, got {value!r}"
+                    )
+            _check_choice("k (clip distance) with trained weights", self.k, TRAINED_CLIPS)
+
+    @property
+    def trained(self) -> bool:
+        return self.weights == "trained"
 
     @property
     def tokens(self) -> tuple[str, ...]:
-        """The typed tokens; empty when no text was typed."""
-        return tokenize(self.text)
+        """The typed tokens (words; characters for the trained character models); empty when
+        no text was typed."""
+        return tuple(self.text[:N_MAX]) if self.trained else tokenize(self.text)
 
     @property
     def length(self) -> int:
@@ -122,3 +150,30 @@ def _check_choice(name: str, value: object, choices: tuple[object, ...]) -> None
     if value not in choices or isinstance(value, bool):
         allowed = ", ".join(str(c) for c in choices)
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+def nearest_trained_clip(k: int, towards: int | None = None) -> int:
+    """The trained clip distance a k snaps to: the nearest, or with ``towards`` (the k before a
+    move) the next one in the direction of the move, so that a slider can step past a gap.
+
+    >>> nearest_trained_clip(3), nearest_trained_clip(5, towards=4), nearest_trained_clip(7, 8)
+    (2, 8, 4)
+    """
+    if towards is not None and k > towards:
+        return min((c for c in TRAINED_CLIPS if c >= k), default=TRAINED_CLIPS[-1])
+    if towards is not None and k < towards:
+        return max((c for c in TRAINED_CLIPS if c <= k), default=TRAINED_CLIPS[0])
+    return min(TRAINED_CLIPS, key=lambda c: (abs(c - k), c))
+
+
+def trained_view(params: ViewParams, k_before: int | None = None) -> ViewParams:
+    """``params`` with the trained model's own sizes: d_model, heads, a causal mask, and k at a
+    trained clip distance (see :func:`nearest_trained_clip`)."""
+    return dataclasses.replace(
+        params,
+        weights="trained",
+        d_model=TRAINED_D_MODEL,
+        heads=TRAINED_HEADS,
+        mask=TRAINED_MASK,
+        k=nearest_trained_clip(params.k, k_before),
+    )

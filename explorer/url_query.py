@@ -32,8 +32,16 @@ from explorer.params import (
     SEED_MAX,
     TEXT_DEFAULT,
     TEXT_MAX_CHARS,
+    TRAINED_CLIPS,
+    TRAINED_D_MODEL,
+    TRAINED_HEADS,
+    TRAINED_LAYERS,
+    TRAINED_MASK,
+    WEIGHTS_DEFAULT,
+    WEIGHTS_KINDS,
     WIN_MAX,
     ViewParams,
+    nearest_trained_clip,
     tokenize,
 )
 
@@ -43,11 +51,13 @@ _INT_LIMITS = {
     "seed": ("seed", 0, SEED_MAX, SEED_DEFAULT),
     "pad": ("pad (padded positions)", 0, N_MAX, PAD_DEFAULT),
     "win": ("win (window start)", 0, WIN_MAX, 0),
+    "layer": ("layer (of the trained model)", 0, TRAINED_LAYERS - 1, 0),
 }
 _CHOICES: dict[str, tuple[tuple[object, ...], object]] = {
     "d_model": (D_MODEL_CHOICES, D_MODEL_DEFAULT),
     "heads": (HEADS_CHOICES, HEADS_DEFAULT),
     "mask": (MASK_KINDS, MASK_DEFAULT),
+    "weights": (WEIGHTS_KINDS, WEIGHTS_DEFAULT),
 }
 QUERY_KEYS = (*_INT_LIMITS, *_CHOICES, "text")
 #: What each shared key means when the URL leaves it out (a bound widget drops its default).
@@ -108,13 +118,17 @@ def canonical_key(key: str) -> str | None:
 
 
 def parse_query(
-    raw: Mapping[str, str | Sequence[str]], kept: Mapping[str, object] | None = None
+    raw: Mapping[str, str | Sequence[str]],
+    kept: Mapping[str, object] | None = None,
+    k_before: int | None = None,
 ) -> ParsedQuery:
     """Validate raw query-string values into a :class:`ViewParams`; never raises.
 
     ``kept`` holds the values the shared widgets already show in this session: they are used
     as they are and the URL's values of those keys, which only mirror them, are not checked
-    (so the URL is never blamed for a value the user set with a widget).
+    (so the URL is never blamed for a value the user set with a widget). With trained
+    weights, ``k_before`` (the k of the view before) lets k step to the next trained clip
+    distance in the direction it moved.
 
     Integers out of range are clamped (the window start to the last start this n allows),
     non-integers and unknown choices fall back to the default, over-long text is truncated,
@@ -156,7 +170,11 @@ def parse_query(
         if problem or reworded:
             corrections[key] = value
         values[key] = value
-    length = len(tokenize(str(values.get("text", "")))) or int(values.get("n", N_DEFAULT))  # type: ignore[call-overload]
+    if values.get("weights") == "trained":
+        _fit_trained(values, given, kept, warnings, corrections, k_before)
+    text = str(values.get("text", ""))
+    tokens = text[:N_MAX] if values.get("weights") == "trained" else tokenize(text)
+    length = len(tokens) or int(values.get("n", N_DEFAULT))  # type: ignore[call-overload]
     if "win" not in kept:
         _fit_window(values, given, length, warnings, corrections, remove)
     return ParsedQuery(
@@ -250,6 +268,38 @@ def _clean_text(text: str) -> tuple[str, str]:
     if count > N_MAX:
         notes.append(f"{count} tokens; only the first {N_MAX} are used")
     return kept, ("URL parameter text: " + "; ".join(notes) if notes else "")
+
+
+def _fit_trained(
+    values: dict[str, object],
+    given: dict[str, list[tuple[str, str]]],
+    kept: Mapping[str, object],
+    warnings: list[str],
+    corrections: dict[str, object],
+    k_before: int | None,
+) -> None:
+    """With trained weights, d_model, heads and the mask are the model's and k one of the
+    clip distances it was trained at: a URL value that differs is replaced, with a warning
+    (a value kept in the session follows quietly: the sidebar says why)."""
+    fixed = {"d_model": TRAINED_D_MODEL, "heads": TRAINED_HEADS, "mask": TRAINED_MASK}
+    k = int(values.get("k", K_DEFAULT))  # type: ignore[call-overload]
+    fixed["k"] = nearest_trained_clip(k, k_before if "k" in kept else None)
+    for key, use in fixed.items():
+        value = values.get(key, DEFAULTS[key])
+        if value == use:
+            continue
+        values[key] = use
+        corrections[key] = use
+        if key in given and key not in kept:
+            allowed = (
+                "one of " + ", ".join(map(str, TRAINED_CLIPS))
+                if key == "k"
+                else f"the model's {use}"
+            )
+            warnings.append(
+                f"URL parameter {key}: with trained weights {key} is {allowed}, got "
+                f"{_shown(given[key][-1][1])}; using {use} (weights=random frees it)"
+            )
 
 
 def _fit_window(

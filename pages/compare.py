@@ -22,7 +22,7 @@ at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": ro
 LABELS = family_settings.SCHEME_LABELS
 
 st.title("Compare schemes")
-weights_caption(params)
+weights_caption(params, trained_here=False)
 st.markdown(
     "Two position schemes on the same queries, keys and values (the sidebar's): the content "
     "term q_i · k_j / √d is the same, so every difference in the weights comes from what each "

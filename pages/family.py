@@ -49,7 +49,7 @@ at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": ro
 LABELS = family_settings.SCHEME_LABELS
 
 st.title("Position schemes")
-weights_caption(params)
+weights_caption(params, trained_here=False)
 st.markdown(
     "Six published ways to make attention depend on the distance j - i, each on the same "
     "queries, keys and values as every other page. All share the content term "

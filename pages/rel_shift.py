@@ -37,7 +37,7 @@ params = current_params()
 n = params.length
 
 st.title("Transformer-XL shift")
-weights_caption(params)
+weights_caption(params, trained_here=False)
 st.markdown(
     "Transformer-XL adds to the content logit three terms (Dai et al. 2019, Sec. 3.3). The two "
     "that depend on position, (b) and (d), need one score per query and distance. The "

@@ -1,0 +1,98 @@
+"""Trained weights for the explorer's views: a Shaw model of the family (relpos_lab.family),
+its own q, k, v and tables at one layer, on the view's characters.
+
+The family's models are causal character language models (3 layers, d_model 128, 4 heads)
+trained on Python's help topics at clip distances 0, 1, 2, 4, 8, 16 and 64. A view with trained
+weights reads the characters of its typed text, or without one the first n characters of the
+held-out part of the corpus, runs the model once per (model, text) and keeps, per layer, the
+q, k, v its attention saw (``CharLM.attention_inputs``) and that layer's tables w^K, w^V.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import streamlit as st
+import torch
+
+from explorer.params import ViewParams
+from relpos_lab.family import load_with_vocabulary
+from relpos_lab.family.corpus import Vocabulary, held_out_text
+from relpos_lab.family.model import CharLM
+
+SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}  # characters with no glyph of their own
+
+
+def model_name(k: int) -> str:
+    """The family's Shaw model trained at clip distance k (k = 8 is ``shaw`` itself)."""
+    return "shaw" if k == 8 else f"shaw-k{k}"
+
+
+def shown(char: str) -> str:
+    """A character as an axis label: whitespace gets a visible sign."""
+    return SHOWN.get(char, char)
+
+
+@cache
+def _passage() -> str:
+    return held_out_text()
+
+
+def sequence(params: ViewParams) -> str:
+    """The characters a trained view reads: the typed text, else a held-out passage of n."""
+    return params.text[: params.length] if params.text else _passage()[: params.length]
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _model(name: str) -> tuple[CharLM, Vocabulary]:
+    """The shipped model (shared by every session, read only: eval mode, no gradients)."""
+    model, vocabulary = load_with_vocabulary(name)
+    model.requires_grad_(False)
+    return model, vocabulary
+
+
+@dataclass(frozen=True)
+class TrainedTensors:
+    """One layer of a trained model on one text: what its attention saw and its tables."""
+
+    name: str
+    x: np.ndarray  # (n, d_model) the layer's normalized input
+    q: np.ndarray  # (h, n, d)
+    k: np.ndarray  # (h, n, d)
+    v: np.ndarray  # (h, n, d)
+    table_k: np.ndarray  # (2k+1, d)
+    table_v: np.ndarray  # (2k+1, d)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def trained_tensors(name: str, text: str, layer: int) -> TrainedTensors:
+    """Run model ``name`` on ``text`` once and keep layer ``layer``'s attention inputs."""
+    model, vocabulary = _model(name)
+    ids = vocabulary.encode(text)[None]  # (1, n)
+    with torch.no_grad():
+        x = model.embed(ids)
+        for block in model.blocks[:layer]:
+            x = block(x)
+        block = model.blocks[layer]
+        normed = block.norm_attention(x)
+        q, k, v = block.attention.split(normed)  # each (1, h, n, d)
+    scheme = block.attention.scheme
+
+    def arr(t: torch.Tensor) -> np.ndarray:
+        return t.detach().numpy().astype(np.float32)
+
+    return TrainedTensors(
+        name, arr(normed[0]), arr(q[0]), arr(k[0]), arr(v[0]),
+        arr(scheme.table_k), arr(scheme.table_v),
+    )  # fmt: skip
+
+
+def trained_for(params: ViewParams) -> TrainedTensors:
+    return trained_tensors(model_name(params.k), sequence(params), params.layer)
+
+
+def axis_characters(params: ViewParams) -> tuple[str, ...]:
+    """The view's characters as axis labels."""
+    return tuple(shown(c) for c in sequence(params))
