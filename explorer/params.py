@@ -28,8 +28,8 @@ TEXT_MAX_CHARS = 4000
 TEXT_DEFAULT = ""
 # Weights: seeded random draws (every control free), or a trained Shaw model of the family
 # (relpos_lab.family): a causal character model whose sizes are its own.
-WEIGHTS_KINDS = ("random", "trained")
-WEIGHTS_DEFAULT = "random"
+WEIGHTS_KINDS = ("trained", "random")
+WEIGHTS_DEFAULT = "trained"  # what the app opens on (a ViewParams built in code is random)
 TRAINED_CLIPS = (0, 1, 2, 4, 8, 16, 64)  # the clip distances a Shaw model was trained at
 TRAINED_D_MODEL, TRAINED_HEADS, TRAINED_LAYERS = 128, 4, 3
 TRAINED_MASK = "causal"
@@ -63,7 +63,7 @@ class ViewParams:
     pad: int = PAD_DEFAULT
     text: str = TEXT_DEFAULT
     win: int = 0
-    weights: str = WEIGHTS_DEFAULT
+    weights: str = "random"  # the app opens on WEIGHTS_DEFAULT: see explorer.url_query
     layer: int = 0  # the trained model's layer drawn (trained weights only)
 
     def __post_init__(self) -> None:

@@ -170,6 +170,7 @@ def parse_query(
         if problem or reworded:
             corrections[key] = value
         values[key] = value
+    values.setdefault("weights", DEFAULTS["weights"])  # the app opens on trained weights
     if values.get("weights") == "trained":
         _fit_trained(values, given, kept, warnings, corrections, k_before)
     text = str(values.get("text", ""))

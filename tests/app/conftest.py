@@ -18,7 +18,12 @@ PAGES = tuple(page.stem for page in NAVIGATION if page.stem not in ("trained", "
 
 
 def open_page(page: str = "overview", **query: str) -> AppTest:
-    """Run app.py with ``query`` in the URL, then switch to ``page`` (a file stem in pages/)."""
+    """Run app.py with ``query`` in the URL, then switch to ``page`` (a file stem in pages/).
+
+    Random weights unless ``weights`` is given: most tests check a view against its seeded
+    definition (tests/app/test_trained_views.py checks trained views against the model).
+    """
+    query.setdefault("weights", "random")
     at = AppTest.from_file(str(ENTRY), default_timeout=60)
     for key, value in query.items():
         at.query_params[key] = value

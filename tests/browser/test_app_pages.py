@@ -41,7 +41,7 @@ def clip_title(page: Page, k: int):
 def test_keyboard_slider_move_redraws_rewrites_url_and_reproduces(
     app_server: str, page: Page, wait_for_app_run
 ) -> None:
-    page.goto(f"{app_server}/lookup")
+    page.goto(f"{app_server}/lookup?weights=random")
     wait_for_app_run(page)
     expect(clip_title(page, 2)).to_have_count(1, timeout=TIMEOUT_MS)
 
@@ -77,7 +77,7 @@ def test_deep_link_on_a_fresh_server_runs_through_the_app(
 ) -> None:
     """A shared link is often the first request a (re)started server sees: it must still get
     the shared sidebar, the page it names and the values in its query string."""
-    page.goto(f"{fresh_app_server}/lookup?n=12&k=3")
+    page.goto(f"{fresh_app_server}/lookup?n=12&k=3&weights=random")
     wait_for_app_run(page)
     expect(page).to_have_url(re.compile(r"/lookup\?(.*&)?k=3(&|$)"), timeout=TIMEOUT_MS)
     expect(page.get_by_role("slider", name="n (sequence length)")).to_have_value("12")

@@ -19,7 +19,7 @@ def panel_titles(page: Page):
 def test_one_panel_per_head_and_the_count_follows_the_sidebar(
     app_server: str, page: Page, wait_for_app_run, path: str
 ) -> None:
-    page.goto(f"{app_server}/{path}")
+    page.goto(f"{app_server}/{path}?weights=random")
     wait_for_app_run(page)
     expect(panel_titles(page)).to_have_count(2, timeout=TIMEOUT_MS)  # default: 2 heads
     heads = page.get_by_role("combobox", name="heads")  # the sidebar's heads select
@@ -34,14 +34,15 @@ def test_one_panel_per_head_and_the_count_follows_the_sidebar(
 def test_picking_a_head_updates_the_detail_chart(
     app_server: str, page: Page, wait_for_app_run
 ) -> None:
-    page.goto(f"{app_server}/attention?heads=4")
+    page.goto(f"{app_server}/attention?heads=4&weights=random")
     wait_for_app_run(page)
 
     def detail(head: int):
         return page.locator(".annotation-text", has_text=f"weights α, head {head}")
 
     expect(detail(0)).to_have_count(1, timeout=TIMEOUT_MS)
-    page.get_by_test_id("stButtonGroup").first.get_by_text("3", exact=True).click()
+    main = page.get_by_test_id("stMain")  # the sidebar has segmented controls too
+    main.get_by_test_id("stButtonGroup").first.get_by_text("3", exact=True).click()
     # the redrawn chart replaces the old one (both exist for a moment during the rerun)
     expect(detail(3)).to_have_count(1, timeout=TIMEOUT_MS)
     expect(detail(0)).to_have_count(0, timeout=TIMEOUT_MS)

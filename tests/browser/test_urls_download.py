@@ -35,7 +35,7 @@ def current_view(page: Page):
 def test_a_corrected_url_is_rewritten_and_the_copy_reopens_the_view(
     app_server: str, page: Page, wait_for_app_run, query: str, name: str, shown: str, kept: str
 ) -> None:
-    page.goto(f"{app_server}/?{query}")
+    page.goto(f"{app_server}/?{query}&weights=random")
     wait_for_app_run(page, TIMEOUT_MS)
     expect(slider(page, name)).to_have_value(shown, timeout=TIMEOUT_MS)
     expect(page).to_have_url(re.compile(rf"\?(.*&)?{kept}(&|$)"), timeout=TIMEOUT_MS)
@@ -56,7 +56,7 @@ def test_a_corrected_url_is_rewritten_and_the_copy_reopens_the_view(
 def test_a_slider_moved_after_a_clamp_keeps_the_url_in_step(
     app_server: str, page: Page, wait_for_app_run
 ) -> None:
-    page.goto(f"{app_server}/?k=99")
+    page.goto(f"{app_server}/?k=99&weights=random")
     wait_for_app_run(page, TIMEOUT_MS)
     k = slider(page, "k (clip distance)")
     expect(k).to_have_value("64", timeout=TIMEOUT_MS)
@@ -69,7 +69,7 @@ def test_a_slider_moved_after_a_clamp_keeps_the_url_in_step(
 def test_one_download_button_saves_the_view_as_one_named_zip(
     app_server: str, page: Page, wait_for_app_run
 ) -> None:
-    page.goto(f"{app_server}/?n=5&k=1&text=the+cat+sat+on+mats")
+    page.goto(f"{app_server}/?n=5&k=1&text=the+cat+sat+on+mats&weights=random")
     wait_for_app_run(page, TIMEOUT_MS)
     buttons = page.locator('[data-testid="stDownloadButton"]')
     expect(buttons).to_have_count(1, timeout=TIMEOUT_MS)
@@ -88,4 +88,4 @@ def test_one_download_button_saves_the_view_as_one_named_zip(
     assert [row[1:] for row in index[1:3]] == [["1", "2", "2", "2", "2"], ["0", "1", "2", "2", "2"]]
     params = json.loads(files["params.json"])
     assert params["length"] == 5 and params["k"] == 1 and params["text"] == "the cat sat on mats"
-    assert params["link"] == "/overview?n=5&k=1&text=the+cat+sat+on+mats"
+    assert params["link"] == "/overview?n=5&k=1&text=the+cat+sat+on+mats&weights=random"

@@ -88,7 +88,7 @@ def test_zip_holds_every_array_the_tokens_the_parameters_and_a_readme() -> None:
     assert files["tokens.csv"].splitlines()[1:] == ["the,0", "cat,1", "sat,2"]
     meta = json.loads(files["params.json"])
     assert meta["text"] == "the cat sat" and meta["length"] == 3 and meta["logits_head"] == 1
-    assert meta["link"] == "/logits?text=the+cat+sat&logits_head=1"
+    assert meta["link"] == "/logits?text=the+cat+sat&weights=random&logits_head=1"
     for name in ("logits_head0.csv", "index.csv", "tokens.csv", "params.json"):
         assert any(line.startswith(name) for line in files["README.txt"].splitlines())
 
@@ -97,4 +97,4 @@ def test_a_window_is_labelled_with_its_real_positions() -> None:
     params = ViewParams(n=1000, win=300)
     assert position_labels(params, *params.window)[:2] == ["300", "301"]
     meta = json.loads(read_zip(zip_bytes("lookup", params, {}))["params.json"])
-    assert meta["window"] == [300, 812] and meta["link"] == "/lookup?n=1000&win=300"
+    assert meta["window"] == [300, 812] and meta["link"] == "/lookup?n=1000&win=300&weights=random"
