@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 import numpy as np
 import streamlit as st
 
-from explorer.params import ViewParams
+from explorer.params import ViewParams, trained_model_name
 from explorer.url_query import DEFAULTS
 
 FILE_PREFIX = "relpos"
@@ -225,6 +225,8 @@ def _params_json(
             head_dim=params.head_dim,
             window=list(params.window),
         )
+        if params.trained:  # which shipped model (relpos_lab.family.load) drew the view
+            data["model"] = trained_model_name(params.k)
     data.update({key.lstrip("_"): value for key, value in extra.items()})
     data["link"] = view_link(params, extra, page)
     return json.loads(json.dumps(data, default=str))

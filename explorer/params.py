@@ -152,6 +152,15 @@ def _check_choice(name: str, value: object, choices: tuple[object, ...]) -> None
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
+def trained_model_name(k: int) -> str:
+    """The family's Shaw model trained at clip distance k (k = 8 is ``shaw`` itself).
+
+    >>> trained_model_name(8), trained_model_name(2)
+    ('shaw', 'shaw-k2')
+    """
+    return "shaw" if k == 8 else f"shaw-k{k}"
+
+
 def nearest_trained_clip(k: int, towards: int | None = None) -> int:
     """The trained clip distance a k snaps to: the nearest, or with ``towards`` (the k before a
     move) the next one in the direction of the move, so that a slider can step past a gap.

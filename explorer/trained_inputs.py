@@ -18,16 +18,12 @@ import streamlit as st
 import torch
 
 from explorer.params import ViewParams
+from explorer.params import trained_model_name as model_name
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import Vocabulary, held_out_text
 from relpos_lab.family.model import CharLM
 
 SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}  # characters with no glyph of their own
-
-
-def model_name(k: int) -> str:
-    """The family's Shaw model trained at clip distance k (k = 8 is ``shaw`` itself)."""
-    return "shaw" if k == 8 else f"shaw-k{k}"
 
 
 def shown(char: str) -> str:

@@ -3,11 +3,17 @@ model's own forward pass (the inputs and the output of its attention), not deriv
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
+
 import numpy as np
 import pytest
 import torch
 
+from explorer.downloads import zip_bytes
 from explorer.navigation import PAGES as NAVIGATION
+from explorer.params import ViewParams
 from explorer.trained_inputs import model_name
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import held_out_text
@@ -86,3 +92,11 @@ def test_k_steps_to_the_next_trained_clip_distance_in_the_direction_it_moves() -
     at.slider(key="k").set_value(7).run()
     assert at.slider(key="k").value == 4
     assert_clean(at)
+
+
+def test_the_download_names_the_weights_the_model_and_the_layer() -> None:
+    params = ViewParams(weights="trained", d_model=128, heads=4, mask="causal", k=16, layer=2)
+    with zipfile.ZipFile(io.BytesIO(zip_bytes("lookup", params, {}))) as archive:
+        meta = json.loads(archive.read("params.json"))
+    assert (meta["weights"], meta["model"], meta["layer"]) == ("trained", "shaw-k16", 2)
+    assert "layer=2" in meta["link"] and "weights" not in meta["link"]  # trained: the default
