@@ -114,13 +114,15 @@ def picked_summary(story: SkewStory, i: int, j: int, labels) -> None:
         column = j - i + story.length - 1
         st.latex(  # two lines: the column beside the chart is narrow
             rf"\begin{{aligned}} S^{{\mathrm{{rel}}}}_{{{i},{j}}} &= q_{{{i}}} \cdot "
-            rf"(E_r)_{{{column}}} \\ &= q_{{{i}}} \cdot w^K_{{{table_row}}} \\ &= {value:.4g}"
+            rf"(E_r)_{{{column}}} \\ &= q_{{{i}}} \cdot w^K_{{{table_row - params.k}}} \\ "
+            rf"&= {value:.4g}"
             r"\end{aligned}"
         )
         st.caption(
-            r"Definition $q_i \cdot w^K_{\operatorname{clip}(j - i, k) + k}$ = "
+            r"Definition $q_i \cdot w^K_{\operatorname{clip}(j - i, k)}$ = "
             f"{float(story.definition[row, col]):.4g}. "
-            f"$E_r$'s row {j - i + story.length - 1} is the table's row {table_row}"
+            f"$E_r$'s row {j - i + story.length - 1} is $w^K_{{{table_row - params.k}}}$, "
+            f"stored as table row {table_row}"
             + (
                 " (the distance is beyond ±k: the edge row repeats)."
                 if abs(j - i) > params.k

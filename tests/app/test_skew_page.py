@@ -201,3 +201,11 @@ def test_one_download_names_the_view_and_holds_every_step() -> None:
     assert text.startswith("relpos_skew_n6_k2_d16_h2_seed0_mask-none_kind-follows-the-mask_head1")
     for name in ("step1_relative", "step2_padded", "step3_reshaped", "step4_sliced", "definition"):
         assert name in text, text
+
+
+def test_the_picked_cell_names_the_table_vector_by_its_distance() -> None:
+    at = open_page("skew", n="6", k="1", skew_i="4", skew_j="1")
+    assert_clean(at)
+    formulas = " ".join(item.value for item in at.latex)
+    assert r"q_{4} \cdot w^K_{-1}" in formulas  # j - i = -3, clipped to -1: the edge vector
+    assert any("is $w^K_{-1}$, stored as table row 0" in c.value for c in at.caption)
