@@ -190,7 +190,8 @@ def weights_caption(params: ViewParams, *, trained_here: bool = True) -> None:
         source = (
             f"the {params.length} typed characters"
             if params.text
-            else f"the first {params.length} held-out characters of the corpus"
+            else f"{params.length} held-out characters of the corpus (from its first sentence "
+            "of prose)"
         )
         st.caption(
             f":material/school: **Weights: trained**: layer {params.layer} of `"

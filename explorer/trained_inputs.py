@@ -3,13 +3,14 @@ its own q, k, v and tables at one layer, on the view's characters.
 
 The family's models are causal character language models (3 layers, d_model 128, 4 heads)
 trained on Python's help topics at clip distances 0, 1, 2, 4, 8, 16 and 64. A view with trained
-weights reads the characters of its typed text, or without one the first n characters of the
-held-out part of the corpus, runs the model once per (model, text) and keeps, per layer, the
-q, k, v its attention saw (``CharLM.attention_inputs``) and that layer's tables w^K, w^V.
+weights reads the characters of its typed text, or without one n characters of the held-out
+part of the corpus from its first sentence of prose; it runs the model once per (model, text,
+layer) and keeps the q, k, v that layer's attention saw and the layer's tables w^K, w^V.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -31,9 +32,16 @@ def shown(char: str) -> str:
     return SHOWN.get(char, char)
 
 
+PROSE = re.compile(r"\n[ ]*(?=[A-Z][a-z]+ [a-z])")  # a line that starts a sentence of prose
+
+
 @cache
 def _passage() -> str:
-    return held_out_text()
+    """The held-out text from its first sentence of prose on (it opens inside a code example,
+    whose indentation would fill a short window with spaces)."""
+    text = held_out_text()
+    start = PROSE.search(text)
+    return text[start.end() :] if start else text
 
 
 def sequence(params: ViewParams) -> str:

@@ -14,7 +14,7 @@ import torch
 from explorer.downloads import zip_bytes
 from explorer.navigation import PAGES as NAVIGATION
 from explorer.params import ViewParams
-from explorer.trained_inputs import model_name
+from explorer.trained_inputs import model_name, sequence
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import held_out_text
 from tests.app.conftest import assert_clean, open_page
@@ -54,7 +54,9 @@ def test_attention_draws_the_models_own_output() -> None:
     at.button_group(key="attention_head").set_value(3).run()
     at.button_group(key="attention_more").set_value("the output, split").run()
     assert_clean(at)
-    layers = model_forward(model_name(4), held_out_text()[:40])
+    text = sequence(ViewParams(n=40, k=4, d_model=128, heads=4, mask="causal", weights="trained"))
+    assert len(text) == 40 and text in held_out_text()  # held-out characters the model never saw
+    layers = model_forward(model_name(4), text)
     z = layers[1]["z"][0, 3].numpy()  # (n, d): what layer 1's attention returned, head 3
     np.testing.assert_allclose(panel_z(at, "attention_output", 2), z, **CLOSE)
     weights = panel_z(at, "attention_weights", 0)
