@@ -8,6 +8,7 @@ from explorer.controls import current_params
 from explorer.downloads import download_view
 from explorer.draw import png_config
 from explorer.plots import horizontal_line, loglog_figure, mark_points
+from explorer.screen import is_phone
 
 RESULTS_KEY = "speed_results"  # this session's measurements, never shared with other sessions
 params = current_params()
@@ -33,6 +34,8 @@ mark_points(fig, speed.music_transformer_points(), name="Music Transformer, L = 
 horizontal_line(
     fig, REQUEST_BUDGET_BYTES, f"per-request budget {format_bytes(REQUEST_BUDGET_BYTES)}"
 )
+if is_phone():  # a legend beside the plot would leave it no width
+    fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.35}, height=640)
 st.plotly_chart(fig, key="chart_speed_memory", width="stretch", config=png_config("memory"))
 st.caption(
     "Lines: `relpos_core.memory_bytes` at this view's d, heads and k (einsum and matmul "
