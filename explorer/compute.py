@@ -41,11 +41,6 @@ def materialized_rows(n: int, d: int) -> int:
     return max(1, min(n, A_K_BUDGET // (n * d)))
 
 
-def loop_rows(n: int) -> int:
-    """Query rows the definition (a Python loop over pairs) is evaluated on."""
-    return max(1, min(n, LOOP_PAIRS // n))
-
-
 def square_side(n: int, pairs: int) -> int:
     """Side of the top-left block of at most ``pairs`` (i, j) pairs, at most n: a slow method
     is drawn on a square block of the window, not on a few rows as long as the window."""

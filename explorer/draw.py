@@ -8,8 +8,16 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer.heatmaps import IMAGE_SIDE, Panel, Scale, grid_columns, inset_bounds, panel_grid
-from explorer.params import DISPLAY_MAX, ViewParams
+from explorer.heatmaps import (
+    IMAGE_SIDE,
+    Panel,
+    Scale,
+    grid_columns,
+    inset_bounds,
+    panel_grid,
+    per_panel,
+)
+from explorer.params import DISPLAY_MAX, ViewParams, trained_model_name
 from explorer.widgets import int_slider, md_escape
 
 INSET_SIDE = 32  # rows and columns of the exact-value zoom under an image
@@ -112,11 +120,13 @@ def inset(
     Shown only when some panel travels as an image (more than IMAGE_SIDE rows or columns); the
     picker is URL-bound (``<key>``), and the inset redraws alone (a fragment).
     """
-    scales = [scale] * len(panels) if isinstance(scale, Scale) else list(scale)
-    big = [(p, s) for p, s in zip(panels, scales, strict=True) if max(p.z.shape) > IMAGE_SIDE]
-    if big:
-        shared = isinstance(scale, Scale)
-        picked = scale if shared else tuple(s for _, s in big)
+    big = [
+        (p, s)
+        for p, s in zip(panels, per_panel(scale, len(panels)), strict=True)
+        if max(p.z.shape) > IMAGE_SIDE
+    ]
+    if big:  # a shared scale stays one (one colour bar), else each panel keeps its own
+        picked = scale if isinstance(scale, Scale) else tuple(s for _, s in big)
         _inset_fragment(tuple(p for p, _ in big), picked, key, side, label)
 
 
@@ -185,8 +195,6 @@ def weights_caption(params: ViewParams, *, trained_here: bool = True) -> None:
     """Say, under the title, where the page's weights come from: seeded random draws, or the
     trained model, layer and characters (``trained_here``: the page can draw trained weights)."""
     if params.trained and trained_here:
-        from explorer.trained_inputs import model_name  # loads the family only when trained
-
         source = (
             f"the {params.length} typed characters"
             if params.text
@@ -194,10 +202,10 @@ def weights_caption(params: ViewParams, *, trained_here: bool = True) -> None:
             "of prose)"
         )
         st.caption(
-            f":material/school: **Weights: trained**: layer {params.layer} of `"
-            f"{model_name(params.k)}`, the family's Shaw model with k = {params.k}, a causal "
-            f"character model trained on Python's help topics, reading {source}. Every tensor "
-            "below is the model's own."
+            f":material/school: **Weights: trained**: layer {params.layer} of "
+            f"`{trained_model_name(params.k)}`, the family's Shaw model with k = {params.k}, a "
+            f"causal character model trained on Python's help topics, reading {source}. Every "
+            "tensor below is the model's own."
         )
         return
     st.caption(

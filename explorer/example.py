@@ -80,16 +80,9 @@ def example_inputs(params: ViewParams) -> ExampleInputs:
         from explorer.trained_inputs import trained_for  # the app side: cached, streamlit
 
         t = trained_for(params)
-        return ExampleInputs(
-            x=torch.from_numpy(t.x),
-            q=torch.from_numpy(t.q)[None],
-            k=torch.from_numpy(t.k)[None],
-            v=torch.from_numpy(t.v)[None],
-            table_k=torch.from_numpy(t.table_k),
-            table_v=torch.from_numpy(t.table_v),
-            mask=None,
-            causal=True,
-        )
+        q, k, v = torch.from_numpy(t.qkv[params.layer])[:, None]  # (1, h, n, d) each
+        table_k, table_v = torch.from_numpy(t.tables[params.layer])
+        return ExampleInputs(torch.from_numpy(t.x), q, k, v, table_k, table_v, None, True)
     n, d_model, heads, d = params.length, params.d_model, params.heads, params.head_dim
     names = params.tokens or tuple(f"#{i}" for i in range(n))
     x = torch.stack([content_vector(name, d_model, params.seed) for name in names])  # (n,d_model)

@@ -354,11 +354,7 @@ def panel_grid(
     for p in panels:
         if np.asarray(p.z).ndim != 2:
             raise ValueError(f"each panel needs a 2-D array, got shape {np.asarray(p.z).shape}")
-    scales = [scale] * len(panels) if isinstance(scale, Scale) else list(scale)
-    if len(scales) != len(panels):
-        raise ValueError(
-            f"panel_grid needs one scale per panel, got {len(scales)} for {len(panels)}"
-        )
+    scales = per_panel(scale, len(panels))
     own = not isinstance(scale, Scale)
     max_width = figure_width(max_width)  # a phone's screen is narrower than any default
     gap_x = 130 if own else 70  # own scales: room for each panel's bar
@@ -453,6 +449,14 @@ def panel_grid(
         }
     )
     return go.Figure({"data": data, "layout": layout})
+
+
+def per_panel(scale: Scale | Sequence[Scale], count: int) -> list[Scale]:
+    """The scale of each of ``count`` panels: one shared scale repeated, or one per panel."""
+    scales = [scale] * count if isinstance(scale, Scale) else list(scale)
+    if len(scales) != count:
+        raise ValueError(f"panel_grid needs one scale per panel, got {len(scales)} for {count}")
+    return scales
 
 
 def _usable(width: int, columns: int, gap_x: int) -> float:

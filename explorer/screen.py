@@ -3,8 +3,9 @@
 Plotly figures are laid out on the server at a fixed width, so a grid of panels cannot reflow
 in the browser. A phone says what it is in its request headers (``Sec-CH-UA-Mobile: ?1`` from
 Chromium-based browsers, ``Mobile`` in every phone browser's user agent); for one, figures are
-laid out at most ``PHONE_WIDTH`` pixels wide, two panels to a row at most. Anything else gets
-the wide layout, and a chart wider than its column scrolls inside its own box (assets/layout.css).
+laid out at most ``PHONE_WIDTH`` pixels wide (a grid then drops to fewer columns, see
+``explorer.heatmaps.panel_grid``). Anything else gets the wide layout, and a chart wider
+than its column scrolls inside its own box (assets/layout.css).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import streamlit as st
 
 PHONE_WIDTH = 350  # px of a figure on a phone (a 390 px screen less the page's margins)
-PHONE_COLUMNS = 2  # panels per row at most on a phone
 
 
 def is_phone() -> bool:
@@ -29,8 +29,3 @@ def is_phone() -> bool:
 def figure_width(width: int) -> int:
     """``width`` px on a wide screen, at most PHONE_WIDTH on a phone."""
     return min(width, PHONE_WIDTH) if is_phone() else width
-
-
-def panel_columns(columns: int) -> int:
-    """``columns`` panels per row on a wide screen, at most PHONE_COLUMNS on a phone."""
-    return min(columns, PHONE_COLUMNS) if is_phone() else columns

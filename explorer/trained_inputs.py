@@ -4,8 +4,8 @@ its own q, k, v and tables at one layer, on the view's characters.
 The family's models are causal character language models (3 layers, d_model 128, 4 heads)
 trained on Python's help topics at clip distances 0, 1, 2, 4, 8, 16 and 64. A view with trained
 weights reads the characters of its typed text, or without one n characters of the held-out
-part of the corpus from its first sentence of prose; it runs the model once per (model, text,
-layer) and keeps the q, k, v that layer's attention saw and the layer's tables w^K, w^V.
+part of the corpus from its first sentence of prose; it runs the model once per (model, text)
+and keeps the q, k, v every layer's attention saw and every layer's tables w^K, w^V.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from explorer.params import ViewParams
-from explorer.params import trained_model_name as model_name
+from explorer.params import ViewParams, trained_model_name
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import Vocabulary, held_out_text
 from relpos_lab.family.model import CharLM
@@ -59,42 +58,35 @@ def _model(name: str) -> tuple[CharLM, Vocabulary]:
 
 @dataclass(frozen=True)
 class TrainedTensors:
-    """One layer of a trained model on one text: what its attention saw and its tables."""
+    """A trained model on one text: the token embeddings, and per layer what its attention saw
+    and its tables."""
 
     name: str
-    x: np.ndarray  # (n, d_model) the layer's normalized input
-    q: np.ndarray  # (h, n, d)
-    k: np.ndarray  # (h, n, d)
-    v: np.ndarray  # (h, n, d)
-    table_k: np.ndarray  # (2k+1, d)
-    table_v: np.ndarray  # (2k+1, d)
+    x: np.ndarray  # (n, d_model) the scaled token embeddings the model starts from
+    qkv: np.ndarray  # (layers, 3, h, n, d) q, k, v of every layer's attention
+    tables: np.ndarray  # (layers, 2, 2k+1, d) w^K and w^V of every layer
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def trained_tensors(name: str, text: str, layer: int) -> TrainedTensors:
-    """Run model ``name`` on ``text`` once and keep layer ``layer``'s attention inputs."""
+def trained_tensors(name: str, text: str) -> TrainedTensors:
+    """Run model ``name`` on ``text`` once (``CharLM.attention_inputs``): every layer's q, k,
+    v and tables, so that a change of layer reads the same run."""
     model, vocabulary = _model(name)
     ids = vocabulary.encode(text)[None]  # (1, n)
     with torch.no_grad():
-        x = model.embed(ids)
-        for block in model.blocks[:layer]:
-            x = block(x)
-        block = model.blocks[layer]
-        normed = block.norm_attention(x)
-        q, k, v = block.attention.split(normed)  # each (1, h, n, d)
-    scheme = block.attention.scheme
-
-    def arr(t: torch.Tensor) -> np.ndarray:
-        return t.detach().numpy().astype(np.float32)
-
-    return TrainedTensors(
-        name, arr(normed[0]), arr(q[0]), arr(k[0]), arr(v[0]),
-        arr(scheme.table_k), arr(scheme.table_v),
-    )  # fmt: skip
+        x = model.embed(ids)[0]
+        qkv = torch.stack([torch.stack(layer)[:, 0] for layer in model.attention_inputs(ids)])
+        tables = torch.stack(
+            [
+                torch.stack([block.attention.scheme.table_k, block.attention.scheme.table_v])
+                for block in model.blocks
+            ]
+        )
+    return TrainedTensors(name, *(t.numpy().astype(np.float32) for t in (x, qkv, tables)))
 
 
 def trained_for(params: ViewParams) -> TrainedTensors:
-    return trained_tensors(model_name(params.k), sequence(params), params.layer)
+    return trained_tensors(trained_model_name(params.k), sequence(params))
 
 
 def axis_characters(params: ViewParams) -> tuple[str, ...]:

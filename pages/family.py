@@ -38,6 +38,7 @@ from explorer.widgets import (
     toggle,
 )
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
+from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe
 
 params = current_params()
@@ -323,8 +324,7 @@ def profile_chart() -> None:
 profile_chart()
 
 st.subheader("How far each scheme reaches, measured")
-FAMILY_MODELS = ("nope", "sinusoidal", "shaw", "music", "xl", "t5", "alibi", "rope")
-measured = length_curves(FAMILY_MODELS)
+measured = length_curves(SCHEME_MODELS)  # one model per scheme, and nope and sinusoidal
 longest = int(measured.lengths.max())
 figure(
     length_figure(measured, height=420),
@@ -334,7 +334,7 @@ figure(
     "at every evaluation length (Press et al. 2022, Fig. 1), read from the shipped results.",
 )
 
-flat, worst = min(FAMILY_MODELS, key=measured.change), max(FAMILY_MODELS, key=measured.change)
+flat, worst = min(SCHEME_MODELS, key=measured.change), max(SCHEME_MODELS, key=measured.change)
 
 st.info(
     f"From {measured.context} to {longest} characters, {describe(flat)} changes least "

@@ -13,8 +13,8 @@ import torch
 
 from explorer.downloads import zip_bytes
 from explorer.navigation import PAGES as NAVIGATION
-from explorer.params import ViewParams
-from explorer.trained_inputs import model_name, sequence
+from explorer.params import ViewParams, trained_model_name
+from explorer.trained_inputs import sequence
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import held_out_text
 from tests.app.conftest import assert_clean, open_page
@@ -56,7 +56,7 @@ def test_attention_draws_the_models_own_output() -> None:
     assert_clean(at)
     text = sequence(ViewParams(n=40, k=4, d_model=128, heads=4, mask="causal", weights="trained"))
     assert len(text) == 40 and text in held_out_text()  # held-out characters the model never saw
-    layers = model_forward(model_name(4), text)
+    layers = model_forward(trained_model_name(4), text)
     z = layers[1]["z"][0, 3].numpy()  # (n, d): what layer 1's attention returned, head 3
     np.testing.assert_allclose(panel_z(at, "attention_output", 2), z, **CLOSE)
     weights = panel_z(at, "attention_weights", 0)
