@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.family_settings import SCHEME_LABELS
 from explorer.heatmaps import (
     IMAGE_SIDE,
     Panel,
@@ -191,19 +192,28 @@ def markdown_table(columns: Mapping[str, Sequence[object]], bold_row: int | None
     return "\n".join(lines)
 
 
-def weights_caption(params: ViewParams, *, trained_here: bool = True) -> None:
+def weights_caption(params: ViewParams, *, scheme: str = "shaw") -> None:
     """Say, under the title, where the page's weights come from: seeded random draws, or the
-    trained model, layer and characters (``trained_here``: the page can draw trained weights)."""
-    if params.trained and trained_here:
+    trained model, layer and characters (``scheme``: the family model the page draws, a
+    scheme's name, or "each" for one per scheme)."""
+    if params.trained:
         source = (
             f"the {params.length} typed characters"
             if params.text
             else f"{params.length} held-out characters of the corpus (from its first sentence "
             "of prose)"
         )
+        if scheme == "each":
+            model = (
+                f"each scheme's own model of the family (Shaw's is `{trained_model_name(params.k)}`"
+                f", k = {params.k})"
+            )
+        elif scheme == "shaw":
+            model = f"`{trained_model_name(params.k)}`, the family's Shaw model with k = {params.k}"
+        else:
+            model = f"`{scheme}`, the family's {SCHEME_LABELS[scheme]} model"
         st.caption(
-            f":material/school: **Weights: trained**: layer {params.layer} of "
-            f"`{trained_model_name(params.k)}`, the family's Shaw model with k = {params.k}, a "
+            f":material/school: **Weights: trained**: layer {params.layer} of {model}, a "
             f"causal character model trained on Python's help topics, reading {source}. Every "
             "tensor below is the model's own."
         )
@@ -211,11 +221,6 @@ def weights_caption(params: ViewParams, *, trained_here: bool = True) -> None:
     st.caption(
         f":material/casino: **Weights: random, untrained** (seed {params.seed}). The token "
         "vectors, the projections to q, k and v and the relative tables are seeded random "
-        "draws, not learned, so their patterns are not ones a model found"
-        + (
-            ". This page does not draw the trained models' own terms: the sidebar's trained "
-            "weights apply to the Lookup table, Relative logits, Attention and Skew pages."
-            if params.trained
-            else "; the sidebar's weights switch draws a trained model instead."
-        )
+        "draws, not learned, so their patterns are not ones a model found; the sidebar's "
+        "weights switch draws a trained model instead."
     )

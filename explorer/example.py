@@ -69,17 +69,19 @@ def content_vector(token: str, d_model: int, seed: int) -> torch.Tensor:
     return torch.randn(d_model, generator=gen)
 
 
-def example_inputs(params: ViewParams) -> ExampleInputs:
+def example_inputs(params: ViewParams, scheme: str = "shaw") -> ExampleInputs:
     """q, k, v and the relative tables w^K, w^V for ``params``.
 
-    With trained weights: the trained Shaw model's own, at the view's layer
-    (``explorer.trained_inputs``). Otherwise seeded random draws; without typed text, position
-    i has the token "#i", so every position differs.
+    With trained weights: the trained model's own, at the view's layer
+    (``explorer.trained_inputs``): Shaw's at the view's k, or with ``scheme`` the family's model
+    of that position scheme (its tables are then empty). Otherwise seeded random draws (the
+    same for every ``scheme``); without typed text, position i has the token "#i", so every
+    position differs.
     """
     if params.trained:
         from explorer.trained_inputs import trained_for  # the app side: cached, streamlit
 
-        t = trained_for(params)
+        t = trained_for(params, scheme)
         q, k, v = torch.from_numpy(t.qkv[params.layer])[:, None]  # (1, h, n, d) each
         table_k, table_v = torch.from_numpy(t.tables[params.layer])
         return ExampleInputs(torch.from_numpy(t.x), q, k, v, table_k, table_v, None, True)

@@ -25,6 +25,7 @@ from explorer.example import example_inputs
 from explorer.family_settings import FamilySettings, SchemeConfig
 from explorer.heatmaps import Scale, make_scale, own_scales_caption
 from explorer.params import ViewParams
+from explorer.trained_inputs import trained_scheme
 from relpos_core.masks import combine_masks
 from relpos_core.schemes import (
     SCHEME_NAMES,
@@ -58,12 +59,19 @@ def window_allowed(params: ViewParams) -> torch.Tensor:
     return combine_masks(block, params.causal, (1, 1, size, size))[0, 0]
 
 
+def scheme_for(params: ViewParams, config: SchemeConfig) -> PositionScheme:
+    """The scheme a view draws: with trained weights the family's model of that scheme at the
+    view's layer (its settings are the ones it was trained with), else ``config``'s, drawn from
+    the view's seed."""
+    return trained_scheme(params, config.name) if params.trained else config.build(params)
+
+
 def _window_terms(
     scheme: PositionScheme, params: ViewParams, what: str, every_term: bool = False
 ) -> dict[str, torch.Tensor]:
     """The scheme's position term (or every term) on the window: the window's queries over the
     window's keys, queries and keys at 0..W-1 (the block of the whole: see the docstring)."""
-    inputs = example_inputs(params)
+    inputs = example_inputs(params, scheme.name)
     start, stop = params.window
     size = stop - start
     plan_scheme(what, scheme, size, size, traces=len(scheme.TERMS) + 1)
@@ -88,7 +96,7 @@ class PositionView:
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def position_view(params: ViewParams, config: SchemeConfig) -> PositionView:
-    scheme = config.build(params)
+    scheme = scheme_for(params, config)
     term = _window_terms(scheme, params, "position term")["position"][0]  # (h, W, W)
     allowed = window_allowed(params)
     return PositionView(term=np.where(allowed.numpy(), _np(term), np.nan).astype(np.float32))
@@ -98,7 +106,7 @@ def position_view(params: ViewParams, config: SchemeConfig) -> PositionView:
 def scheme_terms(params: ViewParams, config: SchemeConfig, head: int) -> dict[str, np.ndarray]:
     """Every term of one head's logit on the window, in paper order: name -> (W, W), NaN = masked
     (Transformer-XL's (a)-(d))."""
-    scheme = config.build(params)
+    scheme = scheme_for(params, config)
     terms = _window_terms(scheme, params, "terms", every_term=True)
     allowed = window_allowed(params).numpy()
     return {
@@ -169,7 +177,7 @@ def _scale(profile) -> float:
 def _row_profile(scheme: PositionScheme, params: ViewParams):
     """The content-free term's values at every distance from its last and first query rows
     (a function of j - i is fixed by them): (distance (m,), value (h, m)), O(n) work."""
-    inputs = example_inputs(params)
+    inputs = example_inputs(params, scheme.name)
     n = params.length
     q, k = content_free(inputs.q), content_free(inputs.k)
     plan_scheme("position-only profile", scheme, 1, n)
@@ -192,9 +200,9 @@ def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
     position-only part from two query rows (exact, it is a function of j - i), and both
     deviations are measured on the window's block.
     """
-    scheme = config.build(params)
+    scheme = scheme_for(params, config)
     n, heads = params.length, params.heads
-    inputs = example_inputs(params)
+    inputs = example_inputs(params, scheme.name)
     rows = max(1, min(n, BLOCK_CELLS // (heads * n)))  # scheme_profile's blocks of rows
     plan_scheme("distance profile", scheme, rows, n)
     nbytes = scheme.logit_bytes(n, n)
@@ -254,7 +262,7 @@ def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
 def unavailable(params: ViewParams, config: SchemeConfig) -> str | None:
     """Why ``config``'s scheme cannot run on this view (RoPE needs an even head dim), or None."""
     try:
-        config.build(params)
+        scheme_for(params, config)
     except ValueError as error:
         return str(error)
     return None
@@ -296,7 +304,7 @@ class CompareView:
 def _attention_rows(scheme: PositionScheme, params: ViewParams):
     """(weights (h, W, n), z (h, W, d)) of the window's query rows over every key, in blocks of
     rows that fit the budget (rows are independent: exact)."""
-    inputs = example_inputs(params)
+    inputs = example_inputs(params, scheme.name)
     n = params.length
     start, stop = params.window
     rows = rows_within_budget(scheme, n, stop - start, traces=2)
@@ -321,8 +329,8 @@ def _attention_rows(scheme: PositionScheme, params: ViewParams):
 @st.cache_data(max_entries=4, show_spinner=False)
 def compare_view(params: ViewParams, config_a: SchemeConfig, config_b: SchemeConfig) -> CompareView:
     start, stop = params.window
-    weights_a, z_a = _attention_rows(config_a.build(params), params)
-    weights_b, z_b = _attention_rows(config_b.build(params), params)
+    weights_a, z_a = _attention_rows(scheme_for(params, config_a), params)
+    weights_b, z_b = _attention_rows(scheme_for(params, config_b), params)
     allowed = window_allowed(params).numpy()
 
     def window(weights: torch.Tensor) -> np.ndarray:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer import family_settings
 from explorer.params import ViewParams
-from explorer.widgets import choice, int_number, toggle
+from explorer.widgets import choice, int_number, md_escape, toggle
 from relpos_core.schemes import SCHEME_NAMES
 
 DEFAULTS = family_settings.FamilySettings()
@@ -78,8 +78,26 @@ def scheme_settings(
 ) -> family_settings.FamilySettings:
     """Every scheme's settings: the ``picked`` one's drawn here, the others in an expander.
 
-    ``chosen`` holds settings already read elsewhere on the page (the compared pair).
+    ``chosen`` holds settings already read elsewhere on the page (the compared pair). With
+    trained weights every scheme has the settings its model was trained with (the defaults,
+    tests/explorer check they match), shown and not editable.
     """
+    if params.trained:
+        st.caption(
+            md_escape(
+                "Trained weights: each scheme is its family model's layer "
+                f"{params.layer}, with the settings it was trained with: "
+                + "; ".join(
+                    f"{family_settings.SCHEME_LABELS[name]}: {text}"
+                    for name in SCHEME_NAMES
+                    if (text := DEFAULTS.config(name, params).text)
+                )
+                + ". Switch the sidebar's weights to random to change them."
+            )
+        )
+        return family_settings.FamilySettings(
+            **({"scheme": picked} if picked is not None else {}), **chosen
+        )
     values: dict[str, object] = {}
     if picked is not None:
         values.update(scheme_controls(picked, params))

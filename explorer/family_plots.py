@@ -134,3 +134,69 @@ def profile_figure(
         "annotations": annotations,
     }
     return go.Figure({"data": data, "layout": layout})
+
+
+def learned_figure(
+    distance: np.ndarray,
+    curves: Mapping[str, np.ndarray],
+    context: int,
+    *,
+    columns: int = 3,
+    y_title: str = "position term (logit)",
+) -> go.Figure:
+    """One small chart per scheme (title -> (h, m) against ``distance``), heads as lines in the
+    same colour on every chart, each chart on its own y scale; the last distance a training
+    window of ``context`` holds dashed, and every distance beyond it shaded."""
+    from plotly.subplots import make_subplots  # the only figure here with subplots
+
+    from explorer.token_view import head_colour  # one colour per head on every page
+
+    rows = math.ceil(len(curves) / columns)
+    titles = [html.escape(name, quote=False) for name in curves]
+    fig = make_subplots(
+        rows=rows,
+        cols=columns,
+        subplot_titles=titles,
+        horizontal_spacing=0.07,
+        vertical_spacing=0.16 if rows > 1 else 0.0,
+    )
+    x = np.asarray(distance, dtype=np.float32)
+    edge = -(context - 1)
+    for t, values in enumerate(curves.values()):
+        row, col = divmod(t, columns)
+        for head, y in enumerate(np.asarray(values, dtype=np.float32)):
+            fig.add_trace(
+                go.Scatter(
+                    x=x,
+                    y=y,
+                    mode="lines",
+                    name=f"head {head}",
+                    legendgroup=f"head {head}",
+                    showlegend=t == 0,
+                    line={"color": head_colour(head), "width": 1.6},
+                    hovertemplate=f"{titles[t]}, head {head}<br>j - i = %{{x}}<br>%{{y:.4g}}"
+                    "<extra></extra>",
+                ),
+                row=row + 1,
+                col=col + 1,
+            )
+    fig.add_vrect(
+        x0=float(x[0]) - 0.5,
+        x1=edge,
+        fillcolor="rgba(120,120,120,0.12)",
+        line_width=0,
+        layer="below",
+        row="all",
+        col="all",
+    )
+    fig.add_vline(x=edge, line_dash="dash", line_color="#555", line_width=1, row="all", col="all")
+    fig.update_xaxes(zeroline=False)
+    fig.update_xaxes(title_text="j - i", row=rows)
+    fig.update_yaxes(title_text=html.escape(y_title, quote=False), col=1)
+    fig.update_layout(
+        height=260 * rows + 110,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend={"orientation": "h", "y": -0.08, "yanchor": "top", "x": 0},
+        hovermode="closest",
+    )
+    return fig

@@ -84,3 +84,62 @@ def focus_note(weights: np.ndarray, head: int, offset: int = 0) -> str:
         f"head {head} puts {100 * share:.0f} % of its weight on {distance_word(r)} "
         f"(j - i = {r}), on average over the {rows} query rows."
     )
+
+
+FLAT = 0.02  # a change beyond the training length under 2 % of the range within reads as flat
+
+
+def beyond_note(distance: np.ndarray, curves: dict[str, np.ndarray], context: int) -> str:
+    """How far each scheme's learned term moves past the distances training held.
+
+    ``curves``: label -> (h, m) against ``distance`` (m,), j - i <= 0. Within: |j - i| <
+    context; the change beyond is the largest |t(r) - t(-(context - 1))| over the farther r,
+    both the largest over the heads.
+
+    >>> r = np.arange(-5, 1)
+    >>> beyond_note(r, {"flat": np.array([[1, 1, 1, 1, 0, 0.0]]), "ramp": r[None] * 1.0}, 3)
+    'Past |j - i| = 2: flat holds still (0% of its range within); ramp keeps moving (150%).'
+    """
+    edge = -(context - 1)
+    inside, beyond = distance >= edge, distance < edge
+    at_edge = int(np.flatnonzero(distance == edge)[0])
+    parts = []
+    for label, values in curves.items():
+        within = np.ptp(values[:, inside], axis=1).max()
+        moved = np.abs(values[:, beyond] - values[:, at_edge : at_edge + 1]).max()
+        share = moved / within if within > 0 else 0.0
+        verb = "holds still" if share < FLAT else "keeps moving"
+        parts.append((verb, label, share))
+    ordered = sorted(parts, key=lambda p: p[2])
+    text = "; ".join(
+        f"{label} {verb} ({share:.0%}{' of its range within' if t == 0 else ''})"
+        for t, (verb, label, share) in enumerate(ordered)
+    )
+    return f"Past |j - i| = {context - 1}: {text}."
+
+
+def favoured_distance_note(
+    term: np.ndarray, distance: np.ndarray, valid: np.ndarray, what: str
+) -> str:
+    """Which distance a position term favours: its mean over the valid cells at each j - i.
+
+    ``term``, ``distance`` (j - i) and ``valid`` (bool) are the same (rows, cols) grid.
+
+    >>> d = np.array([[0, 1], [-1, 0]])
+    >>> note = favoured_distance_note(np.array([[1.0, 9.0], [3.0, 2.0]]), d, d <= 0, "the term")
+    >>> note.split(" and ")[0].split("cells ")[1], note.split(": ")[1]
+    ('the term is largest at j - i = -1 (3)', 'it favours the previous position.')
+    """
+    cells = valid & np.isfinite(term)
+    if not cells.any():
+        return ""
+    seen = np.unique(distance[cells])
+    means = np.array([term[cells & (distance == r)].mean() for r in seen])
+    high, low = int(seen[means.argmax()]), int(seen[means.argmin()])
+    if high == low:
+        return f"{what[:1].upper()}{what[1:]} has one distance here, j - i = {high}."
+    return (
+        f"On average over its valid cells {what} is largest at j - i = {high} "
+        f"({means.max():.3g}) and smallest at j - i = {low} ({means.min():.3g}): it favours "
+        f"{distance_word(high)}."
+    )

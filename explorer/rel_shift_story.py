@@ -22,6 +22,7 @@ from explorer import formulas
 from explorer.budget import REQUEST_BUDGET_BYTES
 from explorer.downloads import Labelled
 from explorer.example import example_inputs
+from explorer.family import scheme_for
 from explorer.family_settings import SchemeConfig
 from explorer.params import ViewParams
 from explorer.skew_story import code_position
@@ -59,9 +60,10 @@ STEP_TEXT = {
 
 
 def xl_scheme(params: ViewParams) -> TransformerXL:
-    """The view's Transformer-XL position parameters (W_R, u, v), drawn from its seed: the same
-    ones the Position schemes and Compare schemes pages use."""
-    return SchemeConfig("xl").build(params)  # type: ignore[return-value]
+    """The view's Transformer-XL position parameters (W_R, u, v): with trained weights the
+    family's Transformer-XL model's at the view's layer, else drawn from the view's seed; the
+    same ones the Position schemes and Compare schemes pages use."""
+    return scheme_for(params, SchemeConfig("xl"))  # type: ignore[return-value]
 
 
 def position_definition(scheme: TransformerXL, q: torch.Tensor, memory: int) -> torch.Tensor:
@@ -182,7 +184,7 @@ def shift_story(params: ViewParams, head: int, memory: int) -> ShiftStory:
     """Every step of rel_shift on the first min(n, STORY_QUERIES) queries after ``memory``
     memory positions, for head ``head`` (cached and shared: read only)."""
     scheme = xl_scheme(params)
-    q = example_inputs(params).q[:, :, :STORY_QUERIES]  # (1, h, Q, d)
+    q = example_inputs(params, "xl").q[:, :, :STORY_QUERIES]  # (1, h, Q, d)
     queries = q.shape[2]
     keys = queries + memory
     with torch.no_grad():
@@ -241,7 +243,7 @@ class ShiftCheck:
 def shift_check(params: ViewParams, memory: int) -> ShiftCheck:
     """The shift and the definition on the first min(n, CHECK_QUERIES) queries."""
     scheme = xl_scheme(params)
-    q = example_inputs(params).q[:, :, :CHECK_QUERIES]
+    q = example_inputs(params, "xl").q[:, :, :CHECK_QUERIES]
     queries = q.shape[2]
     keys = queries + memory
     with torch.no_grad():

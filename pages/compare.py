@@ -22,11 +22,16 @@ at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": ro
 LABELS = family_settings.SCHEME_LABELS
 
 st.title("Compare schemes")
-weights_caption(params, trained_here=False)
+weights_caption(params, scheme="each")
 st.markdown(
-    "Two position schemes on the same queries, keys and values (the sidebar's): the content "
-    "term q_i · k_j / √d is the same, so every difference in the weights comes from what each "
-    "scheme adds for position."
+    "Two trained models of the family on the same characters. They are identical but for how "
+    "position enters (same data, seed and steps), and each draws its own queries, keys and "
+    "values: every difference comes from position, directly in the logit and through what "
+    "each model learned around it."
+    if params.trained
+    else "Two position schemes on the same queries, keys and values (the sidebar's): the "
+    "content term q_i · k_j / √d is the same, so every difference in the weights comes from "
+    "what each scheme adds for position."
 )
 left, right = st.columns(2)
 with left:

@@ -19,7 +19,12 @@ from explorer.draw import (
 )
 from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
-from explorer.family_plots import DENSE_DISTANCE, profile_figure, shown_distances
+from explorer.family_plots import (
+    DENSE_DISTANCE,
+    learned_figure,
+    profile_figure,
+    shown_distances,
+)
 from explorer.heatmaps import (
     Panel,
     Scale,
@@ -28,7 +33,10 @@ from explorer.heatmaps import (
     panel_grid,
     pooled_note,
 )
+from explorer.learned_terms import learned_terms
 from explorer.length_curves import length_curves, length_figure
+from explorer.notes import beyond_note
+from explorer.trained_inputs import model_for
 from explorer.widgets import (
     choice,
     head_picker,
@@ -50,7 +58,7 @@ at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": ro
 LABELS = family_settings.SCHEME_LABELS
 
 st.title("Position schemes")
-weights_caption(params, trained_here=False)
+weights_caption(params, scheme="each")
 st.markdown(
     "Six published ways to make attention depend on the distance j - i, each on the same "
     "queries, keys and values as every other page. All share the content term "
@@ -306,11 +314,16 @@ def profile_chart() -> None:
         else "",
     ]
     st.caption(md_escape(" ".join(p for p in parts if p)))
+    beyond_table(built_for, "dotted lines")
+
+
+def beyond_table(trained_length: int, marked: str) -> None:
+    """What each scheme does past the distances a training length holds, in words."""
     st.subheader("4 · Beyond the trained length")
     st.markdown(
         md_escape(
-            f"A model trained on sequences of {built_for} positions has seen |j - i| <= {reach} "
-            "(dotted lines). Beyond them each scheme:"
+            f"A model trained on sequences of {trained_length} positions has seen |j - i| <= "
+            f"{trained_length - 1} ({marked}). Beyond them each scheme:"
         )
     )
     beyond = {
@@ -321,7 +334,57 @@ def profile_chart() -> None:
     st.markdown(markdown_table(beyond))
 
 
-profile_chart()
+@st.fragment
+def learned_chart() -> None:
+    """What each trained scheme learned against j - i, one small chart each (reruns alone)."""
+    part = choice(
+        "term",
+        ["position only", "on the text"],
+        "learned_part",
+        help="Position only: q and k replaced by their mean over the text, so the term is a "
+        "function of j - i alone. On the text: the mean of the term over every pair of the "
+        "text at that distance, content included.",
+    )
+    learned = learned_terms(model_for(params, "shaw"))
+    curves = {
+        LABELS[s] + (f", k = {params.k}" if s == "shaw" else ""): c
+        for s, c in learned.curves(part, params.layer).items()
+    }
+    st.plotly_chart(
+        learned_figure(learned.distance, curves, learned.context),
+        key="chart_family_learned",
+        width="stretch",
+        config=png_config("family_learned"),
+    )
+    st.caption(
+        md_escape(
+            f"Layer {params.layer} of each scheme's trained model (Shaw's: "
+            f"{learned.models[0]}), read on {len(learned.distance)} held-out characters, four "
+            f"times the training length: the position term in logit units (1/√d applied), "
+            + (
+                "with q and k replaced by their mean over the text (content removed), so each "
+                "line is the function of j - i the head learned"
+                if part == "position only"
+                else "averaged over every pair of the text at that distance (few pairs at the "
+                "far left: the text's one pair at j - i = "
+                f"{int(learned.distance[0])} is not an average)"
+            )
+            + f". One line per head, each chart on its own scale. Dashed: j - i = "
+            f"-{learned.context - 1}, the farthest a {learned.context}-character training "
+            "window holds; shaded: distances no training window held."
+        )
+    )
+    st.info(
+        md_escape(beyond_note(learned.distance, curves, learned.context)),
+        icon=":material/lightbulb:",
+    )
+    beyond_table(learned.context, "dashed lines above")
+
+
+if params.trained:
+    learned_chart()
+else:
+    profile_chart()
 
 st.subheader("How far each scheme reaches, measured")
 measured = length_curves(SCHEME_MODELS)  # one model per scheme, and nope and sinusoidal

@@ -10,6 +10,7 @@ from explorer import formulas
 from explorer.controls import clicked_cell, current_params
 from explorer.downloads import download_view
 from explorer.draw import agreement_badge, bytes_text, markdown_table, weights_caption
+from explorer.notes import favoured_distance_note
 from explorer.params import ViewParams
 from explorer.rel_shift_figures import step_figure
 from explorer.rel_shift_story import (
@@ -28,7 +29,7 @@ from explorer.rel_shift_story import (
     story_tables,
     wrong_cells,
 )
-from explorer.widgets import choice, head_picker, int_number, int_slider, toggle
+from explorer.widgets import choice, head_picker, int_number, int_slider, md_escape, toggle
 
 MEMORY_DEFAULT = 2
 STEP_LABELS = [f"{number} {word}" for number, word in enumerate(STEP_WORDS, start=1)]
@@ -37,7 +38,7 @@ params = current_params()
 n = params.length
 
 st.title("Transformer-XL shift")
-weights_caption(params, trained_here=False)
+weights_caption(params, scheme="xl")
 st.markdown(
     "Transformer-XL adds to the content logit three terms (Dai et al. 2019, Sec. 3.3). The two "
     "that depend on position, (b) and (d), need one score per query and distance. The "
@@ -201,6 +202,10 @@ def story_panel(params: ViewParams) -> None:
             )  # fmt: skip
             + " Gold: the picked value. Click a cell to pick the value it holds."
         )
+        note = favoured_distance_note(
+            story.definition, story.distance, story.valid, f"head {head}'s (b) + (d)"
+        )
+        st.info(md_escape(note), icon=":material/lightbulb:")
     with right:
         picked_summary(story, i, j)
         st.markdown(place_lines(story, places))

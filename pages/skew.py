@@ -3,6 +3,7 @@ told step by step, with one picked value followed through every step."""
 
 from functools import partial
 
+import numpy as np
 import streamlit as st
 
 from explorer import formulas
@@ -10,6 +11,7 @@ from explorer.controls import clicked_cell, current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, bytes_text, weights_caption, window_caption
 from explorer.example import axis_labels
+from explorer.notes import favoured_distance_note
 from explorer.params import ViewParams
 from explorer.skew_figures import cells_figure, image_figure, inset_window, is_small
 from explorer.skew_story import (
@@ -244,6 +246,11 @@ def story_panel(params: ViewParams) -> None:
                 "marks the picked value; the inset on the right has its neighbourhood's exact "
                 "values and distances."
             )
+        rows, cols = np.indices(story.valid.shape)
+        note = favoured_distance_note(
+            story.definition, cols - rows, story.valid, f"head {head}'s relative logit"
+        )
+        st.info(md_escape(note), icon=":material/lightbulb:")
     with right:
         picked_summary(story, i, j, labels)
         st.markdown(place_lines(story, places, labels))

@@ -255,3 +255,30 @@ def test_shown_distances_keep_the_centre_and_thin_the_rest() -> None:
     assert set(range(-511, 512)) <= set(kept.tolist())
     assert stride > 1 and len(kept) <= 1023 + 1024 + 2
     assert np.all(np.abs(kept[np.abs(kept) >= 512]) % stride == 0)
+
+
+SETTING_NAMES = (
+    "max_relative_position",
+    "values",
+    "num_buckets",
+    "max_distance",
+    "max_bias",
+    "base",
+)
+
+
+@pytest.mark.parametrize("name", SCHEME_NAMES)
+def test_the_settings_shown_with_trained_weights_are_the_trained_models(name: str) -> None:
+    """With trained weights the pages show the default settings as the models': they must be."""
+    from relpos_lab.family import load
+
+    params = ViewParams(weights="trained", d_model=128, heads=4, mask="causal", k=8)
+    shown = SETTINGS.config(name, params).build(params)
+    trained = load(name).blocks[0].attention.scheme
+    settings = {s: getattr(trained, s) for s in SETTING_NAMES if hasattr(trained, s)}
+    assert settings == {s: getattr(shown, s) for s in settings}
+    assert settings or name == "xl"  # every scheme but Transformer-XL has a setting
+    for (key, fixed), (_, drawn) in zip(
+        trained.named_buffers(), shown.named_buffers(), strict=True
+    ):
+        torch.testing.assert_close(fixed, drawn, msg=f"{name} buffer {key}")

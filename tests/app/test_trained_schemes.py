@@ -1,0 +1,113 @@
+"""Trained weights on the scheme pages: Position schemes, Compare schemes and Transformer-XL
+shift draw each scheme's own trained model, checked against that model's own forward pass (what
+its attention was given and what it returned)."""
+
+from __future__ import annotations
+
+import base64
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.learned_terms import LENGTH
+from explorer.trained_inputs import _passage
+from relpos_core.schemes import content_free
+from relpos_lab.family import load, results
+from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
+from tests.app.panels import panel_z
+from tests.app.test_trained_views import model_forward
+
+CLOSE = {"rtol": 1e-4, "atol": 1e-5}
+TEXT = "def area(r):\n    return 3.14 * r * r"
+TRAINED = {"weights": "trained", "text": TEXT}
+
+
+def typed(array) -> np.ndarray:
+    """A plotly typed array (or a list) as numpy."""
+    if isinstance(array, dict):
+        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
+    return np.asarray(array, dtype=float)
+
+
+def output_of(term: np.ndarray, layer: dict, head: int) -> np.ndarray:
+    """softmax(content + term) v for one head: what attention returns from this logit."""
+    q, k, v = (layer[t][0, head] for t in "qkv")
+    logits = torch.from_numpy(term).double() + (q @ k.T).double() / math.sqrt(q.shape[-1])
+    logits = logits.masked_fill(torch.ones_like(logits, dtype=torch.bool).triu(1), -torch.inf)
+    return (logits.softmax(-1) @ v.double()).numpy()
+
+
+@pytest.mark.parametrize(
+    ("scheme", "label"),
+    [("rope", "RoPE"), ("alibi", "ALiBi"), ("t5", "T5"), ("music", "Music Transformer")],
+)
+def test_each_schemes_term_is_the_one_its_trained_model_attends_with(scheme, label) -> None:
+    at = open_page("family", **TRAINED, layer="1", scheme=label)
+    assert_clean(at)
+    layer = model_forward(scheme, TEXT)[1]  # the model's own run: layer 1's q, k, v and z
+    for head in range(4):
+        term = panel_z(at, "family_heads", head)
+        assert np.isnan(term[np.triu_indices(len(TEXT), 1)]).all()  # causal: no j > i
+        drawn = np.nan_to_num(term, nan=0.0)
+        np.testing.assert_allclose(
+            output_of(drawn, layer, head), layer["z"][0, head].numpy(), rtol=1e-4, atol=1e-4
+        )
+    caption = " ".join(c.value for c in at.caption)
+    assert "Weights: trained" in caption and "each scheme's own model of the family" in caption
+
+
+def test_compare_draws_two_trained_models_weights_on_the_same_characters() -> None:
+    at = open_page("compare", **TRAINED, layer="2", compare_a="ALiBi", compare_b="RoPE")
+    assert_clean(at)
+    for panel, name in enumerate(("alibi", "rope")):
+        layer = model_forward(name, TEXT)[2]
+        head = 0
+        weights = np.nan_to_num(panel_z(at, "compare_weights", panel), nan=0.0)
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+        z = weights.astype(np.float64) @ layer["v"][0, head].double().numpy()
+        np.testing.assert_allclose(z, layer["z"][0, head].numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_the_shift_page_runs_the_trained_transformer_xl() -> None:
+    at = open_page("rel_shift", **TRAINED, layer="1")
+    assert_clean(at)
+    relative = chart_z(at, "xl_input")  # (Q, K): row i, column c holds j - (M + i) = c - (K-1)
+    q_len, k_len = relative.shape
+    memory = k_len - q_len
+    scheme = load("xl").blocks[1].attention.scheme
+    q = model_forward("xl", TEXT)[1]["q"][:, :, :q_len]
+    keys = torch.zeros(1, 4, k_len, q.shape[-1])  # (b) and (d) read no key
+    with torch.no_grad():
+        term = scheme.position_term(q, keys, causal=True, query_offset=memory)[0, 0].numpy()
+    for i in range(q_len):
+        for j in range(memory + i + 1):  # every key the query may see
+            c = j - (memory + i) + k_len - 1
+            assert relative[i, c] == pytest.approx(term[i, j], rel=1e-4, abs=1e-5)
+
+
+def test_the_learned_terms_are_each_models_own_position_preference() -> None:
+    at = open_page("family", weights="trained", k="2", learned_part="position only")
+    assert_clean(at)
+    traces = chart_spec(at, "family_learned")["data"]
+    assert len(traces) == 6 * 4  # six schemes, four heads each, in registry order
+    text = _passage()[:LENGTH]
+    context = results()["training"]["context"]
+    for t, name in enumerate(("shaw-k2", "music", "xl", "t5", "alibi", "rope")):
+        layer = model_forward(name, text)[0]
+        q, k = layer["q"], layer["k"]
+        scheme = load(name).blocks[0].attention.scheme
+        with torch.no_grad():
+            last = scheme.position_term(
+                content_free(q)[:, :, -1:], content_free(k), causal=True, query_offset=LENGTH - 1
+            )[0, :, 0]
+        for head in range(4):
+            trace = traces[4 * t + head]
+            np.testing.assert_array_equal(typed(trace["x"]), np.arange(-(LENGTH - 1), 1))
+            np.testing.assert_allclose(typed(trace["y"]), last[head].numpy(), **CLOSE)
+    shapes = chart_spec(at, "family_learned")["layout"]["shapes"]
+    assert {s["x1"] for s in shapes if s["type"] == "rect"} == {-(context - 1)}
+    note = " ".join(i.value for i in at.info).replace("\\", "")
+    assert f"Past |j - i| = {context - 1}:" in note
+    assert "Shaw, k = 2 holds still" in note and "ALiBi keeps moving" in note
