@@ -13,6 +13,8 @@ MODULES = sorted(
 )
 # The modules whose worked examples define the public behaviour; each must keep at least one.
 MUST_HAVE_EXAMPLES = {
+    "relpos_core.basics",
+    "relpos_core.multihead",
     "relpos_core.checks",
     "relpos_core.encodings",
     "relpos_core.logits",
@@ -34,6 +36,8 @@ MUST_HAVE_EXAMPLES = {
 }
 # Every module of the package: a module added or removed shows up here first.
 EXPECTED_MODULES = {
+    "relpos_core.basics",
+    "relpos_core.multihead",
     "relpos_core.attention",
     "relpos_core.banded",
     "relpos_core.banded_attention",
