@@ -194,9 +194,9 @@ def learned_figure(
     fig.update_xaxes(title_text="j - i", row=rows)
     fig.update_yaxes(title_text=html.escape(y_title, quote=False), col=1)
     fig.update_layout(
-        height=260 * rows + 110,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "y": -0.08, "yanchor": "top", "x": 0},
+        height=260 * rows + 120,
+        margin={"l": 10, "r": 10, "t": 40, "b": 60},
+        legend={"orientation": "h", "y": 0, "yref": "container", "yanchor": "bottom", "x": 0},
         hovermode="closest",
     )
     return fig

@@ -22,6 +22,9 @@ class Page:
 
 PAGES = (  # the story a learner follows, in order
     Page("overview", "Overview", ":material/home:", "what relative position is, and every page"),
+    Page("basics", "Attention basics", ":material/lightbulb:",
+         "attention before position: additive and dot-product scores on the same states, the "
+         "worked example to edit, cross-attention, and the alignment a small model learned"),
     Page("absolute", "Absolute vs relative", ":material/compare:",
          "why position matters: what trained models lose without it and how far each kind "
          "reaches, then the sinusoidal encoding, whose similarity depends on $j - i$ only"),
@@ -58,8 +61,8 @@ DEFAULT = PAGES[0]  # served at /
 def url_path(page: Page) -> str:
     """Where Streamlit serves ``page``: / for the default page, else /<file stem>.
 
-    >>> url_path(PAGES[0]), url_path(PAGES[2])
-    ('/', '/lookup')
+    >>> url_path(PAGES[0]), url_path(PAGES[1])
+    ('/', '/basics')
     """
     return "/" if page == DEFAULT else f"/{page.stem}"
 
@@ -68,7 +71,7 @@ def neighbours(stem: str) -> tuple[Page | None, Page | None]:
     """(previous, next) page of the story around page ``stem`` (None at either end).
 
     >>> [p.stem if p else None for p in neighbours("overview")]
-    [None, 'absolute']
+    [None, 'basics']
     """
     at = [page.stem for page in PAGES].index(stem)
     return (PAGES[at - 1] if at > 0 else None, PAGES[at + 1] if at + 1 < len(PAGES) else None)

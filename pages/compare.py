@@ -11,6 +11,7 @@ from explorer.example import axis_labels
 from explorer.family_controls import DEFAULTS, scheme_settings
 from explorer.heatmaps import Panel, make_scale, panel_grid, pooled_note
 from explorer.notes import focus_note
+from explorer.trained_inputs import model_for
 from explorer.widgets import choice, head_picker, md_escape
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 
@@ -133,5 +134,11 @@ download_view(
             both.difference, "alpha_B - alpha_A per head", **pairs, split="head"
         ),
     },
-    extra={"compare_a": a, "compare_b": b, "compare_head": head, **changed},
+    extra={
+        "compare_a": a,
+        "compare_b": b,
+        "compare_head": head,
+        **changed,
+        **({"_model": [model_for(params, a), model_for(params, b)]} if params.trained else {}),
+    },
 )

@@ -36,6 +36,7 @@ from explorer.heatmaps import (
 from explorer.learned_terms import learned_terms
 from explorer.length_curves import length_curves, length_figure
 from explorer.notes import beyond_note
+from explorer.screen import is_phone
 from explorer.trained_inputs import model_for
 from explorer.widgets import (
     choice,
@@ -351,7 +352,9 @@ def learned_chart() -> None:
         for s, c in learned.curves(part, params.layer).items()
     }
     st.plotly_chart(
-        learned_figure(learned.distance, curves, learned.context),
+        learned_figure(
+            learned.distance, curves, learned.context, columns=2 if is_phone() else 3
+        ),
         key="chart_family_learned",
         width="stretch",
         config=png_config("family_learned"),
@@ -429,6 +432,19 @@ if view is not None:
         corner="query i \\ key j",
         split="head",
     )
+if params.trained:
+    learned = learned_terms(model_for(params, "shaw"))
+    for part in ("position only", "on the text"):
+        curves = learned.curves(part, params.layer)
+        tables["learned_" + part.replace(" ", "_")] = Labelled(
+            np.stack([c.T for c in curves.values()]),  # (schemes, m, h)
+            f"layer {params.layer}: each scheme's trained position term by j - i, {part}; "
+            f"schemes in order {', '.join(learned.models)}",
+            rows=[str(int(r)) for r in learned.distance],
+            cols=[f"head {h}" for h in range(heads)],
+            corner="j - i \\ head",
+            split="scheme",
+        )
 download_view(
     "family",
     params,
@@ -443,5 +459,9 @@ download_view(
             corner="j - i \\ value",
         ),
     },
-    extra={"scheme": name, **changed},
+    extra={
+        "scheme": name,
+        **changed,
+        **({"_model": {s: model_for(params, s) for s in SCHEME_NAMES}} if params.trained else {}),
+    },
 )

@@ -134,6 +134,8 @@ def picked_summary(story: ShiftStory, i: int, j: int) -> None:
 def offer_download(story: ShiftStory, head: int, memory: int, i: int, j: int) -> None:
     """One zip: the five steps of this head with their axes, the definition, the wrong cells."""
     extra = {"xl_mem": memory, "xl_head": head, "xl_i": i, "xl_j": j}
+    if params.trained:
+        extra["_model"] = "xl"
     download_view("rel_shift", params, story_tables(story), extra=extra, where=st)
 
 

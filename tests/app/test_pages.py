@@ -16,6 +16,7 @@ from tests.app.panels import panel_count, panel_z
 
 EXPECTED_CHARTS = {
     "overview": {"overview_index"},
+    "basics": {"basics_alignment", "basics_additive_scores_e", "example_weights", "example_output"},
     "lookup": {"distance", "index", "tables", "a_k_channel"},
     "logits": {"logits_heads", "logits_head", "relative_method", "t2t_q"},
     "skew": {"skew_unmasked_input"},  # one step at a time: tests/app/test_skew_page.py
