@@ -25,6 +25,10 @@ PAGES = (  # the story a learner follows, in order
     Page("basics", "Attention basics", ":material/lightbulb:",
          "attention before position: additive and dot-product scores on the same states, the "
          "worked example to edit, cross-attention, and the alignment a small model learned"),
+    Page("multihead", "Multi-head and masks", ":material/view_column:",
+         "the split into heads, attention per head, the concatenation and $W^O$ with every "
+         "shape; padding and look-ahead masks; and why the dot product is divided by "
+         "$\\sqrt{d_k}$"),
     Page("absolute", "Absolute vs relative", ":material/compare:",
          "why position matters: what trained models lose without it and how far each kind "
          "reaches, then the sinusoidal encoding, whose similarity depends on $j - i$ only"),

@@ -62,7 +62,7 @@ def model_for(params: ViewParams, scheme: str = "shaw") -> str:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)  # every model of the family fits: 13
-def _model(name: str) -> tuple[CharLM, Vocabulary]:
+def family_model(name: str) -> tuple[CharLM, Vocabulary]:
     """The shipped model (shared by every session, read only: eval mode, no gradients)."""
     model, vocabulary = load_with_vocabulary(name)
     model.requires_grad_(False)
@@ -84,7 +84,7 @@ class TrainedTensors:
 def trained_tensors(name: str, text: str) -> TrainedTensors:
     """Run model ``name`` on ``text`` once (``CharLM.attention_inputs``): every layer's q, k,
     v and tables, so that a change of layer reads the same run."""
-    model, vocabulary = _model(name)
+    model, vocabulary = family_model(name)
     ids = vocabulary.encode(text)[None]  # (1, n)
     d = model.config.head_dim
     with torch.no_grad():
@@ -109,7 +109,7 @@ def trained_for(params: ViewParams, scheme: str = "shaw") -> TrainedTensors:
 def model_scheme(name: str, layer: int) -> PositionScheme:
     """The position scheme of layer ``layer`` of family model ``name``: its learned
     parameters, read only (shared by every session)."""
-    model, _ = _model(name)
+    model, _ = family_model(name)
     found = model.blocks[layer].attention.scheme
     if found is None:
         raise ValueError(f"model {name!r} has no position scheme")

@@ -16,6 +16,12 @@ from tests.app.panels import panel_count, panel_z
 
 EXPECTED_CHARTS = {
     "overview": {"overview_index"},
+    "multihead": {
+        "multihead_weights",
+        "multihead_output",
+        "multihead_mask_weights",
+        "multihead_spread",
+    },
     "basics": {"basics_alignment", "basics_additive_scores_e", "example_weights", "example_output"},
     "lookup": {"distance", "index", "tables", "a_k_channel"},
     "logits": {"logits_heads", "logits_head", "relative_method", "t2t_q"},
