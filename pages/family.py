@@ -352,9 +352,7 @@ def learned_chart() -> None:
         for s, c in learned.curves(part, params.layer).items()
     }
     st.plotly_chart(
-        learned_figure(
-            learned.distance, curves, learned.context, columns=2 if is_phone() else 3
-        ),
+        learned_figure(learned.distance, curves, learned.context, columns=2 if is_phone() else 3),
         key="chart_family_learned",
         width="stretch",
         config=png_config("family_learned"),
