@@ -53,3 +53,24 @@ def test_the_compare_note_reads_both_schemes_weights() -> None:
     a, b = panel_z(at, "compare_weights", 0), panel_z(at, "compare_weights", 1)
     note = next(text for text in infos(at) if text.startswith("A, Shaw: "))
     assert focus_note(a, 0) in note and focus_note(b, 0) in note
+
+
+def test_the_skew_note_reads_the_trained_models_relative_logits() -> None:
+    import numpy as np
+
+    from relpos_lab.family import load
+    from tests.app.test_trained_views import model_forward
+
+    text = "print(len(words))"
+    at = open_page("skew", weights="trained", k="4", layer="1", text=text)
+    assert_clean(at)
+    q = model_forward("shaw-k4", text)[1]["q"][0, 0].numpy()  # layer 1, head 0: (n, d)
+    table = load("shaw-k4").blocks[1].attention.scheme.table_k.detach().numpy()
+    n = len(text)
+    by_distance = {  # q_i · w^K_clip(j - i, 4) over the causal pairs, per distance
+        r: np.mean([q[i] @ table[max(-4, min(4, r)) + 4] for i in range(n) if 0 <= i + r <= i])
+        for r in range(-(n - 1), 1)
+    }
+    high = max(by_distance, key=by_distance.get)
+    note = next(text for text in infos(at) if "relative logit is largest" in text)
+    assert f"largest at j - i = {high} " in note.replace("\\", "")

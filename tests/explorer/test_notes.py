@@ -52,3 +52,31 @@ def test_focus_note_finds_the_distance_with_the_most_weight() -> None:
     note = focus_note(w, 3)
     assert note.startswith(f"head 3 puts {100 * by_distance[best]:.0f} % of its weight on ")
     assert "the previous position (j - i = -1)" in note
+
+
+def test_favoured_distance_note_names_the_distance_with_the_largest_mean() -> None:
+    from explorer.notes import favoured_distance_note
+
+    rng = np.random.default_rng(1)
+    term = rng.normal(size=(7, 7))
+    i, j = np.indices(term.shape)
+    valid = j <= i
+    means = {r: np.mean([term[a, b] for a in range(7) for b in range(7) if b - a == r and b <= a])
+             for r in range(-6, 1)}  # fmt: skip
+    high, low = max(means, key=means.get), min(means, key=means.get)
+    note = favoured_distance_note(term, j - i, valid, "the term")
+    assert f"largest at j - i = {high} ({means[high]:.3g})" in note
+    assert f"smallest at j - i = {low} ({means[low]:.3g})" in note
+
+
+def test_beyond_note_measures_the_change_past_the_training_length() -> None:
+    from explorer.notes import beyond_note
+
+    r = np.arange(-9, 1)  # training length 4: |j - i| <= 3 seen
+    clipped = np.maximum(r, -2)[None] * 1.0  # a table clipped at 2: flat beyond
+    ramp = r[None] * 2.0  # ALiBi-like: keeps falling
+    note = beyond_note(r, {"clipped": clipped, "ramp": ramp}, 4)
+    # ramp: range within 6 (0 to -6), moves 12 more beyond (-6 to -18): 200 %
+    assert note == (
+        "Past |j - i| = 3: clipped holds still (0% of its range within); ramp keeps moving (200%)."
+    )
