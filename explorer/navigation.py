@@ -28,7 +28,7 @@ PAGES = (  # the story a learner follows, in order
     Page("multihead", "Multi-head and masks", ":material/view_column:",
          "the split into heads, attention per head, the concatenation and $W^O$ with every "
          "shape; padding and look-ahead masks; and why the dot product is divided by "
-         "$\\sqrt{d_k}$"),
+         "√d_k"),
     Page("absolute", "Absolute vs relative", ":material/compare:",
          "why position matters: what trained models lose without it and how far each kind "
          "reaches, then the sinusoidal encoding, whose similarity depends on $j - i$ only"),

@@ -119,7 +119,7 @@ st.caption(
 st.header("2 · Additive against dot-product scores, on the same states")
 st.markdown(
     "The transformer replaces the small network $a(s, h)$ by a dot product of the two vectors, "
-    "scaled by $1/\\sqrt{d}$: no parameters of its own, one matrix product for every pair, but "
+    "scaled by 1/√d: no parameters of its own, one matrix product for every pair, but "
     "the two vectors must have the same width (here both are "
     f"{copy.state_width} wide). Below, both on the states of section 1:"
 )

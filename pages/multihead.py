@@ -239,6 +239,7 @@ st.code(
     f"create_padding_mask([{list(tokens)}])  # (1, 1, 1, {n_ids})\n{masks.padding_text}\n"
     f"create_look_ahead_mask({n_ids})  # ({n_ids}, {n_ids})",
     language="python",
+    wrap_lines=True,  # a phone's width: long token lists wrap instead of running past it
 )
 ids = [str(t) for t in tokens]
 pair_at = {"x_labels": ids, "y_labels": ids, "x_title": "key j (token id)",
