@@ -24,11 +24,11 @@ PAGES = (  # the story a learner follows, in order
     Page("overview", "Overview", ":material/home:", "what relative position is, and every page"),
     Page("basics", "Attention basics", ":material/lightbulb:",
          "attention before position: additive and dot-product scores on the same states, the "
-         "worked example to edit, cross-attention, and the alignment a small model learned"),
+         "worked example to edit, cross-attention, the alignment a small model learned, and why "
+         "the dot product is divided by √d_k"),
     Page("multihead", "Multi-head and masks", ":material/view_column:",
          "the split into heads, attention per head, the concatenation and $W^O$ with every "
-         "shape; padding and look-ahead masks; and why the dot product is divided by "
-         "√d_k"),
+         "shape; padding and look-ahead masks, and what softmax does with them"),
     Page("absolute", "Absolute vs relative", ":material/compare:",
          "why position matters: what trained models lose without it and how far each kind "
          "reaches, then the sinusoidal encoding, whose similarity depends on $j - i$ only"),

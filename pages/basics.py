@@ -8,9 +8,20 @@ import streamlit as st
 from explorer import basics_views as views
 from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view
-from explorer.draw import agreement_badge, chart
+from explorer.draw import agreement_badge, chart, figure
+from explorer.multihead_plots import saturation_figure, spread_figure
+from explorer.multihead_views import (
+    KEYS_DEFAULT,
+    KEYS_MAX,
+    KEYS_MIN,
+    NOTE_D_K,
+    SATURATION_SAMPLES,
+    SPREAD_SAMPLES,
+    scale_note,
+    scale_view,
+)
 from explorer.plots import heatmap
-from explorer.widgets import choice, md_escape, text_box
+from explorer.widgets import choice, int_slider, md_escape, text_box
 from relpos_lab.copy_task import CopyConfig, shipped_copy_results
 
 params = current_params()
@@ -298,6 +309,48 @@ st.info(
     icon=":material/lightbulb:",
 )
 
+# ---- 4. why sqrt(d_k) ----------------------------------------------------------------------
+st.header("4 · Why divide by √d_k")
+st.markdown(
+    "For q and k with independent unit-variance entries, q · k is a sum of d_k products of "
+    "variance 1: its variance is d_k (Vaswani et al. 2017, footnote 4). Unscaled, wider heads "
+    "give wider-spread logits, the largest of a row pulls ahead, and the softmax turns almost "
+    "one-hot, where its gradients vanish. Dividing by √d_k keeps the spread at 1 for every d_k."
+)
+slider_column, _ = st.columns([1, 2])
+with slider_column:
+    keys = int_slider(
+        "n keys per row", KEYS_MIN, KEYS_MAX, "scale_keys", KEYS_DEFAULT,
+        help="How many keys one query's softmax spreads over, in the right-hand chart.",
+    )  # fmt: skip
+scales = scale_view(keys, params.seed)
+m_dk = len(scales.d_k)
+left, right = st.columns(2)
+with left:
+    figure(
+        spread_figure(scales.d_k, scales.unscaled_std, scales.scaled_std),
+        "scale_spread",
+        latex=r"\operatorname{Var}(q \cdot k) = \sum_{c=1}^{d_k} \operatorname{Var}(q_c k_c) "
+        r"= d_k,\qquad \operatorname{std}\Bigl(\tfrac{q \cdot k}{\sqrt{d_k}}\Bigr) = 1",
+        shape=(m_dk,),
+        caption=f"Two curves of {m_dk} values, d_k = 1 to {int(scales.d_k[-1])}: the std of "
+        f"{SPREAD_SAMPLES} seeded random pairs (q, k) with N(0, 1) entries per d_k "
+        f"(seed {params.seed}); both axes log.",
+    )
+with right:
+    figure(
+        saturation_figure(scales.d_k, scales.unscaled_max, scales.scaled_max, keys),
+        "scale_saturation",
+        latex=r"\mathbb{E}\bigl[\max_j \alpha_{ij}\bigr],\quad \alpha_{ij} = "
+        r"\operatorname{softmax}_j\bigl(q_i \cdot k_j / s\bigr),\quad s \in \{1, \sqrt{d_k}\}",
+        shape=(m_dk,),
+        caption=f"Two curves of {m_dk} values: the mean over {SATURATION_SAMPLES} seeded "
+        f"random rows of one query and {keys} keys of the row's largest weight; d_k log.",
+    )
+st.info(md_escape(scale_note(scales, NOTE_D_K)), icon=":material/lightbulb:")
+
+
+d_k_rows = [str(int(v)) for v in scales.d_k]
 download_view(
     "basics",
     params,
@@ -326,6 +379,20 @@ download_view(
             cols=keys,
             corner="query i \\ key j",
         ),
+        "score_spread": Labelled(
+            np.stack([scales.unscaled_std, scales.scaled_std], 1),
+            "std of q.k and of q.k / sqrt(d_k)",
+            rows=d_k_rows,
+            cols=["q.k", "q.k/sqrt(d_k)"],
+            corner="d_k \\ std of",
+        ),
+        "softmax_saturation": Labelled(
+            np.stack([scales.unscaled_max, scales.scaled_max], 1),
+            f"mean largest weight of a row of {keys} keys",
+            rows=d_k_rows,
+            cols=["unscaled", "scaled"],
+            corner="d_k \\ largest weight",
+        ),
         "example_output": Labelled(
             example.output, "alpha V", rows=queries, corner="query i \\ channel"
         ),
@@ -333,5 +400,6 @@ download_view(
     extra={
         "_model": "copy" if params.trained else f"copy, random seed {params.seed}",
         "items": " ".join(map(str, items)),
+        "scale_keys": keys,
     },
 )

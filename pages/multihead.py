@@ -15,15 +15,9 @@ from explorer.heatmaps import (
     own_scales_caption,
     panel_grid,
 )
-from explorer.multihead_plots import channel_cell_px, saturation_figure, spread_figure
+from explorer.multihead_plots import channel_cell_px
 from explorer.multihead_views import (
-    KEYS_DEFAULT,
-    KEYS_MAX,
-    KEYS_MIN,
     MASK_KINDS,
-    NOTE_D_K,
-    SATURATION_SAMPLES,
-    SPREAD_SAMPLES,
     TOKENS_DEFAULT,
     TRAINED_MODEL,
     drawn_note,
@@ -32,13 +26,11 @@ from explorer.multihead_views import (
     mask_view,
     multihead_view,
     parse_token_ids,
-    scale_note,
-    scale_view,
     scope_note,
     shares_note,
 )
 from explorer.trained_inputs import sequence
-from explorer.widgets import choice, int_slider, md_escape, text_box
+from explorer.widgets import choice, md_escape, text_box
 
 params = current_params()
 view = multihead_view(heads_spec(params))
@@ -75,8 +67,8 @@ else:
 st.markdown(
     "Before any position scheme: Vaswani et al. (2017, section 3.2.2) run h attentions side "
     "by side, each on its own d_model / h channels of Q, K and V, and mix their outputs with "
-    "W^O. A mask hides keys from the softmax; the dot product is divided by √d_k so that the "
-    "softmax does not saturate as the heads get wider."
+    "W^O. A mask hides keys from the softmax. (Why each head divides q · k by √d_k is on the "
+    "Attention basics page.)"
 )
 
 # ---- 1. multi-head attention ---------------------------------------------------------------
@@ -109,27 +101,30 @@ with st.expander("Every step and its shape", expanded=True):
 
 row_at = {"y_labels": labels, "x_title": "channel", "x_symbol": "channel"}
 x_title = f"x = LN(residual entering layer {params.layer})" if params.trained else "x"
+st.subheader("x to Q, K, V: d_model wide")
+split_of = choice(
+    "projection", ["Q", "K", "V"], "multihead_split",
+    help="Which of Q, K, V the figures below draw, whole and split into heads.",
+)  # fmt: skip
+projected = {"Q": view.q, "K": view.k, "V": view.v}[split_of]
+key_rows = {"y_title": "key j", "y_symbol": "j"} if split_of != "Q" else {}
 qkv = [
     Panel(view.x, title=x_title, **row_at),
-    Panel(view.q, title="Q = x W^Q", **row_at),
-    Panel(view.k, title="K = x W^K", y_title="key j", y_symbol="j", **row_at),
-    Panel(view.v, title="V = x W^V", y_title="key j", y_symbol="j", **row_at),
+    Panel(projected, title=f"{split_of} = x W^{split_of}", **row_at, **key_rows),
 ]
 qkv_scales = own_scales("diverging", qkv)
-st.subheader("x to Q, K, V: d_model wide")
 figure(
     panel_grid(qkv, qkv_scales, columns=2, cell_px=channel_cell_px(rows, d)),
     "multihead_qkv",
     latex=r"Q = X W^Q + b^Q,\quad K = X W^K + b^K,\quad V = X W^V + b^V,\qquad "
     r"W^Q, W^K, W^V \in \mathbb{R}^{d_{model} \times d_{model}}",
-    shape=shapes["q"],
+    shape=shapes[split_of.lower()],
     caption=f"Q is (1, queries, d_model) = {shape_text(shapes['q'])}; x, K and V are (1, keys, "
     f"d_model) = {shape_text(shapes['k'])}; rows 0-{rows - 1} drawn. "
     + own_scales_caption(qkv_scales),
 )
 
 st.subheader(f"Split into {h} heads: (b, h, n, d_model / h)")
-split_of = choice("split of", ["Q", "K", "V"], "multihead_split")
 split = {"Q": view.q_heads, "K": view.k_heads, "V": view.v_heads}[split_of]
 head_at = {**row_at, "x_title": "channel in head"}
 key_at = {"y_title": "key j", "y_symbol": "j"} if split_of != "Q" else {}
@@ -166,20 +161,7 @@ figure(
 )  # fmt: skip
 st.info(md_escape(drawn_note(view, unit)), icon=":material/lightbulb:")
 
-st.subheader("Each head's output")
-out_panels = [Panel(view.head_outputs[m], title=f"head {m}", **head_at) for m in range(h)]
-out_scale = make_scale("diverging", [p.z for p in out_panels])
-figure(
-    panel_grid(out_panels, out_scale, columns=grid_columns(h, 2), cell_px=channel_cell_px(rows, c)),
-    "multihead_head_outputs",
-    latex=r"\mathrm{head}_m = \alpha^{(m)} V_m,\qquad \mathrm{head}_{m,i} = \sum_j "
-    r"\alpha^{(m)}_{ij}\, v_{m,j}",
-    shape=shapes["head_outputs"],
-    caption="Row i of a head's output is the average of that head's value rows, weighted "
-    "by row i of its weights. " + out_scale.caption,
-)
-
-st.subheader("Concatenate, then W^O")
+st.subheader("Each head's output, concatenated, then W^O")
 final = [
     Panel(view.concat, title="Concat(head_0, ..., head_h-1)", **row_at),
     Panel(view.output, title="output = Concat W^O + b^O", **row_at),
@@ -189,13 +171,14 @@ figure(
     # one above the other: channel c of the output sits under channel c of the concatenation
     panel_grid(final, final_scales, columns=1, cell_px=channel_cell_px(rows, d)),
     "multihead_output",
-    latex=r"\operatorname{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1}) \in "
-    r"\mathbb{R}^{n \times d_{model}},\qquad \operatorname{MultiHead} = \operatorname{Concat}"
-    r"(\dots)\, W^O + b^O",
+    latex=r"\mathrm{head}_m = \alpha^{(m)} V_m,\qquad \operatorname{Concat}(\mathrm{head}_0, "
+    r"\dots, \mathrm{head}_{h-1}) \in \mathbb{R}^{n \times d_{model}},\qquad "
+    r"\operatorname{MultiHead} = \operatorname{Concat}(\dots)\, W^O + b^O",
     shape=shapes["output"],
-    caption=f"Both (1, queries, d_model) = {shape_text(shapes['output'])}: the concatenation is "
-    f"the heads' outputs side by side (merge_heads), channels {c}m to {c}m + {c - 1} from head m. "
-    + own_scales_caption(final_scales),
+    caption=f"Each head's output {shape_text(shapes['head_outputs'])}: row i is the average of "
+    "that head's value rows, weighted by row i of its weights. The concatenation sets them side "
+    f"by side (merge_heads): channels {c}m to {c}m + {c - 1} are head m's. Both panels are "
+    f"(1, queries, d_model) = {shape_text(shapes['output'])}. " + own_scales_caption(final_scales),
 )
 st.info(md_escape(shares_note(view.head_share)), icon=":material/lightbulb:")
 agreement_badge(
@@ -235,11 +218,15 @@ except ValueError as error:
     tokens = parse_token_ids(TOKENS_DEFAULT)
 masks = mask_view(tokens, kind, params.seed)
 n_ids = len(tokens)
-st.code(
-    f"create_padding_mask([{list(tokens)}])  # (1, 1, 1, {n_ids})\n{masks.padding_text}\n"
-    f"create_look_ahead_mask({n_ids})  # ({n_ids}, {n_ids})",
-    language="python",
-    wrap_lines=True,  # a phone's width: long token lists wrap instead of running past it
+st.markdown(  # inline code: a code block would load a syntax highlighter (1.8 MB) for 3 lines
+    "  \n".join(
+        f"`{line}`"  # integer ids and a printed tensor: no backtick to escape
+        for line in (
+            f"create_padding_mask([{list(tokens)}])  # (1, 1, 1, {n_ids})",
+            " ".join(masks.padding_text.split()),
+            f"create_look_ahead_mask({n_ids})  # ({n_ids}, {n_ids})",
+        )
+    )
 )
 ids = [str(t) for t in tokens]
 pair_at = {"x_labels": ids, "y_labels": ids, "x_title": "key j (token id)",
@@ -299,53 +286,12 @@ agreement_badge(
     float(np.abs(row_sums[sees.any(axis=1)] - 1).max(initial=0)),
 )
 
-# ---- 3. why sqrt(d_k) ------------------------------------------------------------------------
-st.header("Why divide by √d_k", divider="gray")
-st.markdown(
-    "For q and k with independent unit-variance entries, q · k is a sum of d_k products of "
-    "variance 1: its variance is d_k (Vaswani et al. 2017, footnote 4). Unscaled, wider heads "
-    "give wider-spread logits, the largest of a row pulls ahead, and the softmax turns almost "
-    "one-hot, where its gradients vanish. Dividing by √d_k keeps the spread at 1 for every d_k."
-)
-slider_column, _ = st.columns([1, 2])
-with slider_column:
-    keys = int_slider(
-        "n keys per row", KEYS_MIN, KEYS_MAX, "multihead_keys", KEYS_DEFAULT,
-        help="How many keys one query's softmax spreads over, in the right-hand chart.",
-    )  # fmt: skip
-scales = scale_view(keys, params.seed)
-m_dk = len(scales.d_k)
-left, right = st.columns(2)
-with left:
-    figure(
-        spread_figure(scales.d_k, scales.unscaled_std, scales.scaled_std),
-        "multihead_spread",
-        latex=r"\operatorname{Var}(q \cdot k) = \sum_{c=1}^{d_k} \operatorname{Var}(q_c k_c) "
-        r"= d_k,\qquad \operatorname{std}\Bigl(\tfrac{q \cdot k}{\sqrt{d_k}}\Bigr) = 1",
-        shape=(m_dk,),
-        caption=f"Two curves of {m_dk} values, d_k = 1 to {int(scales.d_k[-1])}: the std of "
-        f"{SPREAD_SAMPLES} seeded random pairs (q, k) with N(0, 1) entries per d_k "
-        f"(seed {params.seed}); both axes log.",
-    )
-with right:
-    figure(
-        saturation_figure(scales.d_k, scales.unscaled_max, scales.scaled_max, keys),
-        "multihead_saturation",
-        latex=r"\mathbb{E}\bigl[\max_j \alpha_{ij}\bigr],\quad \alpha_{ij} = "
-        r"\operatorname{softmax}_j\bigl(q_i \cdot k_j / s\bigr),\quad s \in \{1, \sqrt{d_k}\}",
-        shape=(m_dk,),
-        caption=f"Two curves of {m_dk} values: the mean over {SATURATION_SAMPLES} seeded "
-        f"random rows of one query and {keys} keys of the row's largest weight; d_k log.",
-    )
-st.info(md_escape(scale_note(scales, NOTE_D_K)), icon=":material/lightbulb:")
-
 # ---- download --------------------------------------------------------------------------------
 positions = position_labels(params, 0, cols)
 query_rows = positions[:rows]
 channels = {"corner": "position \\ channel"}
 pairs = {"rows": query_rows, "cols": positions, "corner": "query i \\ key j"}
 token_pairs = {"rows": ids, "cols": ids, "corner": "query token id \\ key token id"}
-d_k_rows = [str(int(v)) for v in scales.d_k]
 download_view(
     "multihead",
     params,
@@ -387,25 +333,10 @@ download_view(
         "mask_weights": Labelled(
             masks.weights, "softmax over visible keys, 0 where hidden", **token_pairs
         ),
-        "score_spread": Labelled(
-            np.stack([scales.unscaled_std, scales.scaled_std], 1),
-            "std of q.k and of q.k / sqrt(d_k)",
-            rows=d_k_rows,
-            cols=["q.k", "q.k/sqrt(d_k)"],
-            corner="d_k \\ std of",
-        ),
-        "softmax_saturation": Labelled(
-            np.stack([scales.unscaled_max, scales.scaled_max], 1),
-            f"mean largest weight of a row of {keys} keys",
-            rows=d_k_rows,
-            cols=["unscaled", "scaled"],
-            corner="d_k \\ largest weight",
-        ),
     },  # fmt: skip
     extra={
         "multihead_split": split_of,
         "multihead_mask": kind,
-        "multihead_keys": keys,
         "multihead_tokens": " ".join(ids),
         **(
             {"_model": TRAINED_MODEL, "_characters": sequence(params)[:rows]}

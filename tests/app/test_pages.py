@@ -20,9 +20,15 @@ EXPECTED_CHARTS = {
         "multihead_weights",
         "multihead_output",
         "multihead_mask_weights",
-        "multihead_spread",
+        "multihead_masks",
     },
-    "basics": {"basics_alignment", "basics_additive_scores_e", "example_weights", "example_output"},
+    "basics": {
+        "basics_alignment",
+        "basics_additive_scores_e",
+        "example_weights",
+        "example_output",
+        "scale_spread",
+    },
     "lookup": {"distance", "index", "tables", "a_k_channel"},
     "logits": {"logits_heads", "logits_head", "relative_method", "t2t_q"},
     "skew": {"skew_unmasked_input"},  # one step at a time: tests/app/test_skew_page.py
