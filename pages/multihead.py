@@ -88,7 +88,7 @@ st.caption(
     f"h = {h} heads, d_model = {d}, d_k = d_model / h = {c}; {mask_words}. "
     + scope_note(view, params.length, params.trained)
 )
-with st.expander("Every step and its shape", expanded=True):
+with st.expander("Every step and its shape", expanded=False):
     st.markdown(
         markdown_table(
             {
