@@ -1,13 +1,12 @@
 """Cached views of the Multi-head and masks page: frozen numpy in, never a tensor out.
 
-Three views, one per section of the page:
+Two views, one per section of the page:
 
 * :func:`multihead_view`: one multi-head attention (``relpos_core.multihead``) on the first
   ``SHOWN`` query positions, every step kept; seeded random weights, or layer L of the family's
   ``nope`` model (plain causal attention, no position scheme) loaded into the same module;
 * :func:`mask_view`: the padding and look-ahead masks of a list of token ids, applied to one
-  set of seeded random logits;
-* :func:`spread_view` and :func:`saturation_view`: why q · k is divided by sqrt(d_k).
+  set of seeded random logits.
 
 Masks here are those of ``relpos_core.basics``: 1 = hidden (the attention introduction's
 convention); the rest of the explorer draws the complement, 1 = allowed.
@@ -34,7 +33,7 @@ from relpos_core.basics import (
     create_padding_mask,
     scaled_dot_product_attention,
 )
-from relpos_core.multihead import MultiHeadAttention, score_spread, softmax_saturation
+from relpos_core.multihead import MultiHeadAttention
 
 SHOWN = 32  # query positions a view computes and draws (n reaches 4096)
 TRAINED_MODEL = "nope"  # the family's model without position: plain causal attention
@@ -383,59 +382,6 @@ def mask_note(mask: np.ndarray, weights: np.ndarray) -> str:
             f"Row {i} sees {seen} of {n} keys; its weights sum to {total:.4g} over {those}{rest}."
         )
     return " ".join(sentences)
-
-
-# ---- why divide by sqrt(d_k) -----------------------------------------------------------------
-
-D_KS = tuple(2**p for p in range(10))  # 1 .. 512
-NOTE_D_K = 256
-SPREAD_SAMPLES = 4000  # (q, k) pairs per d_k
-SATURATION_SAMPLES = 256  # rows of n keys per d_k
-KEYS_MIN, KEYS_MAX, KEYS_DEFAULT = 2, 64, 16
-
-
-def generator(seed: int) -> torch.Generator:
-    """The generator of a sqrt(d_k) view: the view's seed, nothing global."""
-    return torch.Generator().manual_seed(seed)
-
-
-@dataclass(frozen=True)
-class ScaleView:
-    """Against d_k: the spread of the scores and the largest weight of a row of n keys."""
-
-    d_k: np.ndarray  # (m,)
-    unscaled_std: np.ndarray  # (m,) std of q · k
-    scaled_std: np.ndarray  # (m,) std of q · k / sqrt(d_k)
-    unscaled_max: np.ndarray  # (m,) mean over rows of max_j softmax_j(q · k_j)
-    scaled_max: np.ndarray  # (m,) the same with the scale
-    n: int
-
-
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
-def scale_view(n: int, seed: int) -> ScaleView:
-    spread = score_spread(D_KS, SPREAD_SAMPLES, generator(seed))
-    saturation = softmax_saturation(D_KS, n, SATURATION_SAMPLES, generator(seed))
-    return ScaleView(
-        d_k=np.asarray(D_KS, dtype=np.float32),
-        unscaled_std=_np(spread.unscaled_std),
-        scaled_std=_np(spread.scaled_std),
-        unscaled_max=_np(saturation.unscaled_max_weight),
-        scaled_max=_np(saturation.scaled_max_weight),
-        n=n,
-    )
-
-
-def scale_note(view: ScaleView, d_k: int = NOTE_D_K) -> str:
-    """The spread and the largest weight at one d_k, read from the curves."""
-    at = int(np.flatnonzero(view.d_k == d_k)[0])
-    ratio = view.unscaled_std[at] / view.scaled_std[at]
-    return (
-        f"At d_k = {d_k} the unscaled scores spread {ratio:.0f}x wider than the scaled ones "
-        f"(std {view.unscaled_std[at]:.1f} against {view.scaled_std[at]:.2f}); over {view.n} "
-        f"keys the largest weight averages {view.unscaled_max[at]:.2f} of the row unscaled, "
-        f"{view.scaled_max[at]:.2f} scaled (an even row gives each key 1/{view.n} = "
-        f"{1 / view.n:.2f})."
-    )
 
 
 def scope_note(view: MultiHeadView, length: int, trained: bool) -> str:

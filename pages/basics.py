@@ -9,18 +9,19 @@ from explorer import basics_views as views
 from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view
 from explorer.draw import agreement_badge, chart, figure
-from explorer.multihead_plots import saturation_figure, spread_figure
-from explorer.multihead_views import (
+from explorer.plots import heatmap
+from explorer.scaling import (
     KEYS_DEFAULT,
     KEYS_MAX,
     KEYS_MIN,
     NOTE_D_K,
     SATURATION_SAMPLES,
     SPREAD_SAMPLES,
+    saturation_figure,
     scale_note,
     scale_view,
+    spread_figure,
 )
-from explorer.plots import heatmap
 from explorer.widgets import choice, int_slider, md_escape, text_box
 from relpos_lab.copy_task import CopyConfig, shipped_copy_results
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.multihead_views import D_KS, SATURATION_SAMPLES, SPREAD_SAMPLES
+from explorer.scaling import D_KS, SATURATION_SAMPLES, SPREAD_SAMPLES
 from explorer.widgets import md_escape
 from relpos_core.multihead import score_spread, softmax_saturation
 from relpos_lab.copy_task import CopyConfig, build_copy_model, copy_with_attention, load_copy_model
