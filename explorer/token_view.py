@@ -45,17 +45,44 @@ def head_colour(head: int) -> str:
     return HEAD_COLOURS[head % len(HEAD_COLOURS)]
 
 
+FOCUS_SIDES = {"q": "query", "k": "key"}
+
+
+def parse_focus(value: str) -> tuple[str, int] | None:
+    """A token focus as a control stores it: "all", or "q3" / "k3" (query / key position 3).
+
+    >>> parse_focus("q3"), parse_focus("k12"), parse_focus("all")
+    (('query', 3), ('key', 12), None)
+    """
+    if len(value) > 1 and value[0] in FOCUS_SIDES and value[1:].isdigit():
+        return FOCUS_SIDES[value[0]], int(value[1:])
+    return None
+
+
+def focus_from_click(points: Sequence[dict]) -> str | None:
+    """The focus a click on a token picks ("q3" / "k3"), from a plotly selection's points:
+    the last point with a position (a token marker; lines carry none), None without one."""
+    for point in reversed(points):
+        position = point.get("customdata")
+        if position is not None and point.get("x") in (0, 1):
+            return f"{'q' if point['x'] == 0 else 'k'}{int(position)}"
+    return None
+
+
 def token_view(
     weights: np.ndarray,
     tokens: Sequence[str],
     *,
     offset: int = 0,
     heads: Sequence[int] | None = None,
+    focus: tuple[str, int] | None = None,
     height_per_token: int = 22,
 ) -> TokenView:
     """``weights`` (h, n_q, n_k) (NaN = masked) of tokens at positions offset, offset + 1, ...
 
     ``heads`` picks which heads get lines (all by default); every head keeps its colour.
+    ``focus`` ("query" or "key", position) keeps only the lines of that token, as BertViz does
+    when a token is hovered; its marker is drawn larger, in red.
     """
     weights = np.asarray(weights, dtype=np.float32)
     if weights.ndim != 3:
@@ -64,7 +91,22 @@ def token_view(
     shown = min(TOKENS_MAX, n_q, n_k)
     block = np.nan_to_num(weights[:, :shown, :shown], nan=0.0)
     heads = list(range(h)) if heads is None else list(heads)
-    total = int((np.nan_to_num(weights, nan=0.0) >= WEIGHT_MIN).sum())
+    kept = np.ones(block.shape[1:], dtype=bool)  # (i, j) pairs whose lines may be drawn
+    focused = None
+    if focus is not None and 0 <= focus[1] - offset < shown:
+        focused = focus[1] - offset
+        if focus[0] == "query":
+            kept[:] = False
+            kept[focused, :] = True
+        else:
+            kept[:] = False
+            kept[:, focused] = True
+    block = np.where(kept, block, 0.0)
+    total = (
+        int((block[heads] >= WEIGHT_MIN).sum())
+        if focused is not None
+        else int((np.nan_to_num(weights, nan=0.0) >= WEIGHT_MIN).sum())
+    )
     data: list[dict] = []
     drawn = 0
     for head in heads:
@@ -100,6 +142,9 @@ def token_view(
     labels = [html.escape(t, quote=False) for t in tokens[offset : offset + shown]]
     labels += [""] * (shown - len(labels))
     for x, symbol, side in ((0.0, "i", "left"), (1.0, "j", "right")):  # text outside
+        sizes, colours = np.full(shown, 6), np.full(shown, "#444", dtype=object)
+        if focused is not None and (focus[0] == "query") == (x == 0.0):
+            sizes[focused], colours[focused] = 12, "#d62728"
         data.append(
             {
                 "type": "scatter",
@@ -108,7 +153,7 @@ def token_view(
                 "y": np.arange(shown, dtype=np.float32),
                 "text": labels,
                 "textposition": f"middle {side}",
-                "marker": {"size": 6, "color": "#444"},
+                "marker": {"size": sizes.tolist(), "color": colours.tolist()},
                 "customdata": np.arange(offset, offset + shown),
                 "hovertemplate": f'{symbol} = %{{customdata}} "%{{text}}"<extra></extra>',
                 "showlegend": False,

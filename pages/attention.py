@@ -5,11 +5,25 @@ import streamlit as st
 from explorer import compute, formulas
 from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import agreement_badge, figure, inset, weights_caption, window_caption
+from explorer.draw import (
+    agreement_badge,
+    figure,
+    inset,
+    png_config,
+    weights_caption,
+    window_caption,
+)
 from explorer.example import axis_labels
 from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
 from explorer.notes import focus_note
-from explorer.token_view import LINES_PER_HEAD, WEIGHT_MIN, token_view
+from explorer.token_view import (
+    LINES_PER_HEAD,
+    TOKENS_MAX,
+    WEIGHT_MIN,
+    focus_from_click,
+    parse_focus,
+    token_view,
+)
 from explorer.widgets import choice, head_picker, md_escape
 
 params = current_params()
@@ -87,10 +101,47 @@ if params.windowed:
         "(100% over all keys)."
     )
 
+
+def focus_token() -> None:
+    """A click on a token keeps only its lines; a click that clears the selection (the same
+    token again, or a double click) shows them all."""
+    event = st.session_state.get("chart_attention_tokens")
+    points = event["selection"]["points"] if event else []
+    picked = focus_from_click(points)
+    if picked is not None:
+        st.session_state["token_focus"] = picked
+    elif not points:
+        st.session_state["token_focus"] = "all"
+
+
 if params.tokens:
     st.subheader("The tokens, as BertViz draws them")
-    tokens_view = token_view(weights, params.tokens, offset=start)
-    figure(tokens_view.figure, "attention_tokens")
+    shown = range(start, start + min(TOKENS_MAX, size))
+    names = {"all": "every token"} | {
+        f"{side}{p}": f"{word} {p}: {params.tokens[p]}"
+        for side, word in (("q", "query"), ("k", "key"))
+        for p in shown
+    }
+    with st.columns([1, 2])[0]:  # a third of the width: its options are short
+        focus = choice(
+            "lines of",
+            list(names),
+            "token_focus",
+            kind="select",
+            format_func=names.get,
+            help="Keep only one token's lines, as a query (its weights over the keys) or as a key "
+            "(the queries that read it). Clicking a token in the figure picks it; clicking it "
+            "again, or a double click, shows every token.",
+        )
+    tokens_view = token_view(weights, params.tokens, offset=start, focus=parse_focus(focus))
+    st.plotly_chart(
+        tokens_view.figure,
+        key="chart_attention_tokens",
+        width="content",
+        on_select=focus_token,
+        selection_mode="points",
+        config=png_config("attention_tokens"),
+    )
     left_out = []
     if tokens_view.tokens_shown < tokens_view.tokens_total:
         left_out.append(
@@ -103,9 +154,8 @@ if params.tokens:
     st.caption(
         md_escape(
             "Query tokens left, key tokens right; a line's width and opacity grow with α, one "
-            "colour per head (click a head in the legend to hide it). Drawn: "
-            + "; ".join(left_out)
-            + "."
+            "colour per head (click a head in the legend to hide it, a token to keep only its "
+            "lines). Drawn: " + "; ".join(left_out) + "."
         )
     )
     repeated = sorted({t for t in params.tokens if params.tokens.count(t) > 1})
