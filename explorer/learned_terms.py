@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from explorer.trained_inputs import _passage, model_scheme, trained_tensors
+from explorer.trained_inputs import held_out_passage, model_scheme, trained_tensors
 from relpos_core.schemes import SCHEME_NAMES, content_free, distance_profile
 from relpos_lab.family import results
 
@@ -60,7 +60,7 @@ def _terms(name: str, text: str) -> tuple[np.ndarray, np.ndarray]:
 @st.cache_data(max_entries=4, show_spinner=False)
 def learned_terms(shaw_model: str) -> LearnedTerms:
     """Every scheme's learned term (Shaw's from ``shaw_model``, the sidebar's clip distance)."""
-    text = _passage()[:LENGTH]
+    text = held_out_passage()[:LENGTH]
     models = tuple(shaw_model if s == "shaw" else s for s in SCHEME_NAMES)
     free, on_text = zip(*(_terms(name, text) for name in models), strict=True)
     return LearnedTerms(

@@ -98,22 +98,25 @@ def _layout(fig: go.Figure, d_k: np.ndarray, y_axis: dict) -> go.Figure:
     return fig
 
 
-def spread_figure(d_k: np.ndarray, unscaled_std: np.ndarray, scaled_std: np.ndarray) -> go.Figure:
-    """The standard deviation of q · k and of q · k / sqrt(d_k) against d_k (both axes log),
-    with sqrt(d_k) dotted: the unscaled curve follows it, the scaled one stays at 1."""
-    d_k = np.asarray(d_k, dtype=np.float32)
+def _two_curves(d_k: np.ndarray, curves: tuple, what: str) -> go.Figure:
+    """A figure with the unscaled and the scaled curve ((name, y) each), in their colours."""
     fig = go.Figure()
-    for name, y, colour in (
-        ("q · k", unscaled_std, UNSCALED),
-        ("q · k / √d_k", scaled_std, SCALED),
-    ):
+    for (name, y), colour in zip(curves, (UNSCALED, SCALED), strict=True):
         fig.add_trace(
             go.Scatter(
                 x=d_k, y=np.asarray(y, dtype=np.float32), name=name, mode="lines+markers",
                 line={"color": colour, "width": 2},
-                hovertemplate=f"{name}: std %{{y:.3f}}<extra></extra>",
+                hovertemplate=f"{name}: {what} %{{y:.3f}}<extra></extra>",
             )
         )  # fmt: skip
+    return fig
+
+
+def spread_figure(d_k: np.ndarray, unscaled_std: np.ndarray, scaled_std: np.ndarray) -> go.Figure:
+    """The standard deviation of q · k and of q · k / sqrt(d_k) against d_k (both axes log),
+    with sqrt(d_k) dotted: the unscaled curve follows it, the scaled one stays at 1."""
+    d_k = np.asarray(d_k, dtype=np.float32)
+    fig = _two_curves(d_k, (("q · k", unscaled_std), ("q · k / √d_k", scaled_std)), "std")
     fig.add_trace(
         go.Scatter(
             x=d_k, y=np.sqrt(d_k), name="√d_k", mode="lines",
@@ -137,18 +140,8 @@ def saturation_figure(
     """The mean largest softmax weight of a row of n keys against d_k, with and without the
     scale; 1 (one key takes everything) and 1/n (an even row) as dotted lines."""
     d_k = np.asarray(d_k, dtype=np.float32)
-    fig = go.Figure()
-    for name, y, colour in (
-        ("softmax(q · k)", unscaled_max, UNSCALED),
-        ("softmax(q · k / √d_k)", scaled_max, SCALED),
-    ):
-        fig.add_trace(
-            go.Scatter(
-                x=d_k, y=np.asarray(y, dtype=np.float32), name=name, mode="lines+markers",
-                line={"color": colour, "width": 2},
-                hovertemplate=f"{name}: largest weight %{{y:.3f}}<extra></extra>",
-            )
-        )  # fmt: skip
+    curves = (("softmax(q · k)", unscaled_max), ("softmax(q · k / √d_k)", scaled_max))
+    fig = _two_curves(d_k, curves, "largest weight")
     for level, text, where in (
         (1.0, "1: one key takes all", "bottom left"),  # the curves start low on the left
         (1.0 / n, f"1/n = 1/{n}: an even row", "top right"),

@@ -37,7 +37,7 @@ PROSE = re.compile(r"\n[ ]*(?=[A-Z][a-z]+ [a-z])")  # a line that starts a sente
 
 
 @cache
-def _passage() -> str:
+def held_out_passage() -> str:
     """The held-out text from its first sentence of prose on (it opens inside a code example,
     whose indentation would fill a short window with spaces)."""
     text = held_out_text()
@@ -47,7 +47,7 @@ def _passage() -> str:
 
 def sequence(params: ViewParams) -> str:
     """The characters a trained view reads: the typed text, else a held-out passage of n."""
-    return params.text[: params.length] if params.text else _passage()[: params.length]
+    return params.text[: params.length] if params.text else held_out_passage()[: params.length]
 
 
 def model_for(params: ViewParams, scheme: str = "shaw") -> str:

@@ -118,8 +118,8 @@ if params.tokens:
     st.subheader("The tokens, as BertViz draws them")
     shown = range(start, start + min(TOKENS_MAX, size))
     names = {"all": "every token"} | {
-        f"{side}{p}": f"{word} {p}: {params.tokens[p]}"
-        for side, word in (("q", "query"), ("k", "key"))
+        f"{side}{p}": f"{word} {p}: {labels[p]}"  # the axes' labels: whitespace made visible
+        for side, word, labels in (("q", "query", rows), ("k", "key", cols))
         for p in shown
     }
     with st.columns([1, 2])[0]:  # a third of the width: its options are short

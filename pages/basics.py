@@ -80,7 +80,8 @@ except ValueError as error:
         md_escape(f"{error}; showing {views.ITEMS_DEFAULT} instead."), icon=":material/warning:"
     )
     items = views.parse_items(views.ITEMS_DEFAULT, config.n_features, config.n_out)
-copy = views.copy_view(items, params.trained, params.seed)
+seed = 0 if params.trained else params.seed  # the seed draws random weights only
+copy = views.copy_view(items, params.trained, seed)
 inputs = [f"{j}: {x}" for j, x in enumerate(items)]
 outputs = [f"{i}: → {y}" for i, y in enumerate(copy.predicted)]
 weight_text = np.vectorize(lambda w: f"{w:.2f}")(copy.weights)

@@ -32,6 +32,13 @@ def panel_z(at: AppTest, key: str, panel: int = 0) -> np.ndarray:
     return trace_z(trace)
 
 
+def array_of(value: dict | list) -> np.ndarray:
+    """A trace's x or y as numpy: a plotly typed array (base64 and dtype) or a plain list."""
+    if isinstance(value, list):
+        return np.asarray(value, dtype=float)
+    return np.frombuffer(base64.b64decode(value["bdata"]), np.dtype(value["dtype"]))
+
+
 def trace_z(trace: dict) -> np.ndarray:
     """The z matrix of a heatmap trace."""
     z = trace["z"]

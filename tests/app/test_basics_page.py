@@ -4,7 +4,6 @@ printed numbers and a plain softmax."""
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 
@@ -17,6 +16,7 @@ from explorer.widgets import md_escape
 from relpos_core.multihead import score_spread, softmax_saturation
 from relpos_lab.copy_task import CopyConfig, build_copy_model, copy_with_attention, load_copy_model
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
+from tests.app.panels import array_of
 
 SELF = "the keys themselves (self-attention)"
 
@@ -98,27 +98,19 @@ def test_bad_input_is_named_and_the_page_still_draws(query: dict, words: str) ->
     assert chart_z(at, "example_weights").shape[1] >= 1
 
 
-def trace_values(value: dict | list) -> np.ndarray:
-    if isinstance(value, list):
-        return np.asarray(value)
-    return np.frombuffer(base64.b64decode(value["bdata"]), np.dtype(value["dtype"]))
-
-
 def test_sqrt_d_k_curves_are_the_cores_numbers() -> None:
     at = open_page("basics", seed="5", scale_keys="8")
     assert_clean(at)
     spread = score_spread(D_KS, SPREAD_SAMPLES, torch.Generator().manual_seed(5))  # the seed's
     saturation = softmax_saturation(D_KS, 8, SATURATION_SAMPLES, torch.Generator().manual_seed(5))
     shown = chart_spec(at, "scale_spread")["data"]
-    np.testing.assert_array_equal(trace_values(shown[0]["x"]), D_KS)
-    np.testing.assert_allclose(trace_values(shown[0]["y"]), spread.unscaled_std, rtol=1e-6)
-    np.testing.assert_allclose(trace_values(shown[1]["y"]), spread.scaled_std, rtol=1e-6)
+    np.testing.assert_array_equal(array_of(shown[0]["x"]), D_KS)
+    np.testing.assert_allclose(array_of(shown[0]["y"]), spread.unscaled_std, rtol=1e-6)
+    np.testing.assert_allclose(array_of(shown[1]["y"]), spread.scaled_std, rtol=1e-6)
     assert json.dumps(chart_spec(at, "scale_spread")["layout"]["yaxis"]["type"]) == '"log"'
     shown = chart_spec(at, "scale_saturation")["data"]
-    np.testing.assert_allclose(
-        trace_values(shown[0]["y"]), saturation.unscaled_max_weight, rtol=1e-6
-    )
-    np.testing.assert_allclose(trace_values(shown[1]["y"]), saturation.scaled_max_weight, rtol=1e-6)
+    np.testing.assert_allclose(array_of(shown[0]["y"]), saturation.unscaled_max_weight, rtol=1e-6)
+    np.testing.assert_allclose(array_of(shown[1]["y"]), saturation.scaled_max_weight, rtol=1e-6)
     at256 = D_KS.index(256)
     ratio = float(spread.unscaled_std[at256] / spread.scaled_std[at256])
     note = next(info.value for info in at.info if info.value.startswith(md_escape("At d_k = 256")))

@@ -3,14 +3,13 @@ navigation, and the Overview lists the pages in that order."""
 
 from __future__ import annotations
 
-import base64
-
 import numpy as np
 import pytest
 
 from explorer.navigation import PAGES as NAVIGATION
 from relpos_lab.family import results
 from tests.app.conftest import assert_clean, chart_spec, open_page
+from tests.app.panels import array_of
 
 STEMS = [page.stem for page in NAVIGATION]
 
@@ -45,14 +44,8 @@ def test_why_position_draws_the_shipped_length_curves_and_reads_them() -> None:
     for trace, name in zip(traces, ("nope", "sinusoidal", "shaw"), strict=True):
         lengths = sorted(int(length) for length in shipped[name]["bpc"])
         np.testing.assert_allclose(
-            trace_values(trace["y"]), [shipped[name]["bpc"][str(L)] for L in lengths], rtol=1e-6
+            array_of(trace["y"]), [shipped[name]["bpc"][str(L)] for L in lengths], rtol=1e-6
         )
     note = next(m.value for m in at.markdown if "bits per character" in m.value)
     assert f"{shipped['nope']['bpc']['64']:.2f}" in note
     assert f"{shipped['sinusoidal']['bpc']['1024']:.2f}" in note
-
-
-def trace_values(value: dict | list) -> np.ndarray:
-    if isinstance(value, list):
-        return np.asarray(value)
-    return np.frombuffer(base64.b64decode(value["bdata"]), np.dtype(value["dtype"]))

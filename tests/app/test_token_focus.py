@@ -6,15 +6,14 @@ import numpy as np
 
 from explorer.token_view import WEIGHT_MIN
 from tests.app.conftest import assert_clean, chart_spec, open_page
-from tests.app.panels import panel_z
-from tests.app.test_trained_schemes import typed
+from tests.app.panels import array_of, panel_z
 
 TEXT = "the cat sat on the mat"
 
 
 def drawn_pairs(at) -> np.ndarray:
     lines = [t for t in chart_spec(at, "attention_tokens")["data"] if t["mode"] == "lines"]
-    return np.concatenate([typed(t["y"]).reshape(-1, 3)[:, :2] for t in lines]).astype(int)
+    return np.concatenate([array_of(t["y"]).reshape(-1, 3)[:, :2] for t in lines]).astype(int)
 
 
 def test_a_focused_query_draws_exactly_its_weights_over_the_threshold() -> None:

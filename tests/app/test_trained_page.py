@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-
 import numpy as np
 
 from relpos_lab.trained import (
@@ -15,7 +13,7 @@ from relpos_lab.trained import (
     relative_tables,
 )
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, chart_z, open_page
-from tests.app.panels import panel_z
+from tests.app.panels import array_of, panel_z
 
 CLOSE = {"rtol": 1e-5, "atol": 1e-6}
 CHARTS = {
@@ -30,10 +28,6 @@ CHARTS = {
 }
 
 
-def typed(values: dict) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"]))
-
-
 def test_page_renders_every_chart() -> None:
     at = open_page("trained")
     assert_clean(at)
@@ -44,7 +38,8 @@ def test_generalization_curves_are_the_shipped_table() -> None:
     at = open_page("trained")
     models = generalization_table()["models"]
     lines = {
-        line["name"]: typed(line["y"]) for line in chart_spec(at, "trained_generalization")["data"]
+        line["name"]: array_of(line["y"])
+        for line in chart_spec(at, "trained_generalization")["data"]
     }
     for model, result in models.items():
         token = [r["token_acc"] for r in result["eval"].values()]
@@ -88,7 +83,7 @@ def test_typed_input_and_its_errors() -> None:
     at.text_input(key="trained_tokens").set_value("5, 6 7 8").run()
     assert_clean(at)
     assert any("**100%** of 4 positions" in m.value for m in at.markdown)
-    text = typed(chart_spec(at, "trained_prediction")["data"][0]["z"])
+    text = array_of(chart_spec(at, "trained_prediction")["data"][0]["z"])
     assert text.shape == (12,)
     at.text_input(key="trained_tokens").set_value("5 99").run()
     assert not at.exception

@@ -4,7 +4,6 @@ its attention was given and what it returned)."""
 
 from __future__ import annotations
 
-import base64
 import math
 
 import numpy as np
@@ -12,23 +11,16 @@ import pytest
 import torch
 
 from explorer.learned_terms import LENGTH
-from explorer.trained_inputs import _passage
+from explorer.trained_inputs import held_out_passage
 from relpos_core.schemes import content_free
 from relpos_lab.family import load, results
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
-from tests.app.panels import panel_z
+from tests.app.panels import array_of, panel_z
 from tests.app.test_trained_views import model_forward
 
 CLOSE = {"rtol": 1e-4, "atol": 1e-5}
 TEXT = "def area(r):\n    return 3.14 * r * r"
 TRAINED = {"weights": "trained", "text": TEXT}
-
-
-def typed(array) -> np.ndarray:
-    """A plotly typed array (or a list) as numpy."""
-    if isinstance(array, dict):
-        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=np.dtype(array["dtype"]))
-    return np.asarray(array, dtype=float)
 
 
 def output_of(term: np.ndarray, layer: dict, head: int) -> np.ndarray:
@@ -92,7 +84,7 @@ def test_the_learned_terms_are_each_models_own_position_preference() -> None:
     assert_clean(at)
     traces = chart_spec(at, "family_learned")["data"]
     assert len(traces) == 6 * 4  # six schemes, four heads each, in registry order
-    text = _passage()[:LENGTH]
+    text = held_out_passage()[:LENGTH]
     context = results()["training"]["context"]
     for t, name in enumerate(("shaw-k2", "music", "xl", "t5", "alibi", "rope")):
         layer = model_forward(name, text)[0]
@@ -104,8 +96,8 @@ def test_the_learned_terms_are_each_models_own_position_preference() -> None:
             )[0, :, 0]
         for head in range(4):
             trace = traces[4 * t + head]
-            np.testing.assert_array_equal(typed(trace["x"]), np.arange(-(LENGTH - 1), 1))
-            np.testing.assert_allclose(typed(trace["y"]), last[head].numpy(), **CLOSE)
+            np.testing.assert_array_equal(array_of(trace["x"]), np.arange(-(LENGTH - 1), 1))
+            np.testing.assert_allclose(array_of(trace["y"]), last[head].numpy(), **CLOSE)
     shapes = chart_spec(at, "family_learned")["layout"]["shapes"]
     assert {s["x1"] for s in shapes if s["type"] == "rect"} == {-(context - 1)}
     note = " ".join(i.value for i in at.info).replace("\\", "")
