@@ -11,6 +11,7 @@ import streamlit as st
 
 from explorer.controls import PARAMS_STATE_KEY, report_other_keys, show_warnings, sidebar_controls
 from explorer.navigation import DEFAULT, PAGES, neighbours
+from explorer.pair_controls import pair_inputs
 from explorer.widgets import md_escape
 
 HERE = Path(__file__).resolve().parent
@@ -31,6 +32,7 @@ def main() -> None:
     st.html(ASSETS / "layout.css")  # narrow screens: formulas, controls and tables fit
     params, parsed = sidebar_controls()
     st.session_state[PARAMS_STATE_KEY] = params
+    pair_inputs(params)
     pages = {
         page.stem: st.Page(
             PAGES_DIR / page.file, title=page.title, icon=page.icon, default=page == DEFAULT

@@ -18,6 +18,7 @@ from explorer.heatmaps import (
     panel_grid,
     per_panel,
 )
+from explorer.pair_controls import chart_options
 from explorer.params import DISPLAY_MAX, ViewParams, trained_model_name
 from explorer.widgets import int_slider, md_escape
 
@@ -50,7 +51,8 @@ def chart(
         if shape is not None:
             parts.append(f"shape `{shape_text(shape)}`")
         st.markdown(" · ".join(p for p in parts if p))
-    st.plotly_chart(fig, key=f"chart_{key}", width="stretch", config=png_config(key))
+    options = chart_options(fig, f"chart_{key}")
+    st.plotly_chart(fig, key=f"chart_{key}", width="stretch", config=png_config(key), **options)
     if note:
         st.caption(md_escape(note))
 
@@ -100,7 +102,8 @@ def figure(
     """
     if latex:
         st.latex(latex)
-    st.plotly_chart(fig, key=f"chart_{key}", width="content", config=png_config(key))
+    options = chart_options(fig, f"chart_{key}")
+    st.plotly_chart(fig, key=f"chart_{key}", width="content", config=png_config(key), **options)
     parts = [f"shape {shape_text(shape)}"] if shape is not None else []
     if caption:
         parts.append(caption)
@@ -163,7 +166,12 @@ def _inset_fragment(
     figure(
         panel_grid(zoomed, scale, columns=grid_columns(len(zoomed), 2), cell_px=11),
         key + "_zoom",
-        caption=f"rows {r0}-{r1 - 1}, columns {c0}-{c1 - 1}: every value exact on hover",
+        caption=f"rows {r0}-{r1 - 1}, columns {c0}-{c1 - 1}: every value exact on hover"
+        + (
+            "; a click on a cell picks its pair (i, j)"
+            if (first.y_symbol, first.x_symbol) == ("i", "j")
+            else ""
+        ),  # fmt: skip
     )
 
 

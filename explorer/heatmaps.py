@@ -31,6 +31,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from PIL import Image
 
+from explorer.pair_marks import axes_meta, click_cells
 from explorer.plots import MASKED_BACKGROUND, escape_label
 from explorer.screen import figure_width
 
@@ -241,7 +242,16 @@ def _panel_trace(panel: Panel, scale: Scale, axis: str, side: int) -> dict:
     z = np.asarray(panel.z, dtype=np.float32)
     rows, cols = z.shape
     y_sym, x_sym = panel.y_symbol, panel.x_symbol
-    refs = {"xaxis": f"x{axis}", "yaxis": f"y{axis}"}
+    refs = {
+        "xaxis": f"x{axis}",
+        "yaxis": f"y{axis}",
+        "meta": axes_meta(
+            y_sym,
+            x_sym,
+            (panel.row_offset, panel.row_offset + rows - 1),
+            (panel.col_offset, panel.col_offset + cols - 1),
+        ),
+    }
     if max(rows, cols) > IMAGE_SIDE:
         shown, block = pool(z, side)
         return {
@@ -435,7 +445,9 @@ def panel_grid(
                     "font": {"size": 13},
                 }
             )
+    cells = click_cells(data)  # before the bars: it reads the panels' hover
     data.extend(bars if own else [_colourbar_trace(scale)])
+    data.extend(cells)
     layout.update(
         {
             "title": {"text": html.escape(title, quote=False), "x": 0, "font": {"size": 14}},

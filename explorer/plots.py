@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.pair_marks import axes_meta, click_cells
+
 TICK_LABELS_MAX = 32  # more rows or columns than this: numeric ticks only
 CELL_TEXT_MAX = 16  # more rows or columns than this: no numbers written in the cells
 LABEL_CHARS_MAX = 12
@@ -83,6 +85,7 @@ def heatmap(
     col_offset: int = 0,
     zrange: tuple[float, float] | None = None,
     height: int | None = None,
+    pair_axes: bool = False,
 ) -> go.Figure:
     """One matrix as a heatmap. ``z`` (rows, cols), NaN = masked (drawn blank).
 
@@ -90,7 +93,9 @@ def heatmap(
     ``cell_text`` (strings, same shape) is written into the cells when the matrix is small.
     ``row_offset`` / ``col_offset`` label the first row / column as position ``row_offset`` /
     ``col_offset`` (for a window of a larger matrix); ``x_labels`` / ``y_labels`` are indexed by
-    position, so they name at least every position up to the last one drawn.
+    position, so they name at least every position up to the last one drawn. With
+    ``pair_axes`` the rows and columns are the view's query and key positions: a click on a
+    cell picks the pair and the picked pair is outlined (:mod:`explorer.pair_marks`).
     """
     z = np.asarray(z, dtype=np.float32)
     if z.ndim != 2:
@@ -153,8 +158,13 @@ def heatmap(
         "margin": {"l": 10, "r": 10, "t": 100 if title else 70, "b": 10},
         "plot_bgcolor": MASKED_BACKGROUND,
     }
+    data = [{"type": "heatmap", **trace}]
+    if pair_axes:
+        rows_at, cols_at = (row_offset, row_offset + rows - 1), (col_offset, col_offset + cols - 1)
+        data[0]["meta"] = axes_meta("i", "j", rows_at, cols_at)
+        data.extend(click_cells(data))
     # One constructor call: plotly's update_* path machinery costs ~15 ms a figure.
-    fig = go.Figure({"data": [{"type": "heatmap", **trace}], "layout": layout})
+    fig = go.Figure({"data": data, "layout": layout})
     return fig
 
 

@@ -76,13 +76,15 @@ def token_view(
     offset: int = 0,
     heads: Sequence[int] | None = None,
     focus: tuple[str, int] | None = None,
+    pair: tuple[int, int] | None = None,
     height_per_token: int = 22,
 ) -> TokenView:
     """``weights`` (h, n_q, n_k) (NaN = masked) of tokens at positions offset, offset + 1, ...
 
     ``heads`` picks which heads get lines (all by default); every head keeps its colour.
     ``focus`` ("query" or "key", position) keeps only the lines of that token, as BertViz does
-    when a token is hovered; its marker is drawn larger, in red.
+    when a token is hovered; its marker is drawn larger, in red. ``pair`` (i, j), the picked
+    pair, is drawn as a black line whatever its weights, which its hover lists by head.
     """
     weights = np.asarray(weights, dtype=np.float32)
     if weights.ndim != 3:
@@ -139,6 +141,23 @@ def token_view(
                 }
             )
             first = False
+    if pair is not None and all(0 <= p - offset < shown for p in pair):
+        pi, pj = pair[0] - offset, pair[1] - offset
+        alphas = "<br>".join(
+            f"head {head}: α = {float(np.nan_to_num(weights[head, pi, pj])):.3g}" for head in heads
+        )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": [0.0, 1.0],
+                "y": [float(pi), float(pj)],
+                "line": {"color": "black", "width": 3},
+                "name": f"picked pair ({pair[0]}, {pair[1]})",
+                "hovertemplate": f"picked pair i = {pair[0]}, j = {pair[1]}<br>{alphas}"
+                "<extra></extra>",
+            }
+        )
     labels = [html.escape(t, quote=False) for t in tokens[offset : offset + shown]]
     labels += [""] * (shown - len(labels))
     for x, symbol, side in ((0.0, "i", "left"), (1.0, "j", "right")):  # text outside

@@ -16,6 +16,8 @@ from explorer.draw import (
 from explorer.example import axis_labels
 from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
 from explorer.notes import focus_note
+from explorer.pair_card import pair_card
+from explorer.pair_controls import current_pair
 from explorer.token_view import (
     LINES_PER_HEAD,
     TOKENS_MAX,
@@ -27,6 +29,7 @@ from explorer.token_view import (
 from explorer.widgets import choice, head_picker, md_escape
 
 params = current_params()
+pair = current_pair()
 n, d, heads = params.length, params.head_dim, params.heads
 rows, cols = axis_labels(params)
 start, stop = params.window
@@ -90,6 +93,7 @@ with c2:
         )
     else:  # the weights are an image: their exact values here, the logits further down
         inset(detail[:1], scale, "attention_zoom")
+pair_card(params, pair, head)
 st.info(
     focus_note(view.weights, head) + (" Read on the window." if params.windowed else ""),
     icon=":material/lightbulb:",
@@ -133,7 +137,13 @@ if params.tokens:
             "(the queries that read it). Clicking a token in the figure picks it; clicking it "
             "again, or a double click, shows every token.",
         )
-    tokens_view = token_view(weights, params.tokens, offset=start, focus=parse_focus(focus))
+    tokens_view = token_view(
+        weights,
+        params.tokens,
+        offset=start,
+        focus=parse_focus(focus),
+        pair=None if pair is None else (pair.i, pair.j),
+    )
     st.plotly_chart(
         tokens_view.figure,
         key="chart_attention_tokens",
@@ -155,7 +165,11 @@ if params.tokens:
         md_escape(
             "Query tokens left, key tokens right; a line's width and opacity grow with α, one "
             "colour per head (click a head in the legend to hide it, a token to keep only its "
-            "lines). Drawn: " + "; ".join(left_out) + "."
+            "lines)"
+            + (f"; the black line is the picked pair ({pair.i}, {pair.j})" if pair else "")
+            + ". Drawn: "
+            + "; ".join(left_out)
+            + "."
         )
     )
     repeated = sorted({t for t in params.tokens if params.tokens.count(t) > 1})

@@ -36,6 +36,7 @@ from explorer.heatmaps import (
 from explorer.learned_terms import learned_terms
 from explorer.length_curves import length_curves, length_figure
 from explorer.notes import beyond_note
+from explorer.pair_controls import mark_picked_distance
 from explorer.screen import is_phone
 from explorer.trained_inputs import model_for
 from explorer.widgets import (
@@ -277,6 +278,7 @@ def profile_chart() -> None:
         marks=(reach, -reach) if reach > 0 else (0,),
         mark_label=f"built for {built_for}: ±{reach}",
     )
+    picked = mark_picked_distance(fig)
     st.latex(formulas.PROFILE)
     st.plotly_chart(
         fig, key="chart_family_profile", width="stretch", config=png_config("family_profile")
@@ -313,6 +315,7 @@ def profile_chart() -> None:
         "Padding keys count in the profile (it is the term, not the weights)."
         if "padding" in params.mask
         else "",
+        picked.strip(),
     ]
     st.caption(md_escape(" ".join(p for p in parts if p)))
     beyond_table(built_for, "dotted lines")
@@ -351,8 +354,10 @@ def learned_chart() -> None:
         LABELS[s] + (f", k = {params.k}" if s == "shaw" else ""): c
         for s, c in learned.curves(part, params.layer).items()
     }
+    fig = learned_figure(learned.distance, curves, learned.context, columns=2 if is_phone() else 3)
+    picked = mark_picked_distance(fig)
     st.plotly_chart(
-        learned_figure(learned.distance, curves, learned.context, columns=2 if is_phone() else 3),
+        fig,
         key="chart_family_learned",
         width="stretch",
         config=png_config("family_learned"),
@@ -372,7 +377,7 @@ def learned_chart() -> None:
             )
             + f". One line per head, each chart on its own scale. Dashed: j - i = "
             f"-{learned.context - 1}, the farthest a {learned.context}-character training "
-            "window holds; shaded: distances no training window held."
+            "window holds; shaded: distances no training window held." + picked
         )
     )
     st.info(

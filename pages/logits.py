@@ -18,6 +18,8 @@ from explorer.heatmaps import (
     pooled_note,
 )
 from explorer.notes import band_note, clip_note
+from explorer.pair_card import pair_card
+from explorer.pair_controls import current_pair
 from explorer.widgets import choice, head_picker, shared_scale_picker
 
 params = current_params()
@@ -86,6 +88,7 @@ figure(
     ),
 )
 inset(detail, detail_scales, "logits_zoom")
+pair_card(params, current_pair(), head, with_output=False)
 
 st.subheader("Every method, one relative term")
 badges = st.container(horizontal=True)

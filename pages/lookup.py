@@ -9,9 +9,12 @@ from explorer.draw import figure, inset, weights_caption, window_caption
 from explorer.example import axis_labels
 from explorer.heatmaps import Panel, make_scale, panel_grid
 from explorer.notes import clip_note
+from explorer.pair_card import pair_card
+from explorer.pair_controls import current_pair
 from explorer.widgets import choice, int_slider
 
 params = current_params()
+pair = current_pair()
 n, k, d = params.length, params.k, params.head_dim
 rows, cols = axis_labels(params)
 view = compute.lookup_view(params)
@@ -59,6 +62,7 @@ with c2:
     )
 st.info(clip_note(n, k), icon=":material/lightbulb:")
 inset(distances, distance_scales, "lookup_zoom")
+pair_card(params, pair)
 
 st.subheader("The tables w^K and w^V")
 table_rows = [f"w{r - k:+d}" if r != k else "w0" for r in range(2 * k + 1)]
@@ -108,8 +112,12 @@ def a_k_slice() -> None:
             caption="Same colour scale as the tables.",
         )
         inset([panel], table_scale, "ak_zoom")
+    elif pair is not None:  # the picked pair's query row, its key's row outlined
+        query = pair.i
+        st.caption(f"Query row i = {query}, of the picked pair: key j = {pair.j} is outlined.")
     else:
         query = int_slider("query row i", 0, n - 1, "ak_row") if n > 1 else 0
+    if how == "by query row":
         block = compute.gathered_row(params, query)
         panel = Panel(
             block,

@@ -68,6 +68,7 @@ with left:
             cell_text=corner.astype(int),
             zrange=(0, max(2 * params.k, 1)),
             height=360,
+            pair_axes=True,
         ),
         "overview_index",
         note=(

@@ -12,6 +12,7 @@ from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, bytes_text, weights_caption, window_caption
 from explorer.example import axis_labels
 from explorer.notes import favoured_distance_note
+from explorer.pair_controls import current_pair, pick_cell, rerun_whole_page
 from explorer.params import ViewParams
 from explorer.skew_figures import cells_figure, image_figure, inset_window, is_small
 from explorer.skew_story import (
@@ -23,7 +24,7 @@ from explorer.skew_story import (
     result_cell_of,
     skew_story,
 )
-from explorer.widgets import choice, head_picker, int_number, md_escape, toggle
+from explorer.widgets import choice, head_picker, md_escape, toggle
 
 STEP_WORDS = {1: "relative", 2: "padded", 3: "reshaped", 4: "sliced"}
 VARIANTS = ("follows the mask", "masked (causal)", "unmasked (two-sided)")
@@ -69,7 +70,7 @@ def pick_from_chart(chart_key: str, params: ViewParams, head: int, masked: bool,
     row, col = clicked
     cell = result_cell_of(skew_story(params, head, masked), name, row, col)
     if cell is not None:
-        st.session_state["skew_i"], st.session_state["skew_j"] = cell
+        pick_cell(*cell)
 
 
 def shift_step(delta: int) -> None:
@@ -168,12 +169,13 @@ def offer_download(
         cols=positions,
         corner="query i \\ key j",
     )
-    extra = {"skew_kind": variant, "skew_head": head, "skew_i": i, "skew_j": j}
+    extra = {"skew_kind": variant, "skew_head": head, "i": i, "j": j}
     download_view("skew", params, tables, extra=extra, where=st)
 
 
 @st.fragment
 def story_panel(params: ViewParams) -> None:
+    rerun_whole_page()  # a click here picked a pair: the sidebar and the URL must show it
     labels = axis_labels(params)[0] if params.tokens else None
     controls = st.container(horizontal=True, vertical_alignment="bottom")
     with controls:
@@ -201,12 +203,16 @@ def story_panel(params: ViewParams) -> None:
         write_r = toggle("write each cell's distance r", "skew_distance", value=True)
     name = STEPS[number - 1]
 
-    default_i = start + (stop - start) // 2
-    default_j = max(start, default_i - 2)
-    pick = st.container(horizontal=True, vertical_alignment="bottom")
-    with pick:
-        i = int_number("picked query i", start, stop - 1, "skew_i", default_i)
-        j = int_number("picked key j", start, stop - 1, "skew_j", default_j)
+    pair = current_pair()
+    if pair is not None and start <= min(pair.i, pair.j) and max(pair.i, pair.j) < stop:
+        i, j = pair.i, pair.j
+    else:  # no pick on the window: follow a cell near the middle
+        i = start + (stop - start) // 2
+        j = max(start, i - 2)
+        st.caption(
+            f"Following (i, j) = ({i}, {j}), near the middle: click a cell of a step, or set "
+            "query i and key j in the sidebar, to follow another value."
+        )
     places = locate(story, i, j)
     place = places[number - 1]
 

@@ -59,9 +59,10 @@ MB = 1e6
 # It keeps, in the page's own clock (performance.now(), ms):
 #   readySince  when the idle conditions last became true (null while they are false)
 #   firstDraw / lastDraw  the first and the latest plotly_afterplot of any chart
-#   keyAt       the timeStamp of the first keydown after arm()
-#   changedAt   the first plotly_afterplot, after arm(), of a chart whose data is none of the
-#               charts' data at arm() time (a chart redrawn with new data)
+#   keyAt       the timeStamp of the first keydown or mouse button press after arm()
+#   changedAt   the first plotly_afterplot, after arm(), of a chart whose data or shapes are
+#               none of the charts' at arm() time (a chart redrawn with new data, or a new
+#               outline such as a picked pair's)
 # Plotly attaches its event emitter to a chart's div as `div._ev` before the first draw; a
 # setter on HTMLElement.prototype sees that moment, so no draw is missed, whether Streamlit
 # redraws a chart in place or mounts a new div for it.
@@ -96,7 +97,8 @@ INSTRUMENT_JS = r"""
     }
     return s + '}';
   };
-  const fingerprint = (gd) => sample(gd.data, 0) + '|' + sample(gd.layout && gd.layout.title, 0);
+  const fingerprint = (gd) => sample(gd.data, 0) + '|' + sample(gd.layout && gd.layout.title, 0)
+    + '|' + sample(gd.layout && gd.layout.shapes, 0);
   const chartsDrawn = () => {
     for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
       const gd = chart.querySelector('.js-plotly-plot');
@@ -143,9 +145,11 @@ INSTRUMENT_JS = r"""
     w.changedAt = null;
     return w.base.size;
   };
-  window.addEventListener('keydown', (event) => {
-    if (w.base && w.keyAt === null) w.keyAt = event.timeStamp;
-  }, true);
+  for (const kind of ['keydown', 'mousedown']) {
+    window.addEventListener(kind, (event) => {
+      if (w.base && w.keyAt === null) w.keyAt = event.timeStamp;
+    }, true);
+  }
   w.state = () => {
     w.check();
     return {

@@ -112,10 +112,10 @@ def test_a_head_that_no_longer_exists_moves_to_the_last_head() -> None:
 
 def test_picked_cells_follow_the_sequence() -> None:
     at = open_page("skew", n="64")
-    step(at, "number_input", "skew_i", 60)
+    step(at, "number_input", "i", 60)
     step(at, "slider", "n", 16)
-    assert at.number_input(key="skew_i").value == 15
-    assert "picked query i 60 was above the new maximum 15; moved to 15" in captions(at)
+    assert at.number_input(key="i").value == 15
+    assert "query i 60 was above the new maximum 15; moved to 15" in captions(at)
     assert "URL parameter" not in warnings(at)
     at = open_page("rel_shift", n="16")
     step(at, "slider", "xl_mem", 8)

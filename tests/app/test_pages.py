@@ -192,7 +192,9 @@ def test_typed_text_labels_the_axes_and_sets_n() -> None:
     assert chart_z(at, "attention_weights").shape == (6, 6)
     spec = chart_spec(at, "attention_weights")
     assert spec["layout"]["xaxis"]["ticktext"] == ["the", "cat", "sat", "on", "the", "mat"]
-    assert spec["data"][0]["hovertext"][4][0] == 'i = 4 "the"<br>j = 0 "the"'  # position + token
+    # the hover is carried by the cell markers a click picks, row by row: position + token
+    (cells,) = [t for t in spec["data"] if t.get("name") == "cells"]
+    assert cells["text"][4 * 6 + 0].startswith('i = 4 "the"<br>j = 0 "the"<br>value = ')
     tokens = chart_spec(at, "attention_tokens")  # query tokens left, keys right, a colour a head
     lines = [t for t in tokens["data"] if t["mode"] == "lines"]
     assert {t["legendgroup"] for t in lines} == {"head 0", "head 1"}

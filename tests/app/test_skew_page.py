@@ -71,7 +71,7 @@ def open_story(step: int, masked: bool, i: int, j: int, **query: str):
     words = ("relative", "padded", "reshaped", "sliced")
     at = open_page(
         "skew", skew_kind=KINDS[masked], skew_step=f"{step} {words[step - 1]}",
-        skew_i=str(i), skew_j=str(j), **query,
+        i=str(i), j=str(j), **query,
     )  # fmt: skip
     assert_clean(at)
     assert not at.warning, [w.value for w in at.warning]
@@ -186,11 +186,13 @@ def test_large_n_draws_an_image_and_an_exact_inset(masked: bool) -> None:
     assert story.valid.sum() == (DISPLAY_MAX * (DISPLAY_MAX + 1) // 2 if masked else DISPLAY_MAX**2)
 
 
-def test_a_picked_cell_outside_the_window_warns_and_falls_back() -> None:
-    at = open_page("skew", n="6", skew_i="99")
+def test_a_picked_cell_outside_the_sequence_warns_and_falls_back() -> None:
+    at = open_page("skew", n="6", i="99", j="1")
     assert not at.exception
-    assert any("skew_i" in w.value.replace("\\", "") for w in at.warning)
-    assert at.number_input(key="skew_i").value == 3
+    warned = [w.value.replace("\\", "") for w in at.warning]
+    assert any("URL parameter i: must be empty or an integer in [0, 5], got '99'" in w for w in warned), warned
+    assert at.number_input(key="i").value is None
+    assert any("Following (i, j) = (3, 1)" in c.value for c in at.caption)
 
 
 def test_one_download_names_the_view_and_holds_every_step() -> None:
@@ -204,7 +206,7 @@ def test_one_download_names_the_view_and_holds_every_step() -> None:
 
 
 def test_the_picked_cell_names_the_table_vector_by_its_distance() -> None:
-    at = open_page("skew", n="6", k="1", skew_i="4", skew_j="1")
+    at = open_page("skew", n="6", k="1", i="4", j="1")
     assert_clean(at)
     formulas = " ".join(item.value for item in at.latex)
     assert r"q_{4} \cdot w^K_{-1}" in formulas  # j - i = -3, clipped to -1: the edge vector

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -73,8 +74,12 @@ def test_markup_in_text_is_shown_escaped_never_rendered() -> None:
             ticks = layout[axis]["ticktext"]
             assert ticks[0].startswith("&lt;script&gt;") and ticks[1] == "&lt;b&gt;bold&lt;/b&gt;"
             assert not any("<" in tick for tick in ticks), ticks
-    hover = chart_spec(at, "attention_weights")["data"][0]["hovertext"]
-    assert hover[1][0] == 'i = 1 "&lt;b&gt;bold&lt;/b&gt;"<br>j = 0 "&lt;script&gt;ale…"'
+    data = chart_spec(at, "attention_weights")["data"]
+    (cells,) = [t for t in data if t.get("name") == "cells"]
+    size = math.isqrt(len(cells["text"]))  # one marker per cell, row by row
+    assert cells["text"][1 * size + 0].startswith(
+        'i = 1 "&lt;b&gt;bold&lt;/b&gt;"<br>j = 0 "&lt;script&gt;ale…"'
+    )
     token_text = [t.get("text") for t in chart_spec(at, "attention_tokens")["data"]]
     assert ["&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;bold&lt;/b&gt;"] in [
         labels[:2] for labels in token_text if labels

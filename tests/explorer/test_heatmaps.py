@@ -17,7 +17,9 @@ def test_panels_share_one_scale_and_have_square_cells() -> None:
     scale = make_scale("diverging", [a, b])
     assert (scale.zmin, scale.zmax) == (-4.0, 4.0)  # centred at 0, the largest |value|
     fig = panel_grid([Panel(a, title="head 0"), Panel(b, title="head 1")], scale)
-    assert [t.type for t in fig.data] == ["heatmap", "heatmap", "scatter"]
+    # two panels, the colour bar, and each panel's click markers
+    assert [t.type for t in fig.data] == ["heatmap", "heatmap", "scatter", "scatter", "scatter"]
+    assert [t.name for t in fig.data[2:]] == ["colour bar", "cells", "cells"]
     assert fig.data[0].zmin == fig.data[1].zmin == -4.0
     assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis2.scaleanchor == "x2"
     assert fig.layout.yaxis.range == (1.5, -0.5)  # row 0 at the top
@@ -28,7 +30,9 @@ def test_hover_names_position_and_token() -> None:
     z = np.zeros((2, 2))
     fig = panel_grid([Panel(z, x_labels=["the", "<b>"], y_labels=["the", "<b>"])],
                      make_scale("diverging", [z]))  # fmt: skip
-    assert fig.data[0].hovertext[1][0] == 'i = 1 "&lt;b&gt;"<br>j = 0 "the"'
+    cells = fig.data[-1]  # the click markers carry the hover of a pair panel, row by row
+    assert cells.name == "cells" and fig.data[0].hoverinfo == "skip"
+    assert cells.text[1 * 2 + 0] == 'i = 1 "&lt;b&gt;"<br>j = 0 "the"<br>value = 0'
 
 
 def test_weights_scale_is_logarithmic_from_a_floor() -> None:

@@ -1,0 +1,64 @@
+"""One picked pair in a real Chromium: a click on any (i, j) cell picks it, the sidebar and the
+URL follow, every figure outlines it, and the pick survives a change of page."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page, expect
+
+TIMEOUT_MS = 30_000
+OUTLINE = "rgb(242, 183, 1)"  # explorer.pair_marks.INK
+
+
+def outline(page: Page, chart: str):
+    """The pair's outline (its inner stroke) on the chart with key ``chart_<chart>``."""
+    figure = page.locator(f".st-key-chart_{chart}")
+    return figure.locator(f'.shapelayer path[style*="{OUTLINE}"]')
+
+
+def settled(locator) -> dict:
+    """The bounding box of ``locator`` once its chart stopped redrawing and resizing."""
+    expect(locator).to_be_visible(timeout=TIMEOUT_MS)
+    box = None
+    for _ in range(50):
+        locator.page.wait_for_timeout(200)
+        try:  # a rerun may replace the element: look it up again
+            locator.scroll_into_view_if_needed(timeout=2_000)
+            now = locator.bounding_box(timeout=2_000)
+        except PlaywrightError:
+            box = None
+            continue
+        if now is not None and now == box:
+            return now
+        box = now
+    raise AssertionError(f"the outline kept moving: {box}")
+
+
+def test_a_click_on_a_cell_picks_the_pair_everywhere(
+    app_server: str, page: Page, wait_for_app_run
+) -> None:
+    page.set_viewport_size({"width": 1400, "height": 1100})
+    page.goto(f"{app_server}/lookup?weights=random&n=8&i=5&j=3")
+    wait_for_app_run(page)
+    box = settled(outline(page, "index"))
+    # one cell to the left is key j = 2, one cell down query i = 6
+    page.mouse.click(box["x"] - box["width"] / 2, box["y"] + box["height"] * 1.5)
+    page.wait_for_url(re.compile(r"[?&]j=2"), timeout=TIMEOUT_MS)
+    page.wait_for_url(re.compile(r"[?&]i=6"), timeout=TIMEOUT_MS)
+    wait_for_app_run(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    expect(sidebar.get_by_role("spinbutton", name="query i")).to_have_value("6", timeout=TIMEOUT_MS)
+    expect(sidebar.get_by_role("spinbutton", name="key j")).to_have_value("2")
+    # every pair figure of the page outlines the new pair, the tables their row clip(-4, 2) + 2
+    for chart in ("distance", "index", "tables"):
+        expect(outline(page, chart).first).to_be_visible(timeout=TIMEOUT_MS)
+    expect(sidebar.get_by_text("j - i = -4, table row clip(-4, 2) + 2 = 0.")).to_be_visible()
+    # the pick survives a change of page: the Attention page opens on it
+    page.get_by_role("link", name="Attention", exact=True).click()
+    page.wait_for_url(re.compile(r"/attention\?.*i=6"), timeout=TIMEOUT_MS)
+    wait_for_app_run(page)
+    expect(outline(page, "attention_heads").first).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_text(re.compile(r"Picked pair: query i = 6"))).to_be_visible()
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
