@@ -18,7 +18,7 @@ from explorer.heatmaps import (
     panel_grid,
     per_panel,
 )
-from explorer.pair_controls import chart_options
+from explorer.pair_controls import chart_options, current_pair
 from explorer.params import DISPLAY_MAX, ViewParams, trained_model_name
 from explorer.widgets import int_slider, md_escape
 
@@ -141,18 +141,28 @@ def _inset_fragment(
     first = panels[0]
     rows, cols = first.z.shape
     start, stop = first.row_offset, first.row_offset + rows
-    centre = int_slider(
-        f"zoom: exact values around {label}",
-        start,
-        stop - 1,
-        key,
-        value=start,
-        name="zoom",
-        help=f"The charts above are images: here a {side} x {side} block of exact values.",
-    )
-    r0, r1 = inset_bounds(centre, start, stop, side)
     c_lo, c_hi = first.col_offset, first.col_offset + cols
-    c0, c1 = inset_bounds(centre, c_lo, c_hi, side) if cols > side else (c_lo, c_hi)
+    pair = current_pair()
+    if (
+        pair is not None
+        and (first.y_symbol, first.x_symbol) == ("i", "j")
+        and start <= pair.i < stop
+        and c_lo <= pair.j < c_hi
+    ):  # the zoom follows the picked pair: its cell at the centre
+        st.caption(f"zoom: exact values around the picked pair (i, j) = ({pair.i}, {pair.j})")
+        row_centre, col_centre = pair.i, pair.j
+    else:
+        row_centre = col_centre = int_slider(
+            f"zoom: exact values around {label}",
+            start,
+            stop - 1,
+            key,
+            value=start,
+            name="zoom",
+            help=f"The charts above are images: here a {side} x {side} block of exact values.",
+        )
+    r0, r1 = inset_bounds(row_centre, start, stop, side)
+    c0, c1 = inset_bounds(col_centre, c_lo, c_hi, side) if cols > side else (c_lo, c_hi)
     zoomed = [
         dataclasses.replace(
             p,

@@ -55,8 +55,9 @@ class Pair:
 
 
 def window_for(pair: Pair, params: ViewParams) -> int | None:
-    """The window start that shows both i and j, nearest the current one; None when the pair
-    is too far apart for any window (|j - i| >= DISPLAY_MAX)."""
+    """The window start that shows both i and j: the current one if it does, else the one that
+    centres them (as near it as the sequence allows); None when the pair is too far apart for
+    any window (|j - i| >= DISPLAY_MAX)."""
     lo, hi = min(pair.i, pair.j), max(pair.i, pair.j)
     if hi - lo >= DISPLAY_MAX:
         return None
@@ -64,7 +65,8 @@ def window_for(pair: Pair, params: ViewParams) -> int | None:
     if start <= lo and hi < stop:
         return start
     last = max(0, params.length - DISPLAY_MAX)
-    return min(last, max(0, hi - DISPLAY_MAX + 1 if hi >= stop else lo))
+    centred = (lo + hi) // 2 - DISPLAY_MAX // 2
+    return min(min(lo, last), max(max(0, hi - DISPLAY_MAX + 1), centred))
 
 
 @dataclass(frozen=True)

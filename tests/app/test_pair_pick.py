@@ -145,11 +145,14 @@ def test_a_pair_outside_the_window_moves_it_on_request_or_says_why_not() -> None
     assert not outlines(chart_spec(at, "attention_heads"))
     at.button(key="pair_window").click().run()
     assert_clean(at)
-    assert at.slider(key="win").value == 900 - 511  # the least move that shows both
+    # centred on the pair (890 - 256 = 634) as far as the sequence allows: the last start, 512
+    assert at.slider(key="win").value == 512
     shapes = outlines(chart_spec(at, "attention_heads"))
     # a 512-wide panel draws a cell under a pixel: a cross through row i and column j
-    assert (389 - 0.5, 900 + 0.5, 900 - 0.5, 900 + 0.5) in shapes["x"]
-    assert (880 - 0.5, 880 + 0.5, 389 - 0.5, 900 + 0.5) in shapes["x"]
+    assert (512 - 0.5, 1023 + 0.5, 900 - 0.5, 900 + 0.5) in shapes["x"]  # window 512-1023
+    assert (880 - 0.5, 880 + 0.5, 512 - 0.5, 1023 + 0.5) in shapes["x"]
+    zoom = chart_spec(at, "attention_zoom_zoom")  # the exact values centred on the pair
+    assert outlines(zoom)["x"] == {(880 - 0.5, 880 + 0.5, 900 - 0.5, 900 + 0.5)}
     far = open_page("attention", n="2048", i="1900", j="10")
     assert any("1890 apart: no window of 512 positions shows both" in c.value for c in far.caption)
 

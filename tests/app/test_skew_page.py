@@ -190,7 +190,9 @@ def test_a_picked_cell_outside_the_sequence_warns_and_falls_back() -> None:
     at = open_page("skew", n="6", i="99", j="1")
     assert not at.exception
     warned = [w.value.replace("\\", "") for w in at.warning]
-    assert any("URL parameter i: must be empty or an integer in [0, 5], got '99'" in w for w in warned), warned
+    assert any(
+        "URL parameter i: must be empty or an integer in [0, 5], got '99'" in w for w in warned
+    ), warned
     assert at.number_input(key="i").value is None
     assert any("Following (i, j) = (3, 1)" in c.value for c in at.caption)
 
