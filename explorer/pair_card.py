@@ -81,9 +81,10 @@ def pair_card(
                 "as the figures)"
             )
         )
+        with_output = with_output and head is not None  # a weight belongs to a head
         for line in pair_lines(facts, params.head_dim, head is not None, with_output):
             st.latex(line)
-        if head is not None and with_output:
+        if with_output:
             if facts.allowed:
                 st.caption(
                     "The shares of a row's pairs sum to 1: each is the part of z_i along z_i "

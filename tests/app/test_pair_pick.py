@@ -67,6 +67,8 @@ def test_the_table_row_outlined_is_clip_plus_k_on_the_lookup_page() -> None:
     assert rows == {min(8 - 1, 3) + 3} == {6}
     index = panel_z(at, "index")
     assert index[1, 8] == 6  # the index table's value at the pair is that row
+    text = card(at)  # the table part only: the page has no head, so no logit or weight
+    assert r"\operatorname{clip}(7, 3) + 3 = 6" in text and r"\alpha" not in text
 
 
 def texts(items) -> list[str]:
