@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from explorer.controls import PARAMS_STATE_KEY
 from explorer.pair import Pair, hidden_reason, window_for
 from explorer.pair_marks import clicked_pair, distance_shapes, pair_shapes
 from explorer.params import DISPLAY_MAX, ViewParams
@@ -21,7 +22,6 @@ from explorer.widgets import BIND, Allowed, fit, int_range
 
 PAIR_KEYS = ("i", "j")
 PAIR_STATE_KEY = "_picked_pair"
-_PARAMS_BEFORE_KEY = "_pair_params"  # the view the pair was last drawn with (for callbacks)
 _PICKED_IN_CALLBACK = "_pair_picked"  # set by a click; cleared by the next full run
 
 
@@ -65,7 +65,7 @@ def clear_pair() -> None:
 
 def follow_window() -> None:
     """Move the window so that it shows a newly picked pair (when some window can)."""
-    params = st.session_state.get(_PARAMS_BEFORE_KEY)
+    params = st.session_state.get(PARAMS_STATE_KEY)  # the view of the run the click came from
     i, j = st.session_state.get("i"), st.session_state.get("j")
     if not isinstance(params, ViewParams) or i is None or j is None or not params.windowed:
         return
@@ -77,7 +77,6 @@ def follow_window() -> None:
 def pair_inputs(params: ViewParams) -> Pair | None:
     """The sidebar's picked pair (drawn at the end of the sidebar); None without a pick."""
     n = params.length
-    st.session_state[_PARAMS_BEFORE_KEY] = params
     st.session_state.pop(_PICKED_IN_CALLBACK, None)
     with st.sidebar:
         st.markdown("**Picked pair (i, j)**")
@@ -114,12 +113,12 @@ def pair_inputs(params: ViewParams) -> Pair | None:
                 st.caption("Set both i and j to pick a pair.")
         else:
             pair = Pair(int(picked[0]), int(picked[1]), params.k)
-            where(pair, params)
+            pair_caption(pair, params)
     st.session_state[PAIR_STATE_KEY] = pair
     return pair
 
 
-def where(pair: Pair, params: ViewParams) -> None:
+def pair_caption(pair: Pair, params: ViewParams) -> None:
     """One caption: the pair's distance and table row, and whether the window shows it."""
     text = (
         f"j - i = {pair.distance}, table row clip({pair.distance}, {pair.k}) + {pair.k} "

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
+
+from tests.browser.charts import settled_box
 
 TIMEOUT_MS = 30_000
 OUTLINE = "rgb(242, 183, 1)"  # explorer.pair_marks.INK
@@ -18,31 +19,13 @@ def outline(page: Page, chart: str):
     return figure.locator(f'.shapelayer path[style*="{OUTLINE}"]')
 
 
-def settled(locator) -> dict:
-    """The bounding box of ``locator`` once its chart stopped redrawing and resizing."""
-    expect(locator).to_be_visible(timeout=TIMEOUT_MS)
-    box = None
-    for _ in range(50):
-        locator.page.wait_for_timeout(200)
-        try:  # a rerun may replace the element: look it up again
-            locator.scroll_into_view_if_needed(timeout=2_000)
-            now = locator.bounding_box(timeout=2_000)
-        except PlaywrightError:
-            box = None
-            continue
-        if now is not None and now == box:
-            return now
-        box = now
-    raise AssertionError(f"the outline kept moving: {box}")
-
-
 def test_a_click_on_a_cell_picks_the_pair_everywhere(
     app_server: str, page: Page, wait_for_app_run
 ) -> None:
     page.set_viewport_size({"width": 1400, "height": 1100})
     page.goto(f"{app_server}/lookup?weights=random&n=8&i=5&j=3")
     wait_for_app_run(page)
-    box = settled(outline(page, "index"))
+    box = settled_box(outline(page, "index"))
     # one cell to the left is key j = 2, one cell down query i = 6
     page.mouse.click(box["x"] - box["width"] / 2, box["y"] + box["height"] * 1.5)
     page.wait_for_url(re.compile(r"[?&]j=2"), timeout=TIMEOUT_MS)

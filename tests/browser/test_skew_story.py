@@ -8,6 +8,8 @@ import re
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.charts import settled_box
+
 TIMEOUT_MS = 30_000
 PICK_STROKE = "rgb(242, 183, 1)"  # explorer.skew_figures.PICK
 STEP_WORDS = ("relative", "padded", "reshaped", "sliced")
@@ -18,20 +20,11 @@ def highlight(page: Page):
     return chart.locator(f'.shapelayer path[style*="{PICK_STROKE}"]')
 
 
-def settled_box(page: Page) -> dict:
+def settled(page: Page) -> dict:
     """The highlight's bounding box once the chart has stopped resizing."""
     mark = highlight(page)
     expect(mark).to_have_count(1, timeout=TIMEOUT_MS)
-    expect(mark).to_be_visible(timeout=TIMEOUT_MS)
-    mark.scroll_into_view_if_needed()  # the mouse acts in the viewport, as a reader scrolls
-    box = None
-    for _ in range(50):
-        page.wait_for_timeout(200)
-        now = mark.bounding_box()
-        if now is not None and now == box:
-            return now
-        box = now
-    raise AssertionError(f"the highlight kept moving: {box}")
+    return settled_box(mark)
 
 
 def hover_value(page: Page, box: dict) -> str:
@@ -53,7 +46,7 @@ def test_stepping_keeps_the_picked_value_highlighted_in_every_step(
     for number, word in enumerate(STEP_WORDS, start=1):
         title = page.locator(".gtitle", has_text=f"{number}. {word}")
         expect(title).to_have_count(1, timeout=TIMEOUT_MS)
-        box = settled_box(page)
+        box = settled(page)
         assert box["width"] > 5 and box["height"] > 5
         text = hover_value(page, box)
         match = held.search(text)
@@ -75,7 +68,7 @@ def test_a_click_on_a_cell_picks_the_value_it_holds(
     page.set_viewport_size({"width": 1400, "height": 1100})
     page.goto(f"{app_server}/skew?n=6&i=4&j=1")
     wait_for_app_run(page)
-    box = settled_box(page)
+    box = settled(page)
     # step 1 is the relative layout: one cell to the right is distance r + 1, so key j + 1
     page.mouse.click(box["x"] + box["width"] * 1.5, box["y"] + box["height"] / 2)
     key = page.get_by_role("spinbutton", name="key j")
