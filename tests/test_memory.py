@@ -12,6 +12,7 @@ from relpos_core import (
     logits_bytes,
     memory_bytes,
 )
+from relpos_core import guard
 from relpos_core.banded import block_rows
 
 
@@ -86,3 +87,50 @@ def test_check_fits_refuses_above_the_limit_only():
         check_fits("big", 1000, max_bytes=999)
     with pytest.raises(ValueError, match="the device's total memory"):
         check_fits("huge", 2**70, max_bytes=None)
+
+
+def _cgroup_tree(tmp_path, proc_lines, files):
+    """A fake /proc/self/cgroup and /sys/fs/cgroup: ``files`` maps paths under the root to text."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    proc = tmp_path / "cgroup"
+    proc.write_text("\n".join(proc_lines) + "\n")
+    root = tmp_path / "sys"
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text + "\n")
+    return str(proc), str(root)
+
+
+def test_cgroup_v1_limit_is_the_smallest_on_the_path(tmp_path):
+    """A v1 child group without its own limit (the kernel's 'unlimited' 2^63 - 4096) is bound by
+    its parent's 690 MiB; another controller's line is ignored."""
+    proc, root = _cgroup_tree(
+        tmp_path,
+        ["9:name=systemd:/", "4:cpu,cpuacct:/app", "5:memory:/app/web"],
+        {
+            "memory/memory.limit_in_bytes": str(2**63 - 4096),
+            "memory/app/memory.limit_in_bytes": str(690 * 2**20),
+            "memory/app/web/memory.limit_in_bytes": str(2**63 - 4096),
+        },
+    )
+    assert guard.cgroup_memory_limit(proc, root) == 690 * 2**20
+
+
+def test_cgroup_v2_limit_and_no_limit(tmp_path):
+    proc, root = _cgroup_tree(
+        tmp_path, ["0::/user/app"], {"user/app/memory.max": "2899102924", "user/memory.max": "max"}
+    )
+    assert guard.cgroup_memory_limit(proc, root) == 2899102924
+    proc, root = _cgroup_tree(tmp_path / "free", ["0::/"], {"memory.max": "max"})
+    assert guard.cgroup_memory_limit(proc, root) is None
+    assert guard.cgroup_memory_limit(str(tmp_path / "missing"), root) is None
+
+
+def test_the_cpu_total_is_the_cgroup_limit_when_smaller(monkeypatch):
+    monkeypatch.setattr(guard, "_physical_memory", lambda: 24 * 2**30)
+    monkeypatch.setattr(guard, "cgroup_memory_limit", lambda: 690 * 2**20)
+    assert device_memory_bytes("cpu") == 690 * 2**20
+    with pytest.raises(ValueError, match="more than max_bytes = 723517440"):
+        check_fits("demo", 700 * 2**20, max_bytes=None)
+    monkeypatch.setattr(guard, "cgroup_memory_limit", lambda: None)
+    assert device_memory_bytes("cpu") == 24 * 2**30
