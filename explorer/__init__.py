@@ -1,7 +1,6 @@
-"""App-side glue of the explorer: sidebar controls, cached calls into relpos_core, drawing."""
+"""App-side glue of the explorer: sidebar controls, cached calls into relpos_core, drawing.
 
-# plotly checks sys.modules for pandas while it validates a figure; if another session's thread
-# is importing pandas at that moment (st.dataframe does, lazily), plotly gets the half-imported
-# module and raises "partially initialized module 'pandas' has no attribute 'Series'". app.py
-# imports this package before any page draws, so pandas is imported whole, once, up front.
-import pandas  # noqa: F401
+Nothing in the explorer imports pandas (tables are markdown, charts plotly.graph_objects): it
+and pyarrow would add about 65 MB to a server that must fit in 690 MB. plotly only reads pandas
+when something else has imported it, so no half-imported pandas can reach a figure either.
+"""

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
+from explorer.memory import cached
 from relpos_core.basics import dot_product_scores, scaled_dot_product_attention
 from relpos_lab.copy_task import (
     CopyConfig,
@@ -91,7 +91,7 @@ def parse_matrix(name: str, text: str, rows: tuple[int, int] | None = None) -> n
     return matrix
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
+@cached(4, resource=True)
 def copy_model(trained: bool, seed: int) -> CopyModel:
     """The shipped copy model, or an untrained one from ``seed`` (shared, read only)."""
     model = load_copy_model() if trained else build_copy_model(CopyConfig(), seed)
@@ -115,7 +115,7 @@ class CopyView:
     dot_diff: float  # max |dot_product_scores - the definition by loops|
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cached(16)
 def copy_view(items: tuple[int, ...], trained: bool, seed: int) -> CopyView:
     model = copy_model(trained, seed)
     with torch.no_grad():

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from explorer.memory import admit
 from relpos_core import METHOD_NAMES, format_bytes, get_method
 from relpos_core.checks import check_choice, check_int
 
@@ -117,6 +118,7 @@ def plan_compute(
             + f" needs about {format_bytes(need)}, more than the per-request memory budget of "
             f"{format_bytes(budget)}; choose a smaller n, d or number of heads"
         )
+    admit(what, need)  # and within what the whole process may still use
     return Plan(what, method, n, rows, d, heads, batch, k, traces, need, budget)
 
 
@@ -185,6 +187,7 @@ def plan_scheme(
             f"{format_bytes(need)}, more than the per-request memory budget of "
             f"{format_bytes(budget)}; choose a smaller n, d or number of heads"
         )
+    admit(what, need)
     return need
 
 

@@ -19,12 +19,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
 import relpos_core as rc
 from explorer.budget import plan_compute
 from explorer.example import ExampleInputs, example_inputs
+from explorer.memory import cached
 from explorer.params import ViewParams
 
 CACHE_ENTRIES = 8
@@ -59,7 +59,7 @@ class LookupView:
     table_v: np.ndarray  # (2k+1, d) w^V
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def lookup_view(params: ViewParams) -> LookupView:
     start, stop = params.window
     size, k = stop - start, params.k
@@ -75,14 +75,14 @@ def lookup_view(params: ViewParams) -> LookupView:
     )
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def gathered_channel(params: ViewParams, channel: int) -> np.ndarray:
     """a^K[:, :, channel] on the window (W, W), without building a^K: w^K[index, channel]."""
     view = lookup_view(params)
     return view.table_k[:, channel][view.index.astype(np.int64)]
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def gathered_row(params: ViewParams, query: int) -> np.ndarray:
     """a^K[query, window] (W, d): the vectors query ``query`` meets at the window's keys."""
     view = lookup_view(params)
@@ -117,7 +117,7 @@ def window_inputs(params: ViewParams) -> tuple[ExampleInputs, torch.Tensor]:
     return inputs, inputs.q[:, :, start:stop] / math.sqrt(params.head_dim)
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def logits_view(params: ViewParams) -> LogitsView:
     """Every head's content and relative logits on the window, and each method's agreement."""
     inputs, q = window_inputs(params)  # relative logits on the window = those of q over W
@@ -185,7 +185,7 @@ class TensorStep:
         return int(np.prod(self.shape[:-2], dtype=np.int64))
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def matmul_steps(params: ViewParams) -> tuple[TensorStep, ...]:
     """tensor2tensor's six steps (seed 000) on the first ``materialized_rows`` queries.
 
@@ -235,7 +235,7 @@ class AttentionView:
     scale: float
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def attention_view(params: ViewParams, head: int) -> AttentionView:
     """One head, the window's query rows against all n keys (rows are independent: exact)."""
     start, stop = params.window
@@ -296,7 +296,7 @@ class EncodingView:
     diagonal_spread: float  # max over offsets of (max - min) of the similarity along a diagonal
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def encoding_view(params: ViewParams) -> EncodingView:
     start, stop = params.window
     n = stop - start

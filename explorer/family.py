@@ -17,13 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
 from explorer.budget import plan_scheme, rows_within_budget
 from explorer.example import example_inputs
 from explorer.family_settings import FamilySettings, SchemeConfig
 from explorer.heatmaps import Scale, make_scale, own_scales_caption
+from explorer.memory import cached
 from explorer.params import ViewParams
 from explorer.trained_inputs import trained_scheme
 from relpos_core.masks import combine_masks
@@ -39,10 +39,11 @@ from relpos_core.schemes.profile import BLOCK_CELLS
 # b batch (1) · h heads · i query pos · j key pos · d head dim · m distances j - i
 
 CACHE_ENTRIES = 8
-# A profile of every diagonal holds heads·n² cells per scheme: up to this many the page runs
-# it with content and content-free (about 2 s for all six on one core); above, see
-# profile_view().
-FULL_PROFILE_CELLS = 2**24
+# A profile of every diagonal holds heads·n² cells per scheme: up to this many (n = 512 at four
+# heads) the page runs it with content and content-free; above, see profile_view(). At 2^22
+# cells (n = 1024) one scheme's whole profile took 240-290 MB for 1-3 s, more than a small
+# host has to spare; the rows and the window take a tenth.
+FULL_PROFILE_CELLS = 2**20
 TOEPLITZ_RTOL = 1e-5  # a deviation this small relative to the term's largest |value| is rounding
 
 
@@ -94,7 +95,7 @@ class PositionView:
         return np.isfinite(self.term[0]).astype(np.float32)
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def position_view(params: ViewParams, config: SchemeConfig) -> PositionView:
     scheme = scheme_for(params, config)
     term = _window_terms(scheme, params, "position term")["position"][0]  # (h, W, W)
@@ -102,7 +103,7 @@ def position_view(params: ViewParams, config: SchemeConfig) -> PositionView:
     return PositionView(term=np.where(allowed.numpy(), _np(term), np.nan).astype(np.float32))
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@cached(4)
 def scheme_terms(params: ViewParams, config: SchemeConfig, head: int) -> dict[str, np.ndarray]:
     """Every term of one head's logit on the window, in paper order: name -> (W, W), NaN = masked
     (Transformer-XL's (a)-(d))."""
@@ -191,7 +192,7 @@ def _row_profile(scheme: PositionScheme, params: ViewParams):
     return distance, mean
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cached(16)
 def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
     """The distance profile of ``config``'s position term, and both Toeplitz deviations.
 
@@ -258,7 +259,7 @@ def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
     )
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def unavailable(params: ViewParams, config: SchemeConfig) -> str | None:
     """Why ``config``'s scheme cannot run on this view (RoPE needs an even head dim), or None."""
     try:
@@ -326,7 +327,7 @@ def _attention_rows(scheme: PositionScheme, params: ViewParams):
     return torch.cat(weights, dim=1), torch.cat(outputs, dim=1)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@cached(4)
 def compare_view(params: ViewParams, config_a: SchemeConfig, config_b: SchemeConfig) -> CompareView:
     start, stop = params.window
     weights_a, z_a = _attention_rows(scheme_for(params, config_a), params)

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
-import streamlit as st
 from PIL import Image
 
+from explorer.memory import cached
 from explorer.pair_marks import axes_meta, click_cells
 from explorer.plots import MASKED_BACKGROUND, escape_label
 from explorer.screen import figure_width
@@ -190,7 +190,7 @@ def png_source(z: np.ndarray, scale: Scale) -> str:
     return _png(digest, z.shape, scale, z)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(64)
 def _png(digest: str, shape: tuple[int, ...], scale: Scale, _z: np.ndarray) -> str:
     """The PNG of ``_z`` (left out of the cache key: ``digest`` and ``shape`` stand for it)."""
     rgb = _colour_at(scale.kind, np.nan_to_num(scale.position(_z), nan=0.0))

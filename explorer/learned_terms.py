@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
+from explorer.memory import cached
 from explorer.trained_inputs import held_out_passage, model_scheme, trained_tensors
 from relpos_core.schemes import SCHEME_NAMES, content_free, distance_profile
 from relpos_lab.family import results
@@ -57,7 +57,7 @@ def _terms(name: str, text: str) -> tuple[np.ndarray, np.ndarray]:
     return np.stack(free), np.stack(mean)
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@cached(4)
 def learned_terms(shaw_model: str) -> LearnedTerms:
     """Every scheme's learned term (Shaw's from ``shaw_model``, the sidebar's clip distance)."""
     text = held_out_passage()[:LENGTH]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
-import streamlit as st
 
+from explorer.memory import cached
 from relpos_lab.family import results
 from relpos_lab.family.tables import describe
 
@@ -38,7 +38,7 @@ class LengthCurves:
         return abs(float(self.bpc[name][-1]) - self.at(name, self.context))
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@cached(4)
 def length_curves(names: tuple[str, ...]) -> LengthCurves:
     shipped = results()
     lengths = sorted(int(length) for length in shipped["models"][names[0]]["bpc"])

@@ -21,10 +21,10 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
 from explorer.example import content_vector, derived_seed
+from explorer.memory import cached
 from explorer.notes import distance_word
 from explorer.params import TRAINED_D_MODEL, TRAINED_HEADS, ViewParams
 from explorer.trained_inputs import family_model, sequence, shown
@@ -186,7 +186,7 @@ class MultiHeadView:
         return self.k.shape[0]
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def multihead_view(spec: HeadsSpec) -> MultiHeadView:
     keys = len(spec.names)
     rows = min(keys, SHOWN)
@@ -339,7 +339,7 @@ class MaskView:
     padding_text: str  # the tensor create_padding_mask returns, printed
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def mask_view(tokens: tuple[int, ...], kind: str, seed: int) -> MaskView:
     n = len(tokens)
     generator = torch.Generator().manual_seed(derived_seed(seed, "mask logits"))

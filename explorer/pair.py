@@ -21,10 +21,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
 from explorer.example import example_inputs
+from explorer.memory import cached
 from explorer.params import DISPLAY_MAX, ViewParams
 
 
@@ -99,7 +99,7 @@ def hidden_reason(params: ViewParams, causal: bool, i: int, j: int) -> str:
     return ""
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(32)
 def pair_facts(params: ViewParams, head: int, i: int, j: int) -> PairFacts:
     """Every number of pair (i, j) for ``head``, computed on query row i alone (all n keys)."""
     n, d = params.length, params.head_dim

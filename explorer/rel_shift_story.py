@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
 from explorer import formulas
@@ -24,6 +23,7 @@ from explorer.downloads import Labelled
 from explorer.example import example_inputs
 from explorer.family import scheme_for
 from explorer.family_settings import SchemeConfig
+from explorer.memory import cached
 from explorer.params import ViewParams
 from explorer.skew_story import code_position
 from relpos_core.lookup import relative_distances
@@ -179,7 +179,7 @@ def _ticks(name: str, rows: int, cols: int, memory: int, keys: int):
     return tuple(str(c) for c in range(cols)), tuple(str(r) for r in range(rows))
 
 
-@st.cache_resource(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES, resource=True)
 def shift_story(params: ViewParams, head: int, memory: int) -> ShiftStory:
     """Every step of rel_shift on the first min(n, STORY_QUERIES) queries after ``memory``
     memory positions, for head ``head`` (cached and shared: read only)."""
@@ -239,7 +239,7 @@ class ShiftCheck:
     position_bytes: int  # of which the position terms' own work (R, W_R R, the products)
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def shift_check(params: ViewParams, memory: int) -> ShiftCheck:
     """The shift and the definition on the first min(n, CHECK_QUERIES) queries."""
     scheme = xl_scheme(params)

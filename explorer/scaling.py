@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-import streamlit as st
 import torch
 
+from explorer.memory import cached
 from explorer.screen import figure_width
 from relpos_core.multihead import score_spread, softmax_saturation
 
@@ -48,7 +48,7 @@ class ScaleView:
     n: int
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def scale_view(n: int, seed: int) -> ScaleView:
     spread = score_spread(D_KS, SPREAD_SAMPLES, generator(seed))
     saturation = softmax_saturation(D_KS, n, SATURATION_SAMPLES, generator(seed))

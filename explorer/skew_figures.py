@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.colors
 import plotly.graph_objects as go
-import streamlit as st
 from PIL import Image
 
+from explorer.memory import cached
 from explorer.params import ViewParams
 from explorer.skew_story import Place, SkewStep, SkewStory, skew_story
 
@@ -249,7 +249,7 @@ def _lut() -> np.ndarray:
     return np.array([plotly.colors.unlabel_rgb(c) for c in colours], dtype=np.float32)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cached(16)
 def step_png(params: ViewParams, head: int, masked: bool, name: str) -> str:
     """A step as a PNG data URI: one pixel per cell, greyed where not kept (cached)."""
     story = skew_story(params, head, masked)

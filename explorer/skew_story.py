@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
 import relpos_core as rc
 from explorer.budget import plan_compute
 from explorer.example import decode_provenance, example_inputs, skew_provenance
+from explorer.memory import cached
 from explorer.params import ViewParams
 
 CACHE_ENTRIES = 8
@@ -139,7 +139,7 @@ def slice_offset(outer: np.ndarray, inner: np.ndarray) -> tuple[int, int]:
     raise AssertionError("the result is not a block of the reshaped tensor")
 
 
-@st.cache_resource(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES, resource=True)
 def skew_story(params: ViewParams, head: int, masked: bool) -> SkewStory:
     """Every step of the (masked or unmasked) skew of head ``head`` on the view's window.
 

@@ -20,6 +20,7 @@ import streamlit as st
 
 from explorer.budget import plan_compute
 from explorer.downloads import Labelled
+from explorer.memory import cached
 from explorer.widgets import md_escape
 from relpos_core import logits_bytes, memory_bytes
 from relpos_lab import bench
@@ -47,7 +48,7 @@ MUSIC_TRANSFORMER = {"n": 2048, "d": 512}  # Huang et al. 2018, Sec. 3.4.1
 MEMORY_LABELS = {"loop": "loop (one pair at a time: least memory, n² Python steps)"}
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cached(16)
 def memory_curves(d: int, heads: int, k: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Legend name -> (n, bytes) for every method's intermediate and the fp32 logits floor."""
     ns = MEMORY_NS.astype(np.float64)
@@ -269,7 +270,7 @@ def refusal_text(refused: list[Refusal]) -> str:
 
 
 def result_table(result: BenchResult) -> dict[str, list[str]]:
-    """Columns for st.dataframe: method, then one column per n with ``median (q1-q3)`` in ms,
+    """Columns for the results table: method, then one column per n with ``median (q1-q3)`` in ms,
     or why that size was not measured ("over budget", "time cap")."""
     cells: dict[tuple[str, int], str] = {}
     for row in result.rows:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-import streamlit as st
 import torch
 
+from explorer.memory import cached
 from explorer.params import ViewParams, trained_model_name
 from relpos_core.schemes import PositionScheme, ShawRelative
 from relpos_lab.family import load_with_vocabulary
@@ -61,7 +61,7 @@ def model_for(params: ViewParams, scheme: str = "shaw") -> str:
     return trained_model_name(params.k) if scheme == "shaw" else scheme
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)  # every model of the family fits: 13
+@cached(16, resource=True)  # every model of the family fits: 13
 def family_model(name: str) -> tuple[CharLM, Vocabulary]:
     """The shipped model (shared by every session, read only: eval mode, no gradients)."""
     model, vocabulary = load_with_vocabulary(name)
@@ -80,7 +80,7 @@ class TrainedTensors:
     tables: np.ndarray  # (layers, 2, 2k+1, d) w^K and w^V of every layer (Shaw's); else 0 rows
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@cached(8)
 def trained_tensors(name: str, text: str) -> TrainedTensors:
     """Run model ``name`` on ``text`` once (``CharLM.attention_inputs``): every layer's q, k,
     v and tables, so that a change of layer reads the same run."""

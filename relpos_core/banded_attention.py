@@ -66,6 +66,14 @@ def banded_attention(
                 _seed(seed), keep_lse=False, keep_weights=True,
             )  # fmt: skip
         return out, weights
+    if not grad and not torch.compiler.is_compiling():
+        # eager inference runs the op's body directly: the registered op's first call imports
+        # torch._dynamo (1.5 s and 70 MB), which a server that never compiles does not need
+        out, _, _ = _forward(
+            q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, _seed(seed),
+            keep_lse=False, keep_weights=False,
+        )  # fmt: skip
+        return out
     out, _ = banded_attention_op(
         q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed, grad
     )

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from relpos_core.checks import check_int, check_same_dtype, check_tensor
+from relpos_core.checks import broadcast_shape, check_int, check_same_dtype, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.masks import masked_softmax
 from relpos_core.trace import Trace
@@ -110,11 +110,11 @@ def _check_query_key(q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, to
 
 def _broadcast_leading(*tensors: torch.Tensor) -> tuple[int, ...]:
     """The broadcast of the tensors' leading axes (all but the last two), or a ValueError."""
-    try:
-        return tuple(torch.broadcast_shapes(*(t.shape[:-2] for t in tensors)))
-    except RuntimeError:
+    shape = broadcast_shape(*(t.shape[:-2] for t in tensors))
+    if shape is None:
         shapes = ", ".join(str(tuple(t.shape)) for t in tensors)
-        raise ValueError(f"the leading (batch, head) axes must broadcast, got {shapes}") from None
+        raise ValueError(f"the leading (batch, head) axes must broadcast, got {shapes}")
+    return shape
 
 
 @dataclass(frozen=True)
@@ -189,10 +189,7 @@ def _hidden_mask(mask: object, shape: tuple[int, ...]) -> torch.Tensor | None:
                 f"got a {mask.dtype} mask with other values"
             )
         mask = mask != 0
-    try:
-        grown = tuple(torch.broadcast_shapes(mask.shape, shape)) != shape
-    except RuntimeError:
-        grown = True
+    grown = broadcast_shape(mask.shape, shape) != tuple(shape)
     if grown:
         raise ValueError(
             f"mask of shape {tuple(mask.shape)} does not broadcast to the logits {shape}"

@@ -7,6 +7,7 @@ argument, the allowed range and the value received. ``assert`` is kept for inter
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -35,6 +36,21 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> in
             allowed = f">= {low}" if value < low else "<= 2**62 (INT_LIMIT)"
         raise ValueError(f"{name} must be {allowed}, got {value}")
     return value
+
+
+def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...] | None:
+    """The shape the given shapes broadcast to (numpy's rule, as torch's), None if they do not.
+
+    numpy's, not ``torch.broadcast_shapes``: torch's first call imports its symbolic-shape
+    machinery and sympy (about 30 MB), which nothing else here needs.
+
+    >>> broadcast_shape((2, 1, 4), (3, 1)), broadcast_shape((2,), (3,))
+    ((2, 3, 4), None)
+    """
+    try:
+        return tuple(np.broadcast_shapes(*(tuple(shape) for shape in shapes)))
+    except ValueError:
+        return None
 
 
 def check_max_bytes(value: object) -> int | None:

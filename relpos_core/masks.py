@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.checks import check_bool, check_int, check_mask, check_tensor
+from relpos_core.checks import broadcast_shape, check_bool, check_int, check_mask, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.precision import compute_dtype
 
@@ -95,10 +95,8 @@ def masked_softmax(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
 
 
 def _broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size | None:
-    try:
-        return torch.broadcast_shapes(a, b)
-    except RuntimeError:
-        return None
+    shape = broadcast_shape(a, b)
+    return None if shape is None else torch.Size(shape)
 
 
 def user_mask(mask: object, shape: tuple[int, int, int, int]) -> torch.Tensor | None:

@@ -134,11 +134,13 @@ class MultiHeadAttention(nn.Module):
         self.d_model, self.heads = d_model, heads
         bound = 1 / math.sqrt(d_model)
         for name in ("w_q", "w_k", "w_v", "w_o"):
-            # skip_init: no draw from the global RNG; then fill from ours, in this order
-            layer = nn.utils.skip_init(nn.Linear, d_model, d_model)
-            with torch.no_grad():
-                layer.weight.uniform_(-bound, bound, generator=generator)
-                layer.bias.uniform_(-bound, bound, generator=generator)
+            # built on the meta device (no storage, no draw from the global RNG), then given
+            # parameters drawn from ours, in this order. Not nn.utils.skip_init: its to_empty
+            # imports torch's symbolic shapes and sympy (about 30 MB) on first use.
+            layer = nn.Linear(d_model, d_model, device="meta")
+            weight = torch.empty(d_model, d_model).uniform_(-bound, bound, generator=generator)
+            bias = torch.empty(d_model).uniform_(-bound, bound, generator=generator)
+            layer.weight, layer.bias = nn.Parameter(weight), nn.Parameter(bias)
             setattr(self, name, layer)
 
     def forward(

@@ -1,0 +1,89 @@
+"""The server's memory policy (explorer.memory): caches bounded by bytes for the whole process,
+and a computation refused before it would pass the process's limit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from explorer import memory
+from explorer.memory import Ledger, admit, cached, value_bytes
+
+
+def test_value_bytes_counts_arrays_tensors_and_text_once():
+    array = np.zeros((8, 16), np.float32)  # 512 B
+    tensor = torch.zeros(4, 4, dtype=torch.float64)  # 128 B
+    shared = [array, array, {"t": tensor, "s": "abcd"}]  # the array twice: counted once
+    assert value_bytes(shared) == 512 + 128 + 2 + 4  # keys "t" and "s", then "abcd"
+    assert value_bytes(None) == value_bytes(3) == 0
+
+
+def test_ledger_clears_the_least_recently_used_beyond_its_budget():
+    cleared = []
+    ledger = Ledger(budget=100)
+    for key, size in (("a", 40), ("b", 40)):
+        ledger.enter(("f", key), lambda key=key: cleared.append(key), size, per_function=8)
+    ledger.enter(("f", "a"), lambda: cleared.append("a"), 40, per_function=8)  # a is used again
+    ledger.enter(("f", "c"), lambda: cleared.append("c"), 40, per_function=8)  # 120 > 100
+    assert cleared == ["b"] and ledger.bytes == 80 and len(ledger) == 2
+    ledger.enter(("g", "x"), lambda: cleared.append("x"), 30, per_function=8)
+    assert cleared == ["b", "a"] and ledger.bytes == 70
+
+
+def test_ledger_follows_streamlits_own_entry_limit():
+    ledger = Ledger(budget=10**9)
+    for key in range(5):
+        ledger.enter(("f", key), lambda: None, 10, per_function=3)
+    assert len(ledger) == 3 and ledger.bytes == 30  # the two oldest left Streamlit's cache
+
+
+def test_cached_values_are_evicted_by_bytes_and_large_ones_are_not_kept(monkeypatch):
+    ledger = Ledger(budget=3 * 8 * 2**10)  # three of the 8 KiB values below
+    monkeypatch.setattr(memory, "LEDGER", ledger)
+    monkeypatch.setattr(memory, "ENTRY_MAX_BYTES", 64 * 2**10)
+    calls = []
+
+    @cached(16)
+    def block(size: int, seed: int) -> np.ndarray:
+        calls.append((size, seed))
+        return np.full(size, seed, np.float32)
+
+    block.clear()
+    for seed in range(4):
+        block(2048, seed)  # 8 KiB each: the fourth pushes the first out
+    assert ledger.bytes == 3 * 8 * 2**10
+    block(2048, 3)
+    assert calls.count((2048, 3)) == 1  # still cached
+    block(2048, 0)
+    assert calls.count((2048, 0)) == 2  # evicted, so computed again
+    block(2**15, 9), block(2**15, 9)  # 128 KiB: over ENTRY_MAX_BYTES, never kept
+    assert calls.count((2**15, 9)) == 2
+    block.clear()
+
+
+def test_admit_empties_the_caches_before_it_refuses(monkeypatch):
+    resident = {"bytes": 600 * 2**20}
+    cleared = []
+
+    def release():
+        cleared.append(True)
+        resident["bytes"] -= 100 * 2**20  # what the caches held
+
+    monkeypatch.setattr(memory, "limit_bytes", lambda: 690 * 2**20)
+    monkeypatch.setattr(memory, "resident_bytes", lambda: resident["bytes"])
+    monkeypatch.setattr(memory, "release_memory", release)
+    admit("small view", 1 * 2**20)  # 600 + 1 < 690 - 96 would fail: so caches go first
+    assert cleared == [True]
+    admit("small view", 1 * 2**20)  # 500 + 1 fits: nothing more to clear
+    assert cleared == [True]
+    with pytest.raises(ValueError) as refused:
+        admit("distance profile", 300 * 2**20)
+    message = str(refused.value)
+    assert "distance profile needs about 300.0 MiB" in message
+    assert "of the 690.0 MiB it may use" in message and "choose a smaller n" in message
+
+
+def test_admit_does_nothing_without_a_known_limit(monkeypatch):
+    monkeypatch.setattr(memory, "limit_bytes", lambda: None)
+    admit("anything", 2**60)
