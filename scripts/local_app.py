@@ -8,13 +8,14 @@ selector of an app whose script run has finished, and a server on a free port.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,16 +53,28 @@ def health(base_url: str) -> str | None:
 
 
 @contextlib.contextmanager
-def served_app(log_path: Path, timeout_s: float = 60.0) -> Iterator[tuple[str, subprocess.Popen]]:
-    """Start ``streamlit run app.py`` on a free port; yield (base URL, server process).
+def served_app(
+    log_path: Path,
+    timeout_s: float = 60.0,
+    *,
+    env: Mapping[str, str] | None = None,
+    command_prefix: Sequence[str] = (),
+    entry: str = "app.py",
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Start ``streamlit run <entry>`` on a free port; yield (base URL, server process).
 
+    ``env`` adds to (or overrides) this process's environment for the server. The server runs
+    as ``[*command_prefix, python, -m, streamlit, ...]``: a prefix that ends by exec'ing its
+    arguments (e.g. after joining a cgroup) keeps the yielded process the server itself.
+    ``entry`` is the main script, relative to the repository root the server runs in (as on
+    Streamlit Community Cloud, which reads only the root ``.streamlit/config.toml``).
     Raises RuntimeError with the tail of ``log_path`` if the server is not healthy within
     ``timeout_s``; stops the server on exit either way.
     """
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
+        sys.executable, "-m", "streamlit", "run", entry,
         "--server.headless", "true",
         "--server.port", str(port),
         "--server.address", "127.0.0.1",
@@ -69,7 +82,13 @@ def served_app(log_path: Path, timeout_s: float = 60.0) -> Iterator[tuple[str, s
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [*command_prefix, *command],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=None if env is None else {**os.environ, **env},
+        )
     try:
         deadline = time.monotonic() + timeout_s
         while health(base_url) != "ok":

@@ -1,0 +1,887 @@
+"""Measure the app on a host like the one a shared link runs on: little memory, a busy CPU.
+
+    python scripts/measure_host.py memory [--limit-mb 690 | --no-limit] [--sessions 1 4 8]
+                                          [--queries "" "?n=1024"] [--pages overview lookup]
+                                          [--view-timeout 120] [--drop-caches] [--json PATH]
+    python scripts/measure_host.py keypress [--threads 1 2] [--busy 0 2] [--repeats 5]
+                                            [--pages overview lookup] [--json PATH]
+    python scripts/measure_host.py coldstart [--repeats 3] [--limit-mb 690] [--drop-caches]
+                                             [--json PATH]
+
+Streamlit Community Cloud gives an app 690 MB to 2.7 GB of memory and 0.078 to 2 shared CPU
+cores. Each subcommand prints the machine (CPU, cores, torch version, load average at the start
+and the end: other work on the machine moves every number here) and a markdown table.
+
+memory: for each ``--sessions`` count, a fresh ``streamlit run app.py`` inside a cgroup-v1
+memory cgroup limited to ``--limit-mb`` MiB (``/sys/fs/cgroup/memory/<name>``, needs root; the
+server joins it before it starts, the browsers stay outside), and that many browser sessions
+at once, each its own Chromium and context (its own Streamlit session), each opening every page
+(``explorer.navigation.PAGES``) at every query in turn: page 1 at each query, then page 2, ...
+A view is drawn when the app is idle with every chart drawn (scripts/measure_browser.py's
+watcher) within ``--view-timeout`` s. Counted per view: error boxes (exception boxes and error
+alerts), and whether the server still runs and answers /_stcore/health; a session stops once
+the server is gone. Recorded: the cgroup's peak (memory.max_usage_in_bytes, page cache
+included, as the host counts it), its usage at the end, its OOM kills (memory.oom_control),
+and the server's resident set (VmRSS of its process tree) sampled every 0.5 s. File pages that
+another cgroup already holds in the page cache are not charged to a new one: ``--drop-caches``
+empties the machine's page cache before each server starts, as on a host that starts the app
+from a cold disk. ``--no-limit`` runs without a cgroup (resident set only). Exits 1 if a view
+showed an error box, did not draw, or the server died.
+
+keypress: for each ``--threads`` t and ``--busy`` b, a fresh server with RELPOS_TORCH_THREADS=t
+in its environment and b processes spinning on a CPU each beside it and the browser (a shared
+host's other tenants). On every page at its default view, ``--repeats`` presses of an arrow key
+on the k slider (alternating right and left, as scripts/measure_browser.py does: after the
+first press of each direction the app's caches may answer), each timed from the key event to
+the first chart drawn with new data and to idle. Tables: per page, median (min-max) ms for each
+(t, b); a last row gives, per thread count, the median over pages of busy / quiet.
+
+coldstart: ``--repeats`` times, a fresh server process (and with ``--limit-mb``, in a fresh
+cgroup), timed from its spawn to /_stcore/health answering ok, and to the landing page idle with
+its charts drawn in a fresh browser context opened right then (Chromium starts beforehand).
+
+A quick check while changing the app: ``memory --sessions 1 --pages overview lookup --queries
+""``, ``keypress --threads 1 --busy 0 2 --pages lookup --repeats 2``, ``coldstart --repeats 1``.
+Each server's output goes to /tmp/measure_host_<subcommand>_<pid>_<n>.log (named in the JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
+
+# load_test imports local_app by its bare name: put this folder on the path, and import every
+# sibling the same way so each is loaded once
+SCRIPTS = Path(__file__).resolve().parent
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))
+
+from load_test import RssSampler  # noqa: E402
+from local_app import CHROMIUM, CHROMIUM_ARGS, health, served_app  # noqa: E402
+from measure_browser import (  # noqa: E402
+    SLIDERS,
+    Tab,
+    discover_pages,
+    measure_keypresses,
+    measure_load,
+    open_tab,
+    spread,
+    wait_until_idle,
+)
+from measure_browser import machine as browser_machine  # noqa: E402
+
+MIB = 2**20
+CGROUP_MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
+# the exception box of an uncaught error, and st.error (the app's own error message)
+ERROR_BOXES = '[data-testid="stException"], [data-testid="stAlertContentError"]'
+QUIET_MS = 300.0  # no websocket frame, request or chart draw for this long: idle
+SERVER_CHECK_S = 5.0  # how often a view that is still loading asks whether the server lives
+SAMPLE_S = 0.5
+HEALTH_TRIES = 3  # of /_stcore/health, 2 s each, before a running server counts as gone
+SPIN = "while True: pass"
+SERVER_NUMBERS = itertools.count(1)
+
+
+# ---------------------------------------------------------------- the machine and the table
+
+
+def machine() -> dict:
+    """CPU, cores, load average at the start (measure_browser's) and torch's version."""
+    return {**browser_machine(), "torch": importlib.metadata.version("torch")}
+
+
+def finish_machine(report: dict) -> None:
+    report["machine"]["load_avg_end"] = os.getloadavg()
+
+
+def machine_line(m: dict) -> str:
+    def load(values: Sequence[float]) -> str:
+        return ", ".join(f"{v:.2f}" for v in values)
+
+    return (
+        f"Machine: {m['cpu']}, {m['cores']} cores, torch {m['torch']}; load average "
+        f"(1, 5, 15 min) {load(m['load_avg_start'])} at the start, "
+        f"{load(m['load_avg_end'])} at the end."
+    )
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]], left: int = 1) -> str:
+    """A markdown table; the first ``left`` columns are text, the rest right-aligned."""
+    align = ["---"] * left + ["---:"] * (len(header) - left)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(str(value) for value in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def stat_cell(stat: dict | None, digits: int = 0) -> str:
+    """``median (min-max)`` of a :func:`measure_browser.spread`, or a dash."""
+    if stat is None:
+        return "–"
+    text = f"{stat['median']:.{digits}f}"
+    if stat["n"] > 1:
+        text += f" ({stat['min']:.{digits}f}–{stat['max']:.{digits}f})"
+    return text
+
+
+def mib(value: float | None) -> str:
+    return "–" if value is None else f"{value / MIB:.0f}"
+
+
+def sessions_label(count: int) -> str:
+    return f"{count} session" + ("" if count == 1 else "s")
+
+
+def short(error: BaseException) -> str:
+    return f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:160]}"
+
+
+def select_pages(names: Sequence[str] | None) -> dict[str, str]:
+    """Page stem -> URL path, in the navigation's order, restricted to ``names``."""
+    pages = discover_pages()
+    if names:
+        unknown = set(names) - set(pages)
+        if unknown:
+            sys.exit(f"unknown page(s) {sorted(unknown)}; app.py has {sorted(pages)}")
+        pages = {stem: path for stem, path in pages.items() if stem in names}
+    return pages
+
+
+def normal_query(query: str) -> str:
+    """``n=1024`` and ``?n=1024`` alike become ``?n=1024``; the empty string stays empty."""
+    return query if not query or query.startswith("?") else f"?{query}"
+
+
+def launch(pw) -> Browser:
+    return pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+def server_log(kind: str) -> Path:
+    """A new log file for each server started (kept, to read what a failed run printed)."""
+    return Path(f"/tmp/measure_host_{kind}_{os.getpid()}_{next(SERVER_NUMBERS)}.log")
+
+
+# ---------------------------------------------------------------- a memory limit like the host's
+
+
+def oom_kills(oom_control: str) -> int:
+    """The ``oom_kill`` count of a cgroup-v1 memory.oom_control (0 on kernels without it)."""
+    for line in oom_control.splitlines():
+        name, _, value = line.partition(" ")
+        if name == "oom_kill":
+            return int(value)
+    return 0
+
+
+def parse_memory_stat(text: str) -> dict[str, int]:
+    """memory.stat's ``name value`` lines as a dict."""
+    return {name: int(value) for name, value in (line.split() for line in text.splitlines())}
+
+
+def join_cgroup_prefix(procs_file: Path) -> list[str]:
+    """A command prefix that writes its shell's PID into ``procs_file``, then execs the rest of
+    the command line: the server is in the cgroup from its first allocation on, with its PID."""
+    return ["bash", "-c", 'echo $$ > "$0" && exec "$@"', str(procs_file)]
+
+
+@dataclass
+class MemoryCgroup:
+    """One cgroup-v1 memory cgroup: its limit, and what its processes used."""
+
+    path: Path
+
+    def read(self, name: str) -> str:
+        return (self.path / name).read_text()
+
+    @property
+    def prefix(self) -> list[str]:
+        return join_cgroup_prefix(self.path / "cgroup.procs")
+
+    def usage(self) -> int:
+        return int(self.read("memory.usage_in_bytes"))
+
+    def peak(self) -> int:
+        return int(self.read("memory.max_usage_in_bytes"))
+
+    def oom_kills(self) -> int:
+        return oom_kills(self.read("memory.oom_control"))
+
+    def failcnt(self) -> int:  # how often usage hit the limit (reclaim, then maybe a kill)
+        return int(self.read("memory.failcnt"))
+
+    def stat(self) -> dict[str, int]:
+        return parse_memory_stat(self.read("memory.stat"))
+
+    def pids(self) -> list[int]:
+        return [int(pid) for pid in self.read("cgroup.procs").split()]
+
+    def summary(self) -> dict:
+        stat = self.stat()
+        return {
+            "limit_bytes": int(self.read("memory.limit_in_bytes")),
+            "peak_bytes": self.peak(),
+            "usage_bytes": self.usage(),
+            "oom_kills": self.oom_kills(),
+            "failcnt": self.failcnt(),
+            "rss_bytes": stat.get("total_rss", stat.get("rss")),
+            "cache_bytes": stat.get("total_cache", stat.get("cache")),
+        }
+
+
+@contextlib.contextmanager
+def memory_cgroup(limit_mib: float) -> Iterator[MemoryCgroup]:
+    """A new memory cgroup limited to ``limit_mib`` MiB (swap included where the kernel counts
+    it); removed on exit, once the processes started in it have ended."""
+    if not os.access(CGROUP_MEMORY_ROOT, os.W_OK):
+        sys.exit(
+            f"{CGROUP_MEMORY_ROOT} is not a writable cgroup-v1 memory hierarchy: run as "
+            "root on a cgroup-v1 host, or use --no-limit"
+        )
+    path = CGROUP_MEMORY_ROOT / f"relpos-host-{os.getpid()}-{time.monotonic_ns()}"
+    path.mkdir()
+    cgroup = MemoryCgroup(path)
+    try:
+        limit = str(int(limit_mib * MIB))
+        (path / "memory.limit_in_bytes").write_text(limit)
+        swap_limit = path / "memory.memsw.limit_in_bytes"
+        if swap_limit.exists():  # memory + swap: no escape into swap, as on a host without it
+            swap_limit.write_text(limit)
+        yield cgroup
+    finally:
+        deadline = time.monotonic() + 10
+        while cgroup.pids() and time.monotonic() < deadline:
+            time.sleep(0.1)  # the server's children end after it
+        while True:
+            try:
+                path.rmdir()
+                break
+            except OSError:  # busy for a moment after the last process left
+                if time.monotonic() > deadline:
+                    print(f"could not remove {path} (processes {cgroup.pids()})", file=sys.stderr)
+                    break
+                time.sleep(0.2)
+
+
+def drop_page_cache() -> None:
+    """Write back dirty pages, then drop the machine's clean page cache (needs root)."""
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("1")
+
+
+@contextlib.contextmanager
+def sampling(pid: int) -> Iterator[RssSampler]:
+    """load_test's sampler of the server's resident set (its process tree), every 0.5 s."""
+    sampler = RssSampler(pid, every=SAMPLE_S)
+    sampler.start()
+    try:
+        yield sampler
+    finally:
+        sampler.stop.set()
+        sampler.join()
+
+
+@dataclass
+class Served:
+    """A server started for one measurement."""
+
+    base_url: str
+    process: subprocess.Popen
+    cgroup: MemoryCgroup | None
+    log: Path
+
+
+@contextlib.contextmanager
+def fresh_server(
+    kind: str, limit_mib: float | None = None, env: dict[str, str] | None = None
+) -> Iterator[Served]:
+    """A fresh server, inside a fresh memory cgroup when ``limit_mib`` is given."""
+    log = server_log(kind)
+    with contextlib.ExitStack() as stack:
+        cgroup = stack.enter_context(memory_cgroup(limit_mib)) if limit_mib else None
+        prefix = cgroup.prefix if cgroup else ()
+        base_url, process = stack.enter_context(served_app(log, env=env, command_prefix=prefix))
+        yield Served(base_url, process, cgroup, log)
+
+
+# ---------------------------------------------------------------- memory: sessions under a limit
+
+
+class ServerGone(Exception):
+    """The server process ended or stopped answering its health check."""
+
+
+@dataclass
+class ServerWatch:
+    base_url: str
+    process: subprocess.Popen
+
+    def alive(self) -> bool:
+        for _ in range(HEALTH_TRIES):  # a server deep in a long rerun may answer late
+            if self.process.poll() is not None:
+                return False
+            if health(self.base_url) == "ok":
+                return True
+        return False
+
+
+def wait_idle_while_served(tab: Tab, since: float, server: ServerWatch, timeout_s: float) -> None:
+    """measure_browser's idle wait, in slices, giving up early once the server is gone: a page
+    whose server died never goes idle."""
+    deadline = since + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            wait_until_idle(tab, since, QUIET_MS, max(0.1, min(SERVER_CHECK_S, left)))
+            return
+        except TimeoutError:
+            if not server.alive():
+                raise ServerGone("the server is gone") from None
+            if time.monotonic() >= deadline:
+                raise
+
+
+def open_view(tab: Tab, url: str, server: ServerWatch, timeout_s: float) -> dict:
+    """Go to ``url`` in the session's tab and wait for idle; what the view showed."""
+    start = time.monotonic()
+    row: dict = {"url": url, "drew": False, "failure": None}
+    try:
+        tab.page.goto(url, timeout=timeout_s * 1000)
+        wait_idle_while_served(tab, start, server, timeout_s - (time.monotonic() - start))
+        row["drew"] = True
+    except (ServerGone, TimeoutError, PlaywrightError) as error:
+        row["failure"] = short(error)
+    row["seconds"] = round(time.monotonic() - start, 2)
+    try:
+        boxes = tab.page.locator(ERROR_BOXES)
+        row["error_boxes"] = boxes.count()
+        row["error_texts"] = [text[:300] for text in boxes.all_inner_texts()]
+        row["charts"] = tab.page.locator('[data-testid="stPlotlyChart"]').count()
+    except PlaywrightError as error:
+        row.update(error_boxes=0, error_texts=[], charts=0, failure=row["failure"] or short(error))
+    row["server_alive"] = server.alive()
+    return row
+
+
+def not_opened(view: str) -> dict:
+    """The row of a view a session skipped because the server was gone."""
+    return {
+        "url": view,
+        "drew": False,
+        "failure": "not opened: the server is gone",
+        "error_boxes": 0,
+        "error_texts": [],
+        "charts": 0,
+        "server_alive": False,
+        "seconds": 0.0,
+    }
+
+
+def browse(
+    index: int,
+    views: Sequence[str],
+    server: ServerWatch,
+    start: threading.Barrier,
+    timeout_s: float,
+    progress: Callable[[str], None],
+) -> list[dict]:
+    """One session: its own Playwright, Chromium and context (Playwright's sync API is bound to
+    its thread), opening ``views`` (paths with queries) one after the other."""
+    rows: list[dict] = []
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        try:
+            with open_tab(browser) as tab:
+                start.wait()
+                for number, view in enumerate(views, 1):
+                    if not server.alive():
+                        rows.append(not_opened(view))
+                        continue
+                    row = open_view(tab, server.base_url + view, server, timeout_s)
+                    rows.append(row)
+                    progress(
+                        f"session {index} view {number}/{len(views)} {view}: "
+                        f"{'drawn' if row['drew'] else row['failure']} in {row['seconds']} s, "
+                        f"{row['error_boxes']} error boxes, server "
+                        f"{'alive' if row['server_alive'] else 'GONE'}"
+                    )
+        except threading.BrokenBarrierError:
+            pass  # another session could not start: the run is reported as failed
+        finally:
+            browser.close()
+    return rows
+
+
+def memory_run(sessions: int, views: Sequence[str], args: argparse.Namespace) -> dict:
+    """A fresh server (in a fresh cgroup unless --no-limit) and ``sessions`` concurrent
+    sessions over ``views``; a server that does not start is a failed run."""
+    limit = None if args.no_limit else args.limit_mb
+    if args.drop_caches:
+        drop_page_cache()
+    result: dict = {"sessions": sessions, "limit_mib": limit}
+    try:
+        return sessions_run(result, views, args)
+    except RuntimeError as error:  # served_app: not healthy in time, or ended while starting
+        print(error, file=sys.stderr)
+        result.update(
+            wall_s=0.0,
+            server_alive_end=False,
+            server_exit_code=None,
+            cgroup=None,
+            rss_peak_bytes=None,
+            rss_samples=0,
+            views=[],
+            session_errors=[f"the server did not start: {short(error)}"],
+        )
+        return result
+
+
+def sessions_run(result: dict, views: Sequence[str], args: argparse.Namespace) -> dict:
+    sessions, limit = result["sessions"], result["limit_mib"]
+    lock = threading.Lock()
+
+    def progress(message: str) -> None:
+        with lock:
+            cgroup_now = f" (cgroup {cgroup.usage() / MIB:.0f} MiB)" if cgroup else ""
+            print(
+                f"[{sessions_label(sessions)}] {message}{cgroup_now}", file=sys.stderr, flush=True
+            )
+
+    with fresh_server("memory", limit) as served:
+        base_url, process, cgroup = served.base_url, served.process, served.cgroup
+        server = ServerWatch(base_url, process)
+        if views[0].split("?")[0] != "/":
+            # until one run of app.py has called st.navigation, a deep link is served from
+            # pages/ without app.py (see load_test): open the root once first
+            with sync_playwright() as pw:
+                browser = launch(pw)
+                with open_tab(browser) as tab:
+                    open_view(tab, base_url + "/", server, args.view_timeout)
+                browser.close()
+        with sampling(process.pid) as sampler:
+            start = threading.Barrier(sessions + 1, timeout=120)
+            outcomes: list[list[dict] | BaseException | None] = [None] * sessions
+
+            def session(index: int) -> None:
+                try:
+                    outcomes[index] = browse(
+                        index, views, server, start, args.view_timeout, progress
+                    )
+                except BaseException as error:  # noqa: BLE001  reported in the table
+                    start.abort()
+                    outcomes[index] = error
+
+            threads = [threading.Thread(target=session, args=(i,)) for i in range(sessions)]
+            for thread in threads:
+                thread.start()
+            try:
+                start.wait()
+            except threading.BrokenBarrierError:
+                pass
+            began = time.monotonic()
+            for thread in threads:
+                thread.join()
+            result["wall_s"] = round(time.monotonic() - began, 1)
+        result["server_alive_end"] = server.alive()
+        result["server_exit_code"] = process.poll()
+        result["rss_peak_bytes"] = max((rss for _, rss in sampler.samples), default=None)
+        result["rss_samples"] = len(sampler.samples)
+        result["cgroup"] = cgroup.summary() if cgroup else None
+    result["session_errors"] = [short(o) for o in outcomes if isinstance(o, BaseException)]
+    result["views"] = [o if isinstance(o, list) else [] for o in outcomes]
+    result["server_log"] = str(served.log)
+    result["log_tail"] = served.log.read_text(errors="replace")[-4000:]
+    return result
+
+
+def memory_totals(result: dict, views_per_session: int) -> dict:
+    """What the table shows of one run."""
+    rows = [row for session in result["views"] for row in session]
+    cgroup = result["cgroup"]
+    drawn = sum(row["drew"] for row in rows)
+    total = result["sessions"] * views_per_session
+    boxes = sum(row["error_boxes"] for row in rows)
+    alive = result["server_alive_end"] and all(row["server_alive"] for row in rows)
+    failed = [row for row in rows if not row["drew"] or row["error_boxes"]]
+    return {
+        "drawn": drawn,
+        "total": total,
+        "error_boxes": boxes,
+        "server_alive": alive,
+        "ok": drawn == total and not boxes and alive and not result["session_errors"],
+        "first_failure": failed[0] if failed else None,
+        "peak": cgroup["peak_bytes"] if cgroup else None,
+        "end": cgroup["usage_bytes"] if cgroup else None,
+        "oom_kills": cgroup["oom_kills"] if cgroup else None,
+    }
+
+
+def memory_markdown(report: dict) -> str:
+    s = report["settings"]
+    limit = "no limit" if s["no_limit"] else f"a {s['limit_mb']:g} MiB cgroup-v1 memory limit"
+    dropped = ", page cache dropped before each start" if s["drop_caches"] else ""
+    lines = [
+        machine_line(report["machine"]),
+        f"Server under {limit}{dropped}; "
+        f"each session opens {len(s['views'])} views ({len(s['pages'])} pages x queries "
+        f"{', '.join(repr(q) for q in s['queries'])}) in turn; a view that is not idle with its "
+        f"charts drawn within {s['view_timeout']:g} s is not drawn. MiB = 2^20 bytes; peak and "
+        "end: the cgroup's (page cache included); RSS: the server's, sampled every 0.5 s.",
+        "",
+    ]
+    rows = []
+    notes = []
+    for result in report["results"]:
+        t = memory_totals(result, len(s["views"]))
+        rows.append(
+            [
+                result["sessions"],
+                f"{t['drawn']} / {t['total']}",
+                t["error_boxes"],
+                "yes" if t["server_alive"] else f"no (exit {result['server_exit_code']})",
+                mib(t["peak"]),
+                mib(t["end"]),
+                "–" if t["oom_kills"] is None else t["oom_kills"],
+                mib(result["rss_peak_bytes"]),
+                result["wall_s"],
+            ]
+        )
+        if t["first_failure"]:
+            row = t["first_failure"]
+            what = row["failure"] or "; ".join(row["error_texts"])[:200]
+            notes.append(
+                f"- {sessions_label(result['sessions'])}: first failing view {row['url']}: {what}"
+            )
+        notes += [f"- {sessions_label(result['sessions'])}: {e}" for e in result["session_errors"]]
+    header = [
+        "sessions",
+        "views drawn / total",
+        "error boxes",
+        "server alive",
+        "peak MiB (cgroup)",
+        "end MiB",
+        "OOM kills",
+        "RSS peak MiB",
+        "wall s",
+    ]
+    lines.append(table(header, rows))
+    return "\n".join(lines + ([""] + notes if notes else []))
+
+
+def memory_command(args: argparse.Namespace) -> int:
+    pages = select_pages(args.pages)
+    queries = [normal_query(q) for q in args.queries]
+    views = [path + query for path in pages.values() for query in queries]
+    settings = {**vars(args), "pages": list(pages), "queries": queries, "views": views}
+    report: dict = {"machine": machine(), "settings": settings, "results": []}
+    for sessions in args.sessions:
+        report["results"].append(memory_run(sessions, views, args))
+    finish_machine(report)
+    print(memory_markdown(report))
+    write_json(args.json, report)
+    ok = all(memory_totals(r, len(views))["ok"] for r in report["results"])
+    return 0 if ok else 1
+
+
+# ---------------------------------------------------------------- keypress: threads, busy CPU
+
+
+@contextlib.contextmanager
+def busy_cpu(count: int) -> Iterator[list[subprocess.Popen]]:
+    """``count`` processes that spin on a CPU each, as a shared host's neighbours do; killed
+    (by their PIDs) on exit."""
+    spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
+    try:
+        yield spinners
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+        for spinner in spinners:
+            spinner.wait()
+
+
+def keypress_page(browser: Browser, url: str, args: argparse.Namespace) -> dict:
+    label = SLIDERS["k"]
+    with open_tab(browser) as tab:
+        load = measure_load(tab, url, QUIET_MS, args.timeout)
+        if load["error_boxes"]:
+            texts = tab.page.locator(ERROR_BOXES).all_inner_texts()
+            note = f"error box: {' | '.join(texts)[:120]}"
+            return {"url": url, "load": load, "presses": [], "note": note}
+        if not tab.page.get_by_role("slider", name=label).count():
+            return {"url": url, "load": load, "presses": [], "note": "no k slider"}
+        presses = measure_keypresses(tab, label, args.repeats, QUIET_MS, args.timeout)
+    return {"url": url, "load": load, "presses": presses}
+
+
+def keypress_run(threads: int, busy: int, pages: dict[str, str], args) -> dict:
+    result: dict = {"threads": threads, "busy": busy, "pages": {}}
+    env = {"RELPOS_TORCH_THREADS": str(threads)}
+    with busy_cpu(busy), fresh_server("keypress", env=env) as served:
+        base_url = served.base_url
+        result["server_log"] = str(served.log)
+        with sync_playwright() as pw:
+            browser = launch(pw)
+            with open_tab(browser) as tab:  # registers the pages (st.navigation), unmeasured
+                measure_load(tab, base_url + "/", QUIET_MS, args.timeout)
+            for stem, path in pages.items():
+                print(f"[threads {threads}, busy {busy}] {path} ...", file=sys.stderr, flush=True)
+                try:
+                    row = keypress_page(browser, base_url + path, args)
+                except Exception as error:  # a timeout on one page: say so, measure the rest
+                    row = {"url": base_url + path, "presses": [], "note": short(error)}
+                presses = row["presses"]
+                row["redraw_ms"] = spread([p["redraw_ms"] for p in presses])
+                row["idle_ms"] = spread([p["idle_ms"] for p in presses])
+                row["error_boxes"] = sum(p["error_boxes"] for p in presses)
+                result["pages"][stem] = row
+            browser.close()
+    return result
+
+
+def busy_ratio(runs: Sequence[dict], threads: int, busy: int, measure: str) -> float | None:
+    """Median over pages of (median at ``busy``) / (median at busy 0), for ``threads``."""
+    by_busy = {run["busy"]: run for run in runs if run["threads"] == threads}
+    if busy not in by_busy or 0 not in by_busy:
+        return None
+    ratios = []
+    for stem, row in by_busy[busy]["pages"].items():
+        quiet = by_busy[0]["pages"].get(stem, {}).get(measure)
+        if row.get(measure) and quiet and quiet["median"] > 0:
+            ratios.append(row[measure]["median"] / quiet["median"])
+    return statistics.median(ratios) if ratios else None
+
+
+def keypress_markdown(report: dict) -> str:
+    runs = report["results"]
+    s = report["settings"]
+    lines = [
+        machine_line(report["machine"]),
+        f"{s['repeats']} key presses on the k slider per page (default view), alternating "
+        "right and left; ms from the key event, median (min–max). Threads: RELPOS_TORCH_THREADS "
+        "of the server; busy: processes spinning beside the server and the browser.",
+    ]
+    header = ["page"] + [f"threads {r['threads']}, busy {r['busy']}" for r in runs]
+    for measure, title in (
+        ("redraw_ms", "Key press to a chart redrawn with new data (ms)"),
+        ("idle_ms", "Key press to idle (ms)"),
+    ):
+        rows = []
+        for stem in s["pages"]:
+            cells = []
+            for run in runs:
+                row = run["pages"].get(stem, {})
+                note = row.get("note") or ("no chart changed" if row.get("presses") else "–")
+                cell = stat_cell(row[measure]) if row.get(measure) else note
+                if row.get("error_boxes"):
+                    cell += f" ({row['error_boxes']} error boxes)"
+                cells.append(cell)
+            rows.append([stem, *cells])
+        ratios = []
+        for run in runs:
+            ratio = busy_ratio(runs, run["threads"], run["busy"], measure)
+            ratios.append("–" if ratio is None else f"{ratio:.2f}x")
+        rows.append(["busy / quiet (median over pages)", *ratios])
+        lines += ["", f"{title}:", "", table(header, rows)]
+    return "\n".join(lines)
+
+
+def keypress_command(args: argparse.Namespace) -> int:
+    pages = select_pages(args.pages)
+    report: dict = {"machine": machine(), "settings": {**vars(args), "pages": list(pages)}}
+    report["results"] = [
+        keypress_run(threads, busy, pages, args)
+        for threads, busy in itertools.product(args.threads, args.busy)
+    ]
+    finish_machine(report)
+    print(keypress_markdown(report))
+    write_json(args.json, report)
+    return 0
+
+
+# ---------------------------------------------------------------- coldstart
+
+
+def coldstart_once(browser: Browser, args: argparse.Namespace) -> dict:
+    if args.drop_caches:
+        drop_page_cache()
+    spawned = time.monotonic()
+    with fresh_server("coldstart", args.limit_mb) as served:
+        base_url, cgroup = served.base_url, served.cgroup
+        healthy_s = time.monotonic() - spawned
+        with open_tab(browser) as tab:
+            opened = time.monotonic() - spawned
+            load = measure_load(tab, base_url + "/", QUIET_MS, args.timeout)
+        result = {
+            "healthy_s": healthy_s,
+            "page_opened_s": opened,
+            "first_chart_s": None
+            if load["first_chart_s"] is None
+            else opened + load["first_chart_s"],
+            "idle_s": opened + load["idle_s"],
+            "charts": load["charts"],
+            "error_boxes": load["error_boxes"],
+            "cgroup": cgroup.summary() if cgroup else None,
+            "server_log": str(served.log),
+        }
+    return result
+
+
+def coldstart_markdown(report: dict) -> str:
+    s = report["settings"]
+    runs = report["results"]
+    where = f"in a {s['limit_mb']:g} MiB memory cgroup" if s["limit_mb"] else "without a limit"
+    dropped = ", page cache dropped before each" if s["drop_caches"] else ""
+    lines = [
+        machine_line(report["machine"]),
+        f"Cold starts: {len(runs)}, {where}{dropped}; "
+        "s from spawning `streamlit run app.py`; the landing page is opened in a fresh browser "
+        "context once the server is healthy. Median (min–max), then each start.",
+        "",
+    ]
+    measures = [
+        ("server healthy", "healthy_s"),
+        ("landing page: first chart", "first_chart_s"),
+        ("landing page: idle, charts drawn", "idle_s"),
+    ]
+    rows = []
+    for title, key in measures:
+        values = [run[key] for run in runs]
+        each = ", ".join("–" if v is None else f"{v:.2f}" for v in values)
+        rows.append([title, stat_cell(spread(values), 2), each])
+    if s["limit_mb"]:
+        peaks = [run["cgroup"]["peak_bytes"] for run in runs]
+        rows.append(
+            [
+                "cgroup peak MiB",
+                stat_cell(spread(peaks, 1 / MIB), 0),
+                ", ".join(mib(p) for p in peaks),
+            ]
+        )
+    lines.append(table(["measure", "median (min–max)", "each"], rows))
+    charts = {run["charts"] for run in runs}
+    boxes = sum(run["error_boxes"] for run in runs)
+    lines.append(f"\nCharts on the landing page: {sorted(charts)}; error boxes: {boxes}.")
+    return "\n".join(lines)
+
+
+def coldstart_command(args: argparse.Namespace) -> int:
+    report: dict = {"machine": machine(), "settings": vars(args), "results": []}
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        for repeat in range(args.repeats):
+            print(f"cold start {repeat + 1}/{args.repeats} ...", file=sys.stderr, flush=True)
+            report["results"].append(coldstart_once(browser, args))
+        browser.close()
+    finish_machine(report)
+    print(coldstart_markdown(report))
+    write_json(args.json, report)
+    return 0 if not any(run["error_boxes"] for run in report["results"]) else 1
+
+
+# ---------------------------------------------------------------- command line
+
+
+def write_json(path: Path | None, report: dict) -> None:
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report, indent=1, default=str))
+        print(f"\nwrote {path}", file=sys.stderr)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[2:]),
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def common(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--json", type=Path, help="also write the report here")
+
+    def pages(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--pages",
+            nargs="+",
+            metavar="STEM",
+            help="page file stems (default: every page of the navigation)",
+        )
+
+    memory = commands.add_parser("memory", help="sessions under a memory limit")
+    limit = memory.add_mutually_exclusive_group()
+    limit.add_argument("--limit-mb", type=float, default=690.0, help="cgroup limit, MiB")
+    limit.add_argument("--no-limit", action="store_true", help="no cgroup: resident set only")
+    memory.add_argument(
+        "--sessions",
+        type=int,
+        nargs="+",
+        default=[1, 4, 8],
+        help="concurrent browser sessions; one fresh server per count",
+    )
+    memory.add_argument(
+        "--queries",
+        nargs="+",
+        default=["", "?n=1024"],
+        metavar="Q",
+        help='query strings, "" is the default view',
+    )
+    memory.add_argument(
+        "--view-timeout", type=float, default=120.0, help="seconds a view may take to draw"
+    )
+    memory.add_argument(
+        "--drop-caches",
+        action="store_true",
+        help="drop the page cache before each server starts (root)",
+    )
+    pages(memory)
+    common(memory)
+
+    keypress = commands.add_parser("keypress", help="key presses with torch threads, busy CPU")
+    keypress.add_argument(
+        "--threads", type=int, nargs="+", default=[1, 2], help="RELPOS_TORCH_THREADS values"
+    )
+    keypress.add_argument(
+        "--busy", type=int, nargs="+", default=[0, 2], help="spinning processes beside the server"
+    )
+    keypress.add_argument("--repeats", type=int, default=5, help="key presses per page")
+    keypress.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds one load or key press may take"
+    )
+    pages(keypress)
+    common(keypress)
+
+    coldstart = commands.add_parser("coldstart", help="spawn to healthy and to the page idle")
+    coldstart.add_argument("--repeats", type=int, default=3)
+    coldstart.add_argument("--limit-mb", type=float, help="also run in a memory cgroup, MiB")
+    coldstart.add_argument(
+        "--drop-caches", action="store_true", help="drop the page cache before each start (root)"
+    )
+    coldstart.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds the landing page may take"
+    )
+    common(coldstart)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    run = {"memory": memory_command, "keypress": keypress_command, "coldstart": coldstart_command}
+    return run[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
