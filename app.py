@@ -4,15 +4,17 @@ Run with ``streamlit run app.py``. Pages live in ``pages/`` (one file each) and 
 built here through ``explorer.controls.current_params``.
 """
 
-import logging
 from pathlib import Path
 
 import streamlit as st
 
 from explorer.controls import PARAMS_STATE_KEY, report_other_keys, show_warnings, sidebar_controls
+from explorer.failures import shown_failures
+from explorer.host import configure_process
+from explorer.memory import trim_heap
 from explorer.navigation import DEFAULT, PAGES, neighbours
+from explorer.offline_view import start_recording
 from explorer.pair_controls import pair_inputs
-from explorer.widgets import md_escape
 
 HERE = Path(__file__).resolve().parent
 PAGES_DIR = HERE / "pages"  # absolute paths: see tests/app/harness/entry.py
@@ -26,6 +28,7 @@ st.set_page_config(
     page_icon=str(ASSETS / "favicon.png"),
     layout="wide",
 )
+configure_process()  # torch threads and heaps for a small shared host (once per process)
 
 
 def main() -> None:
@@ -42,9 +45,11 @@ def main() -> None:
     page = st.navigation(list(pages.values()))
     show_warnings(parsed.warnings)
     notes = st.container()  # filled after the page ran: only then are its controls known
+    start_recording()  # the charts this run draws, for the view's download
     page.run()
     report_other_keys(parsed.other_keys, notes)
     story_links(next(stem for stem, p in pages.items() if p == page), pages)
+    trim_heap()  # what the rerun freed goes back to the system, not to the next one's peak
 
 
 def story_links(stem: str, pages: dict[str, st.Page]) -> None:
@@ -63,14 +68,5 @@ def story_links(stem: str, pages: dict[str, st.Page]) -> None:
         )  # fmt: skip
 
 
-try:
+with shown_failures():  # a limit a user reached, or a bug: never a traceback on the page
     main()
-except ValueError as error:  # a limit a user can reach: say which, never a traceback
-    st.error(md_escape(f"That view cannot be drawn: {error}"), icon=":material/error:")
-except Exception:  # a bug: log it for the maintainer, show the user a friendly message
-    logging.getLogger(__name__).exception("unexpected error while drawing the page")
-    st.error(
-        "Something went wrong while drawing this page. Try other settings or reload; "
-        "the details are in the server log.",
-        icon=":material/error:",
-    )

@@ -8,12 +8,10 @@ widget's session state before the widget is created.
 
 That alone leaves the corrected key out of the address bar: on a session's first run Streamlit
 drops a URL value its bound widget cannot take, and does not write the value set in session
-state. So on a run that corrects a key, that one widget is created unbound, and the corrected
-value is written into the URL with ``st.query_params`` (allowed for a key no widget is bound
-to). From the next run on the widget is bound again and keeps its value, which is set once more
-so that Streamlit writes into the URL a change the browser made while the widget was unbound.
-The address bar then holds exactly the view shown (a default is left out, as a bound widget
-leaves it out).
+state. So the corrected value is written into the URL by hand with
+:func:`explorer.widgets.write_url`, which draws that one widget unbound in this run and binds it
+again in the next (the one place that decides how a widget is bound). The address bar then
+holds exactly the view shown (a default is left out, as a bound widget leaves it out).
 
 Every widget, here and on the pages, gets its value through :func:`explorer.widgets.fit`: a
 value kept in this session that no longer fits the widget's range (the window start after n
@@ -55,11 +53,18 @@ from explorer.params import (
     tokenize,
 )
 from explorer.url_query import DEFAULTS, QUERY_KEYS, ParsedQuery, parse_query
-from explorer.widgets import BIND, choice, int_number, int_slider, md_escape, text_box
+from explorer.widgets import (
+    choice,
+    int_number,
+    int_slider,
+    md_escape,
+    set_from_code,
+    text_box,
+    write_url,
+)
 
 PARAMS_STATE_KEY = "_view_params"
 _K_BEFORE_KEY = "_k_before"  # the view's k, so that a trained k steps in the direction it moves
-_UNBOUND_STATE_KEY = "_url_unbound"  # widgets created unbound in the last run
 
 
 def raw_query() -> dict[str, list[str]]:
@@ -76,16 +81,13 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
     """
     kept = {key: st.session_state[key] for key in QUERY_KEYS if key in st.session_state}
     parsed = parse_query(raw_query(), kept, st.session_state.get(_K_BEFORE_KEY))
-    unbound = fix_url(parsed)
+    fix_url(parsed)
     trained = parsed.params.trained
-
-    def bind(key: str) -> str | None:
-        return None if key in unbound else BIND
 
     with st.sidebar:
         st.header("Controls")
         weights = choice(
-            "weights", WEIGHTS_KINDS, "weights", default=WEIGHTS_DEFAULT, bind=bind("weights"),
+            "weights", WEIGHTS_KINDS, "weights", default=WEIGHTS_DEFAULT,
             help="Random: seeded random draws, every control free. Trained: a Shaw model of "
             "the family (a causal character model trained on Python's help topics), its own "
             f"q, k, v and tables; k snaps to the trained clip distances "
@@ -96,7 +98,6 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
                 "layer",
                 list(range(TRAINED_LAYERS)),
                 "layer",
-                bind=bind("layer"),
                 help="The trained model's layer whose attention the pages draw.",
             )  # fmt: skip
             if trained
@@ -108,20 +109,18 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             "text",
             "",
             TEXT_MAX_CHARS,
-            bind=bind("text"),
             placeholder="e.g. the cat sat on the mat",
         )
         tokens = tuple(text[:N_MAX]) if trained else tokenize(text)
         has_text = bool(tokens)
         if has_text:  # the slider shows the n in use, and the URL and the download store it
-            st.session_state["n"] = len(tokens)
+            set_from_code("n", len(tokens), N_DEFAULT)
         n = int_slider(
             "n (sequence length)",
             1,
             N_MAX,
             "n",
             N_DEFAULT,
-            bind=bind("n"),
             disabled=has_text,
             help="Disabled while a sentence is typed: n is then its token count (its "
             "character count with trained weights; without a sentence they read the first n "
@@ -133,7 +132,6 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             K_MAX,
             "k",
             K_DEFAULT,
-            bind=bind("k"),
             help="Distances beyond ±k share the edge vectors; k = 0 is one shared vector."
             + (f" Trained at k = {', '.join(map(str, TRAINED_CLIPS))} only." if trained else ""),
         )
@@ -141,23 +139,23 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
         with left:
             d_model = choice(
                 "d_model", D_MODEL_CHOICES, "d_model", kind="select",
-                default=D_MODEL_DEFAULT, bind=bind("d_model"), disabled=trained,
+                default=D_MODEL_DEFAULT, disabled=trained,
                 help=fixed if trained else None,
             )  # fmt: skip
         with right:
             heads = choice(
                 "heads", HEADS_CHOICES, "heads", kind="select", default=HEADS_DEFAULT,
-                bind=bind("heads"), disabled=trained,
+                disabled=trained,
                 help=fixed if trained else "Every choice divides every d_model: head dim = "
                 "d_model / heads.",
             )  # fmt: skip
         seed = int_number(
-            "seed", 0, SEED_MAX, "seed", SEED_DEFAULT, bind=bind("seed"), disabled=trained,
+            "seed", 0, SEED_MAX, "seed", SEED_DEFAULT, disabled=trained,
             help="Trained weights draw nothing at random." if trained else None,
         )  # fmt: skip
         mask = choice(
             "mask", MASK_KINDS, "mask", kind="radio", default=MASK_DEFAULT, horizontal=True,
-            bind=bind("mask"), disabled=trained,
+            disabled=trained,
             help="The trained models are causal language models: each character sees only "
             "itself and the characters before it." if trained else None,
         )  # fmt: skip
@@ -167,7 +165,6 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             N_MAX,
             "pad",
             PAD_DEFAULT,
-            bind=bind("pad"),
             disabled="padding" not in mask,
         )
         params = ViewParams(
@@ -182,7 +179,7 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             weights=str(weights),
             layer=int(layer),
         )
-        params = dataclasses.replace(params, win=window_start(params, bind("win")))
+        params = dataclasses.replace(params, win=window_start(params))
         st.session_state[_K_BEFORE_KEY] = params.k
         st.caption(
             f"n = {params.length}{' (token count)' if has_text else ''} · "
@@ -195,32 +192,18 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
     return params, parsed
 
 
-def fix_url(parsed: ParsedQuery) -> set[str]:
+def fix_url(parsed: ParsedQuery) -> None:
     """Put every corrected value into its widget and the address bar; drop removed keys.
 
-    Returns the keys whose widget must be created unbound in this run (see the module
-    docstring). A key already bound by an earlier run of this session stays bound: Streamlit
-    then writes the programmatic value into the URL itself.
+    A key already bound by an earlier run of this session stays bound: Streamlit then writes
+    the corrected value, set in session state, into the URL itself.
     """
-    for key in st.session_state.pop(_UNBOUND_STATE_KEY, ()):
-        if key in st.session_state:  # unbound last run: the browser did not write its changes
-            st.session_state[key] = st.session_state[key]  # so Streamlit writes the URL now
-    unbound = set()
     for key, value in parsed.corrections.items():
         st.session_state[key] = value  # a bound widget takes a corrected value this way only
-        try:
-            if value == DEFAULTS[key]:
-                st.query_params.pop(key, None)
-            else:
-                st.query_params[key] = str(value)
-        except StreamlitAPIException:  # bound by an earlier run
-            continue
-        unbound.add(key)
-    st.session_state[_UNBOUND_STATE_KEY] = unbound
+        write_url(key, None if value == DEFAULTS[key] else str(value))
     for key in parsed.remove:
         with contextlib.suppress(StreamlitAPIException):
             st.query_params.pop(key, None)
-    return unbound
 
 
 def report_other_keys(keys: Sequence[str], where) -> None:
@@ -248,7 +231,7 @@ def report_other_keys(keys: Sequence[str], where) -> None:
         st.query_params.pop(key, None)
 
 
-def window_start(params: ViewParams, bind: str | None = BIND) -> int:
+def window_start(params: ViewParams) -> int:
     """The window slider (only above DISPLAY_MAX positions); returns the window's first position.
 
     A start kept from a longer sequence moves to the last start this one has, and says so.
@@ -262,7 +245,6 @@ def window_start(params: ViewParams, bind: str | None = BIND) -> int:
         last,
         "win",
         name="window start",
-        bind=bind,
         help=f"n is above {DISPLAY_MAX}: every n x n heatmap shows the queries and keys "
         f"[start, start + {DISPLAY_MAX}).",
     )

@@ -1,10 +1,12 @@
-"""One download per view: every array a page shows, its tokens and its parameters, in one .zip.
+"""One download per view: every array a page shows, its tokens, its parameters and the view
+itself as one offline web page, in one .zip.
 
 A page calls :func:`download_view` once, with the arrays it draws (named), the ViewParams and
 its own controls' values. The file's name carries the parameters
 (``relpos_logits_n8_k2_d16_h2_seed0_mask-none.zip``); inside are one CSV per array (a header
 row of column labels, a row label first on every line, masked cells empty), ``tokens.csv``,
-``params.json`` (with the link that reopens the view) and ``README.txt`` (a line per file).
+``params.json`` (with the link that reopens the view), ``view.html`` (every chart of the page,
+plotly.js inside, see explorer.offline_view) and ``README.txt`` (a line per file).
 The zip is built only when the button is clicked. PNGs come from each chart's camera button.
 """
 
@@ -18,15 +20,18 @@ import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import numpy as np
 import streamlit as st
 
+from explorer.navigation import PAGES
+from explorer.offline_view import ShownFigure, figures_of_this_view, view_html
 from explorer.params import ViewParams, trained_model_name
 from explorer.url_query import DEFAULTS
 
 FILE_PREFIX = "relpos"
+HTML_NAME = "view.html"
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,19 @@ class Labelled:
     cols: Sequence[str] | None = None
     corner: str = "row \\ column"
     split: str | tuple[str, ...] = "slice"
+
+    def __post_init__(self) -> None:
+        # Checked while the page runs: the CSVs are written only on a click, in a callable
+        # whose error the browser never shows (the download just does not start).
+        shape = np.shape(self.values)
+        table = shape[-2:] if len(shape) >= 2 else (*shape, 1, 1)[:2]  # 1-D: one column
+        for axis, labels, size in (("rows", self.rows, table[0]), ("cols", self.cols, table[1])):
+            if labels is None:
+                continue
+            if isinstance(labels, str) or not hasattr(labels, "__len__"):
+                raise TypeError(f"{axis} must be a sequence of labels, got {labels!r}")
+            if len(labels) != size:
+                raise ValueError(f"{len(labels)} {axis} labels do not fit shape {shape}")
 
 
 def position_labels(params: ViewParams, start: int = 0, stop: int | None = None) -> list[str]:
@@ -72,7 +90,14 @@ def view_link(params: ViewParams | None, extra: Mapping[str, object], page: str)
                 value = params.window[0]
             if value != DEFAULTS.get(field.name):
                 query[field.name] = value
-    query.update({key: value for key, value in extra.items() if not key.startswith("_")})
+    query.update(
+        {
+            key: value
+            for key, value in extra.items()
+            # a shared control at its default is left out, as the app's own URL leaves it out
+            if not key.startswith("_") and not (key in DEFAULTS and value == DEFAULTS[key])
+        }
+    )
     return f"/{page}" + (f"?{urlencode(query)}" if query else "")
 
 
@@ -184,12 +209,20 @@ def zip_bytes(
     params: ViewParams | None,
     arrays: Mapping[str, Labelled | np.ndarray],
     extra: Mapping[str, object] | None = None,
+    *,
+    figures: Mapping[str, ShownFigure] | None = None,
+    app_url: str | None = None,
 ) -> bytes:
-    """The view as one zip: CSVs, tokens.csv, params.json, README.txt."""
+    """The view as one zip: CSVs, tokens.csv, params.json, view.html, README.txt.
+
+    ``figures``: the charts the page drew (view.html draws them); ``app_url``: where the
+    browser reached the app, which makes the link back absolute.
+    """
     extra = extra or {}
+    meta = _params_json(page, params, extra, app_url)
     readme = [
         f"Relative position attention explorer, page {page}: every array the page shows.",
-        f"Reopen this view: {view_link(params, extra, page)} (parameters in params.json).",
+        f"Reopen this view: {meta.get('url', meta['link'])} (parameters in params.json).",
         "CSV: first row = column labels, first column = row labels; empty cell = masked.",
         "",
     ]
@@ -206,14 +239,29 @@ def zip_bytes(
                                  corner="token")  # fmt: skip
             archive.writestr("tokens.csv", csv_text(positions))
             readme.append("tokens.csv: the token at each position (q0, q1, ... when none typed).")
-        archive.writestr("params.json", json.dumps(_params_json(page, params, extra), indent=2))
+        archive.writestr("params.json", json.dumps(meta, indent=2))
         readme.append("params.json: the parameters of this view and its link.")
+        shown = list((figures or {}).values())  # one copy: a fragment's rerun may add charts
+        about = next((p for p in PAGES if p.stem == page), None)
+        html = view_html(
+            title=about.title if about else page,
+            about=about.what if about else "",
+            parameters=meta,
+            link=meta.get("url", meta["link"]),
+            figures=shown,
+        )
+        archive.writestr(HTML_NAME, html)
+        readme.append(
+            f"{HTML_NAME}: the page's {len(shown)} chart(s) with their formulas and captions, "
+            "the parameters and the link back, as one web page that opens offline (plotly.js "
+            "inside)."
+        )
         archive.writestr("README.txt", "\n".join(readme) + "\n")
     return buffer.getvalue()
 
 
 def _params_json(
-    page: str, params: ViewParams | None, extra: Mapping[str, object]
+    page: str, params: ViewParams | None, extra: Mapping[str, object], app_url: str | None = None
 ) -> dict[str, object]:
     data: dict[str, object] = {"page": page}
     if params is not None:
@@ -229,7 +277,22 @@ def _params_json(
             data["model"] = trained_model_name(params.k)
     data.update({key.lstrip("_"): value for key, value in extra.items()})
     data["link"] = view_link(params, extra, page)
+    if app_url:
+        data["url"] = app_url + data["link"]
     return json.loads(json.dumps(data, default=str))
+
+
+def app_address(page: str) -> str | None:
+    """``scheme://host[/base path]`` where the browser reached the app (None outside a
+    browser): the address in ``st.context.url`` less the page's own path."""
+    url = st.context.url
+    if not url:
+        return None
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    if path.endswith(f"/{page}"):
+        path = path[: -len(page) - 1]
+    return f"{parts.scheme}://{parts.netloc}{path}"
 
 
 def download_view(
@@ -251,13 +314,27 @@ def download_view(
     extra = dict(extra or {})
     name = file_name(page, params, extra)
     target = st.sidebar if where is None else where
+    build = functools.partial(
+        zip_bytes,
+        page,
+        params,
+        dict(arrays),
+        extra,
+        # the view's own chart list, read on the click: charts drawn after this call count too
+        figures=figures_of_this_view(),
+        app_url=app_address(page),
+    )
     target.download_button(
         "Download this view (.zip)",
-        functools.partial(zip_bytes, page, params, dict(arrays), extra),
+        build,
         file_name=name,
         mime="application/zip",
+        # a click only builds and saves the file: no rerun of the page racing the build (the
+        # rerun would also replace this button's callable)
+        on_click="ignore",
         key=f"download_{page}",
         icon=":material/download:",
         help=f"{name}: one CSV per array shown ({', '.join(arrays)}), the tokens, the "
-        "parameters as JSON and a README. Each chart's camera button saves it as PNG.",
+        f"parameters as JSON, {HTML_NAME} (every chart of the page, which opens offline in a "
+        "browser) and a README. Each chart's camera button saves it as PNG.",
     )

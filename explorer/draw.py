@@ -1,4 +1,8 @@
-"""Drawing helpers: a figure with its formula and shape, and PNG export from its toolbar."""
+"""Drawing helpers: a figure with its formula and shape, and PNG export from its toolbar.
+
+Every chart reaches the page through :func:`plotly_chart`, which also records it for the view's
+download (explorer.offline_view): pages call it, or :func:`chart` / :func:`figure`, never
+``st.plotly_chart`` itself."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.failures import fragment
 from explorer.family_settings import SCHEME_LABELS
 from explorer.heatmaps import (
     IMAGE_SIDE,
@@ -18,6 +23,7 @@ from explorer.heatmaps import (
     panel_grid,
     per_panel,
 )
+from explorer.offline_view import ShownFigure, record_figure
 from explorer.pair_controls import chart_options, current_pair
 from explorer.params import DISPLAY_MAX, ViewParams, trained_model_name
 from explorer.widgets import int_slider, md_escape
@@ -37,6 +43,15 @@ def shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ")"
 
 
+def plotly_chart(
+    fig: go.Figure, *, key: str, formula: str = "", caption: str = "", **options: object
+):
+    """``st.plotly_chart(fig, key=key, **options)``, the figure recorded for the view's download
+    with the ``formula`` shown above it and the ``caption`` under it."""
+    record_figure(ShownFigure(key, fig, formula, caption, options.get("config") or {}))
+    return st.plotly_chart(fig, key=key, **options)
+
+
 def chart(
     fig: go.Figure,
     key: str,
@@ -52,7 +67,16 @@ def chart(
             parts.append(f"shape `{shape_text(shape)}`")
         st.markdown(" · ".join(p for p in parts if p))
     options = chart_options(fig, f"chart_{key}")
-    st.plotly_chart(fig, key=f"chart_{key}", width="stretch", config=png_config(key), **options)
+    shape_note = f"shape {shape_text(shape)}" if shape is not None else ""
+    plotly_chart(
+        fig,
+        key=f"chart_{key}",
+        formula=formula,
+        caption=" · ".join(p for p in (shape_note, note) if p),
+        width="stretch",
+        config=png_config(key),
+        **options,
+    )
     if note:
         st.caption(md_escape(note))
 
@@ -103,10 +127,18 @@ def figure(
     if latex:
         st.latex(latex)
     options = chart_options(fig, f"chart_{key}")
-    st.plotly_chart(fig, key=f"chart_{key}", width="content", config=png_config(key), **options)
     parts = [f"shape {shape_text(shape)}"] if shape is not None else []
     if caption:
         parts.append(caption)
+    plotly_chart(
+        fig,
+        key=f"chart_{key}",
+        formula=latex,
+        caption=" · ".join(parts),
+        width="content",
+        config=png_config(key),
+        **options,
+    )
     if parts:
         st.caption(md_escape(" · ".join(parts)))
 
@@ -134,7 +166,7 @@ def inset(
         _inset_fragment(tuple(p for p, _ in big), picked, key, side, label)
 
 
-@st.fragment
+@fragment
 def _inset_fragment(
     panels: tuple[Panel, ...], scale: Scale | tuple[Scale, ...], key: str, side: int, label: str
 ) -> None:

@@ -12,6 +12,22 @@ from explorer.widgets import choice, int_number, md_escape, toggle
 from relpos_core.schemes import SCHEME_NAMES
 
 DEFAULTS = family_settings.FamilySettings()
+#: The papers' names, which links of earlier versions hold (``scheme=ALiBi``): read as the scheme.
+_SCHEMES_BY_LABEL = {label: name for name, label in family_settings.SCHEME_LABELS.items()}
+
+
+def scheme_picker(label: str, key: str, default: str) -> str:
+    """A URL-bound picker of one scheme by its name in relpos_core.schemes (``alibi``), which
+    is also its value in the URL; the help gives each name's paper."""
+    return choice(
+        label,
+        list(SCHEME_NAMES),
+        key,
+        default=default,
+        aliases=_SCHEMES_BY_LABEL,
+        help="In the URL and in relpos_core.schemes: "
+        + ", ".join(f"{name} ({family_settings.SCHEME_LABELS[name]})" for name in SCHEME_NAMES),
+    )
 
 
 def scheme_controls(scheme: str, params: ViewParams) -> dict[str, object]:

@@ -20,10 +20,11 @@ is 32 MiB. So:
   minus ``HEADROOM_BYTES``, the caches are emptied and freed memory handed back to the system;
   if it still would not fit, a ``ValueError`` says so in words, and nothing is allocated.
 
-Why these sizes (measured on a 690 MB control group, see scripts/measure_host.py): the server
-holds about 0.35 GB with torch, plotly and Streamlit loaded and a page drawn, 0.45 GB once every
-page's code has run; 64 MiB of caches keep every page's default view and a few others, and the
-rest is room for one computation and the figures of four visitors' reruns.
+Why these sizes (measured with scripts/measure_host.py and the server's /proc/self/status):
+with torch, plotly and Streamlit loaded and the landing page drawn the server holds about 200
+MB of anonymous memory and 100 MB of code mapped from files; once every page has run, about
+350 MB anonymous. 32 MiB of caches keep every page's default view; the rest of a 690 MB limit
+is room for one computation (at most about 100 MB at n = 1024) and four visitors' figures.
 """
 
 from __future__ import annotations
@@ -43,9 +44,12 @@ import streamlit as st
 
 from relpos_core import device_memory_bytes, format_bytes
 
-CACHE_BUDGET_BYTES = 64 * 2**20  # every cached value of every visitor, together
-ENTRY_MAX_BYTES = 24 * 2**20  # a larger value is computed for its rerun and not kept
-HEADROOM_BYTES = 96 * 2**20  # Python objects, figures and messages no estimate counts
+CACHE_BUDGET_BYTES = 32 * 2**20  # every cached value of every visitor, together
+ENTRY_MAX_BYTES = 16 * 2**20  # a larger value is computed for its rerun and not kept
+# Beside its anonymous memory the process needs its code resident (torch's, Python's: about
+# 105 MB mapped from files, measured) and room for the figures and messages of the reruns
+# under way, which no estimate counts.
+HEADROOM_BYTES = 176 * 2**20
 
 COMPUTE_SLOT = threading.RLock()  # one computation at a time in the whole process
 
@@ -176,15 +180,17 @@ def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
 
 
 def resident_bytes() -> int:
-    """This process's resident set (VmRSS), 0 where /proc is not there."""
+    """This process's anonymous resident memory (RssAnon + RssShmem: what the system cannot
+    reclaim by dropping file pages), 0 where /proc is not there."""
+    total = 0
     try:
         with open("/proc/self/status") as status:
             for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
+                if line.startswith(("RssAnon:", "RssShmem:")):
+                    total += int(line.split()[1]) * 1024
     except OSError:
         pass
-    return 0
+    return total
 
 
 def limit_bytes() -> int | None:

@@ -7,18 +7,16 @@ pages read it with :func:`current_pair` after their views are built.
 
 from __future__ import annotations
 
-import contextlib
 from functools import partial
 
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from explorer.controls import PARAMS_STATE_KEY
 from explorer.pair import Pair, hidden_reason, window_for
 from explorer.pair_marks import clicked_pair, distance_shapes, pair_shapes
 from explorer.params import DISPLAY_MAX, ViewParams
-from explorer.widgets import BIND, Allowed, fit, int_range
+from explorer.widgets import Allowed, fit, int_range
 
 PAIR_KEYS = ("i", "j")
 PAIR_STATE_KEY = "_picked_pair"
@@ -84,17 +82,7 @@ def pair_inputs(params: ViewParams) -> Pair | None:
         picked = []
         for column, key, name in ((left, "i", "query i"), (right, "j", "key j")):
             with column:
-                allowed = positions_or_none(n)
-                fit(key, allowed, None, name)
-                bind = BIND
-                raw = st.query_params.get(key)
-                url_value = None if raw is None else allowed.parse(raw)
-                if raw is not None and (url_value is None or not allowed.fits(url_value)):
-                    # fit refused the URL's value ("2.5"), which a bound box would still read
-                    # (as 2): this run the box is unbound and the address loses the value
-                    with contextlib.suppress(StreamlitAPIException):
-                        st.query_params.pop(key)
-                        bind = None
+                bind = fit(key, positions_or_none(n), None, name)
                 value = st.number_input(
                     name, 0, n - 1, None, step=1, key=key, bind=bind,
                     placeholder="none", on_change=follow_window,

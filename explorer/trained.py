@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 import torch
 
 from explorer.downloads import Labelled
+from explorer.memory import cached
 from relpos_lab.models import Encoder
 from relpos_lab.tasks import BLANK
 from relpos_lab.trained import (
@@ -30,13 +30,14 @@ KIND_LABELS = {
     "absolute": "absolute (trained)",
     "random": "relative (random initialization)",
 }
+KIND_WEIGHTS = {"relative": "trained", "absolute": "trained", "random": "random initialization"}
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
     return t.detach().cpu().numpy().astype(np.float32)
 
 
-@st.cache_resource(max_entries=len(KIND_LABELS), show_spinner=False)
+@cached(len(KIND_LABELS), resource=True)
 def model(kind: str) -> Encoder:
     return load_trained(kind)
 
@@ -53,7 +54,7 @@ class GeneralizationView:
     table: np.ndarray  # (L, 2 * models) the accuracies as one matrix, for download
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
+@cached(1)
 def generalization_view() -> GeneralizationView:
     summary = generalization_table()
     models = summary["models"]
@@ -116,7 +117,7 @@ class TablesView:
     cos_v: np.ndarray  # (2k+1, 2k+1) of w^V
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def tables_view(kind: str, layer: int) -> TablesView:
     w_k, w_v = relative_tables(model(kind))[layer]
     k = (w_k.shape[0] - 1) // 2
@@ -138,7 +139,7 @@ class PredictionView:
     accuracy: float
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached(CACHE_ENTRIES)
 def prediction_view(kind: str, tokens: tuple[int, ...]) -> PredictionView:
     result = predict_with_traces(model(kind), list(tokens))
     return PredictionView(

@@ -13,19 +13,33 @@ here first calls :func:`fit`, which settles in session state the value the widge
   once; one the user never moved (still the widget's default) follows the new default quietly;
 - otherwise the value comes from the URL just opened: one the widget cannot take is replaced by
   the default, with a warning naming the URL parameter, what is allowed and the value.
+
+It also decides how each widget is bound to the URL (``bind="query-params"``, under its key).
+A bound widget writes into the URL exactly what it shows (an option's label, a number as
+Streamlit writes it), and Streamlit reads back only that. So a URL may spell a value otherwise
+(an option's own name, a name a link of an earlier version wrote) or hold one the widget cannot
+take, and Streamlit would then drop it from the address on a session's first run without
+writing the value the widget shows instead. :func:`write_url` writes that value by hand: the
+widget is drawn unbound in that one run (a bound key cannot be written by hand) and bound again
+in its next run, when its value is set once more so that Streamlit also writes a change the
+browser made while it was unbound. The address bar then always holds the view shown, in the
+form the widget writes, and a copied link reopens it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 BIND = "query-params"
 _DEFAULTS_KEY = "_widget_defaults"  # key -> the default each widget was last drawn with
+_WRITTEN_KEY = "_url_written_by_hand"  # keys whose URL value this run wrote: drawn unbound
+_UNBOUND_KEY = "_url_unbound"  # keys whose widget was drawn unbound: bound again next run
 _MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 
 
@@ -43,6 +57,7 @@ class Allowed:
     thing, use the default); ``outside`` says how a value misses ("above the new maximum 699");
     ``parse`` reads the URL's form of a value (None: not a value of this widget). A URL value
     that does not fit gives way to the default, or with ``url_nearest`` to its nearest value.
+    With ``many`` a value is a list (a multiselect's), one URL value per item.
     """
 
     text: str
@@ -52,6 +67,21 @@ class Allowed:
     parse: Callable[[str], object | None]
     url_nearest: bool = False
     url_form: Callable[[object], str] = str  # how the widget itself writes a value in the URL
+    many: bool = False
+
+    def read(self, raws: Sequence[str]) -> object | None:
+        """The value the URL's values of a key say (the last one, or every one with ``many``);
+        None when one of them is not a value of this widget."""
+        if not self.many:
+            return self.parse(raws[-1])
+        items = [self.parse(raw) for raw in raws if raw]  # ``key=`` alone: nothing picked
+        return None if None in items else items
+
+    def url_values(self, value: object) -> list[str]:
+        """What the widget writes in the URL for ``value``: one string per URL value."""
+        if not self.many:
+            return [self.url_form(value)]
+        return [self.url_form(item) for item in value] or [""]  # type: ignore[attr-defined]
 
 
 def int_range(low: int, high: int) -> Allowed:
@@ -84,10 +114,17 @@ def int_range(low: int, high: int) -> Allowed:
 
 
 def one_of(
-    options: Sequence[object], format_func: Callable[[object], object] = str, none_fits=False
+    options: Sequence[object],
+    format_func: Callable[[object], object] = str,
+    none_fits=False,
+    aliases: Mapping[str, object] | None = None,
 ) -> Allowed:
     """One of ``options`` (``None`` too with ``none_fits``); the URL holds an option's label,
-    and an option's own name is read too (``scheme=xl`` as well as ``scheme=Transformer-XL``).
+    and an option's own name and each of ``aliases`` (other spelling -> option) are read too.
+
+    >>> step = one_of([1, 2], lambda s: f"{s} pad", aliases={"two": 2})
+    >>> step.parse("2 pad"), step.parse("2"), step.parse("two"), step.url_form(2)
+    (2, 2, 2, '2 pad')
 
     A number that is no longer an option moves to the nearest number among them:
 
@@ -98,7 +135,11 @@ def one_of(
     True
     """
     labels = [str(format_func(option)) for option in options]
-    by_label = {**{str(o): o for o in options}, **dict(zip(labels, options, strict=True))}
+    by_label = {
+        **(aliases or {}),
+        **{str(o): o for o in options},
+        **dict(zip(labels, options, strict=True)),
+    }
     numbers = [o for o in options if isinstance(o, int | float) and not isinstance(o, bool)]
 
     def nearest(value: object) -> object | None:
@@ -113,6 +154,30 @@ def one_of(
         outside=lambda value: f"not one of the choices now ({', '.join(labels)})",
         parse=by_label.get,
         url_form=lambda value: str(format_func(value)),
+    )
+
+
+def some_of(options: Sequence[object]) -> Allowed:
+    """Any of ``options``, each at most once (a multiselect's list); the URL holds one value per
+    option picked, as ``key=a&key=b``.
+
+    >>> methods = some_of(["skew", "bucket"])
+    >>> methods.read(["bucket", "skew"]), methods.read(["fast"]), methods.url_values([])
+    (['bucket', 'skew'], None, [''])
+    """
+    names = [str(option) for option in options]
+    by_name = dict(zip(names, options, strict=True))
+    return Allowed(
+        text="any of " + ", ".join(names) + ", each at most once",
+        fits=lambda value: (
+            isinstance(value, list)
+            and len(set(value)) == len(value)
+            and all(item in options for item in value)
+        ),
+        nearest=lambda value: None,
+        outside=lambda value: "not among the choices now",
+        parse=by_name.get,
+        many=True,
     )
 
 
@@ -134,23 +199,76 @@ BOOLEAN = Allowed(
     nearest=lambda value: None,
     outside=lambda value: "not true or false",
     parse=lambda raw: {"true": True, "false": False}.get(raw.lower()),
+    url_form=lambda value: str(value).lower(),
 )
 
 
-def fit(key: str, allowed: Allowed, default: object, name: str) -> None:
-    """Settle the value widget ``key`` will show, before it is drawn (see the module docstring).
+def write_url(key: str, value: str | Sequence[str] | None) -> None:
+    """Write ``value`` into the address as URL parameter ``key`` (None: remove the key) and
+    draw widget ``key`` unbound in this run (see the module docstring).
+
+    A key bound by an earlier run of this session cannot be written by hand, nor needs to be:
+    Streamlit writes a value set in session state into the URL itself.
+    """
+    try:
+        if value is None:
+            st.query_params.pop(key, None)
+        else:
+            st.query_params[key] = value
+    except StreamlitAPIException:
+        return
+    st.session_state[_WRITTEN_KEY] = {*st.session_state.get(_WRITTEN_KEY, ()), key}
+
+
+def _url_binding(key: str) -> str | None:
+    """How widget ``key`` is bound in this run: ``BIND``, or None right after its URL value
+    was written by hand (:func:`write_url`)."""
+    written = st.session_state.get(_WRITTEN_KEY, set())
+    if key not in written:
+        return BIND
+    st.session_state[_WRITTEN_KEY] = written - {key}
+    st.session_state[_UNBOUND_KEY] = {*st.session_state.get(_UNBOUND_KEY, ()), key}
+    return None
+
+
+def set_from_code(key: str, value: object, default: object) -> None:
+    """Give widget ``key`` a value from code, before it is drawn (the n of a typed sentence).
+
+    Streamlit writes such a value into the URL only once the widget was drawn in an earlier
+    run of the session: before its first drawing the value is written by hand, so that the
+    address does not depend on how many runs the page took.
+    """
+    st.session_state[key] = value
+    if key not in st.session_state.get(_DEFAULTS_KEY, {}):  # fit has never seen it
+        write_url(key, None if value == default else str(value))
+
+
+def _bind_again(key: str) -> None:
+    """A widget drawn unbound in its last run is bound again: its value is set once more, so
+    that Streamlit writes into the URL a change the browser made while it was unbound."""
+    unbound = st.session_state.get(_UNBOUND_KEY, set())
+    if key in unbound:
+        st.session_state[_UNBOUND_KEY] = unbound - {key}
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def fit(key: str, allowed: Allowed, default: object, name: str) -> str | None:
+    """Settle the value widget ``key`` will show, before it is drawn (see the module docstring);
+    return how it is bound to the URL in this run (pass it as the widget's ``bind``).
 
     ``name`` is what the caption calls the control when a kept value had to move.
     """
     if not allowed.fits(default):
         default = allowed.nearest(default)
+    _bind_again(key)
     defaults = st.session_state.get(_DEFAULTS_KEY, {})
     untouched = defaults.get(key, default)
     st.session_state[_DEFAULTS_KEY] = {**defaults, key: default}
     if key in st.session_state:  # kept: the user's value, whatever the URL shows
         kept = st.session_state[key]
         if allowed.fits(kept):
-            return
+            return _url_binding(key)
         moved = allowed.nearest(kept)
         st.session_state[key] = default if moved is None or kept == untouched else moved
         if kept != untouched:
@@ -159,24 +277,28 @@ def fit(key: str, allowed: Allowed, default: object, name: str) -> None:
                 ":material/tune: "
                 + md_escape(f"{name} {kept} was {allowed.outside(kept)}; moved to {shown}")
             )
-        return
-    raw = st.query_params.get(key)
-    if raw is None:
-        return
-    value = allowed.parse(raw)
+        return _url_binding(key)
+    raws = st.query_params.get_all(key)
+    if not raws:
+        return _url_binding(key)
+    value = allowed.read(raws)
     if value is not None and allowed.fits(value):
-        if raw != allowed.url_form(value):  # another spelling the widget would not read
+        if raws != allowed.url_values(value):  # spelled otherwise, or repeated
             st.session_state[key] = value
-        return
+            write_url(key, None if value == default else allowed.url_values(value))
+        return _url_binding(key)
     cut = allowed.url_nearest and isinstance(value, str)  # over-long text keeps its beginning
     use = allowed.nearest(value) if cut else default
+    raw = next((r for r in raws if r and allowed.parse(r) is None), raws[-1])
     shown = raw if len(raw) <= 40 else raw[:40] + "..."
-    used = f"the first {len(use)} characters" if cut else allowed.url_form(use)
+    used = f"the first {len(use)} characters" if cut else ", ".join(allowed.url_values(use))
     st.warning(
         md_escape(f"URL parameter {key}: must be {allowed.text}, got {shown!r}; using {used}"),
         icon=":material/warning:",
     )
     st.session_state[key] = use
+    write_url(key, None if use == default else allowed.url_values(use))
+    return _url_binding(key)
 
 
 def int_slider(
@@ -187,12 +309,11 @@ def int_slider(
     value: int | None = None,
     *,
     name: str | None = None,
-    bind: str | None = BIND,
     **kwargs,
 ) -> int:
     """A URL-bound integer slider in [low, high] (``value`` defaults to ``low``), fitted first."""
     value = low if value is None else value
-    fit(key, int_range(low, high), value, name or label)
+    bind = fit(key, int_range(low, high), value, name or label)
     return int(st.slider(label, low, high, value, key=key, bind=bind, **kwargs))
 
 
@@ -204,11 +325,10 @@ def int_number(
     value: int,
     *,
     name: str | None = None,
-    bind: str | None = BIND,
     **kwargs,
 ) -> int:
     """A URL-bound integer box in [low, high], fitted first."""
-    fit(key, int_range(low, high), value, name or label)
+    bind = fit(key, int_range(low, high), value, name or label)
     return int(st.number_input(label, low, high, value, step=1, key=key, bind=bind, **kwargs))
 
 
@@ -217,41 +337,50 @@ def choice(
     options: Sequence[object],
     key: str,
     *,
-    kind: Literal["segmented", "radio", "select"] = "segmented",
+    kind: Literal["segmented", "radio", "select", "select_slider"] = "segmented",
     format_func=str,
     default: object = None,
     name: str | None = None,
-    bind: str | None = BIND,
+    aliases: Mapping[str, object] | None = None,
     **kwargs,
 ):
-    """A URL-bound segmented control, radio or select box over ``options``, fitted first;
-    ``default`` (else the first option) by default.
+    """A URL-bound segmented control, radio, select box or select slider over ``options``,
+    fitted first; ``default`` (else the first option) by default.
 
-    A deselected segmented control reads as the default, so the result is always an option.
+    The URL holds the option as the control shows it (``format_func``); ``aliases`` are other
+    spellings a URL may use (old links), read and rewritten. A deselected segmented control
+    reads as the default, so the result is always an option.
     """
     default = options[0] if default is None else default
-    allowed = one_of(options, format_func, none_fits=kind == "segmented")
-    fit(key, allowed, default, name or label)
+    allowed = one_of(options, format_func, none_fits=kind == "segmented", aliases=aliases)
+    bind = fit(key, allowed, default, name or label)
     common = {"key": key, "bind": bind, "format_func": format_func, **kwargs}
     if kind == "segmented":
         widget = st.segmented_control(label, options, default=default, **common)
+    elif kind == "select_slider":
+        widget = st.select_slider(label, options, value=default, **common)
     else:
         draw = st.radio if kind == "radio" else st.selectbox
         widget = draw(label, options, index=list(options).index(default), **common)
     return default if widget is None else widget
 
 
+def choices(label: str, options: Sequence[object], key: str, **kwargs) -> list:
+    """A URL-bound multiselect over ``options``, every option picked by default, fitted first
+    (the URL holds one value per option picked: ``key=a&key=b``)."""
+    bind = fit(key, some_of(options), list(options), label)
+    return st.multiselect(label, options, default=list(options), key=key, bind=bind, **kwargs)
+
+
 def toggle(label: str, key: str, value: bool) -> bool:
     """A URL-bound toggle, fitted first (the URL says true or false)."""
-    fit(key, BOOLEAN, value, label)
-    return bool(st.toggle(label, value=value, key=key, bind=BIND))
+    bind = fit(key, BOOLEAN, value, label)
+    return bool(st.toggle(label, value=value, key=key, bind=bind))
 
 
-def text_box(
-    label: str, key: str, value: str, max_chars: int, *, bind: str | None = BIND, **kwargs
-) -> str:
+def text_box(label: str, key: str, value: str, max_chars: int, **kwargs) -> str:
     """A URL-bound text input of at most ``max_chars`` characters, fitted first."""
-    fit(key, text_of_length(max_chars), value, label)
+    bind = fit(key, text_of_length(max_chars), value, label)
     return st.text_input(label, value, max_chars=max_chars, key=key, bind=bind, **kwargs)
 
 

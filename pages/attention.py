@@ -9,11 +9,13 @@ from explorer.draw import (
     agreement_badge,
     figure,
     inset,
+    plotly_chart,
     png_config,
     weights_caption,
     window_caption,
 )
 from explorer.example import axis_labels
+from explorer.failures import fragment
 from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
 from explorer.notes import focus_note
 from explorer.pair_card import pair_card
@@ -144,7 +146,7 @@ if params.tokens:
         focus=parse_focus(focus),
         pair=None if pair is None else (pair.i, pair.j),
     )
-    st.plotly_chart(
+    plotly_chart(
         tokens_view.figure,
         key="chart_attention_tokens",
         width="content",
@@ -184,7 +186,7 @@ if params.tokens:
         )
 
 
-@st.fragment
+@fragment
 def more_of_the_head() -> None:
     """The rest of one head's computation, one picture at a time (reruns only this part)."""
     what = choice(

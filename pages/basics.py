@@ -321,11 +321,11 @@ st.markdown(
 )
 slider_column, _ = st.columns([1, 2])
 with slider_column:
-    keys = int_slider(
+    keys_per_row = int_slider(
         "n keys per row", KEYS_MIN, KEYS_MAX, "scale_keys", KEYS_DEFAULT,
         help="How many keys one query's softmax spreads over, in the right-hand chart.",
     )  # fmt: skip
-scales = scale_view(keys, params.seed)
+scales = scale_view(keys_per_row, params.seed)
 m_dk = len(scales.d_k)
 left, right = st.columns(2)
 with left:
@@ -341,13 +341,13 @@ with left:
     )
 with right:
     figure(
-        saturation_figure(scales.d_k, scales.unscaled_max, scales.scaled_max, keys),
+        saturation_figure(scales.d_k, scales.unscaled_max, scales.scaled_max, keys_per_row),
         "scale_saturation",
         latex=r"\mathbb{E}\bigl[\max_j \alpha_{ij}\bigr],\quad \alpha_{ij} = "
         r"\operatorname{softmax}_j\bigl(q_i \cdot k_j / s\bigr),\quad s \in \{1, \sqrt{d_k}\}",
         shape=(m_dk,),
         caption=f"Two curves of {m_dk} values: the mean over {SATURATION_SAMPLES} seeded "
-        f"random rows of one query and {keys} keys of the row's largest weight; d_k log.",
+        f"random rows of one query and {keys_per_row} keys of the row's largest weight; d_k log.",
     )
 st.info(md_escape(scale_note(scales, NOTE_D_K)), icon=":material/lightbulb:")
 
@@ -390,7 +390,7 @@ download_view(
         ),
         "softmax_saturation": Labelled(
             np.stack([scales.unscaled_max, scales.scaled_max], 1),
-            f"mean largest weight of a row of {keys} keys",
+            f"mean largest weight of a row of {keys_per_row} keys",
             rows=d_k_rows,
             cols=["unscaled", "scaled"],
             corner="d_k \\ largest weight",
@@ -402,6 +402,6 @@ download_view(
     extra={
         "_model": "copy" if params.trained else f"copy, random seed {params.seed}",
         "items": " ".join(map(str, items)),
-        "scale_keys": keys,
+        "scale_keys": keys_per_row,
     },
 )

@@ -8,12 +8,12 @@ from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import figure, weights_caption, window_caption
 from explorer.example import axis_labels
-from explorer.family_controls import DEFAULTS, scheme_settings
+from explorer.family_controls import DEFAULTS, scheme_picker, scheme_settings
 from explorer.heatmaps import Panel, make_scale, panel_grid, pooled_note
 from explorer.notes import focus_note
 from explorer.trained_inputs import model_for
-from explorer.widgets import choice, head_picker, md_escape
-from relpos_core.schemes import SCHEME_NAMES, SCHEMES
+from explorer.widgets import head_picker, md_escape
+from relpos_core.schemes import SCHEMES
 
 params = current_params()
 n, heads = params.length, params.heads
@@ -36,15 +36,9 @@ st.markdown(
 )
 left, right = st.columns(2)
 with left:
-    a = choice(
-        "scheme A", list(SCHEME_NAMES), "compare_a", default=DEFAULTS.compare_a,
-        format_func=LABELS.get,
-    )  # fmt: skip
+    a = scheme_picker("scheme A", "compare_a", DEFAULTS.compare_a)
 with right:
-    b = choice(
-        "scheme B", list(SCHEME_NAMES), "compare_b", default=DEFAULTS.compare_b,
-        format_func=LABELS.get,
-    )  # fmt: skip
+    b = scheme_picker("scheme B", "compare_b", DEFAULTS.compare_b)
 head = head_picker(heads, "compare_head")  # a row of its own: eight heads fit
 settings = scheme_settings(params, compare_a=a, compare_b=b)
 for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):

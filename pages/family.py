@@ -13,12 +13,14 @@ from explorer.draw import (
     figure,
     inset,
     markdown_table,
+    plotly_chart,
     png_config,
     weights_caption,
     window_caption,
 )
 from explorer.example import axis_labels
-from explorer.family_controls import DEFAULTS, scheme_settings
+from explorer.failures import fragment
+from explorer.family_controls import DEFAULTS, scheme_picker, scheme_settings
 from explorer.family_plots import (
     DENSE_DISTANCE,
     learned_figure,
@@ -68,14 +70,7 @@ st.markdown(
     "term** drawn here (in logit units, 1/√d applied)."
 )
 
-name = choice(
-    "scheme",
-    list(SCHEME_NAMES),
-    "scheme",
-    format_func=LABELS.get,
-    help="In the URL and in relpos_core.schemes: "
-    + ", ".join(f"{s} ({LABELS[s]})" for s in SCHEME_NAMES),
-)
+name = scheme_picker("scheme", "scheme", DEFAULTS.scheme)
 scheme_class = SCHEMES[name]
 
 
@@ -94,7 +89,7 @@ config = settings.config(name, params)
 mask_note = "" if params.mask == "none" else f" Masked cells ({params.mask} mask) are blank."
 
 
-@st.fragment
+@fragment
 def one_head(view: family.PositionView, scales: list[Scale]) -> None:
     """One head's position term with exact values; Transformer-XL's four terms (reruns alone)."""
     head = head_picker(heads, "family_head")
@@ -225,7 +220,7 @@ st.caption(
 st.header("3 · Against the distance j - i")
 
 
-@st.fragment
+@fragment
 def profile_chart() -> None:
     """Every scheme's profile on one chart, the trained length marked (reruns alone)."""
     which = choice(  # up to 9 buttons (pooled and 8 heads): a row of their own
@@ -280,7 +275,7 @@ def profile_chart() -> None:
     )
     picked = mark_picked_distance(fig)
     st.latex(formulas.PROFILE)
-    st.plotly_chart(
+    plotly_chart(
         fig, key="chart_family_profile", width="stretch", config=png_config("family_profile")
     )
     _, stride = shown_distances(first.distance)
@@ -338,7 +333,7 @@ def beyond_table(trained_length: int, marked: str) -> None:
     st.markdown(markdown_table(beyond))
 
 
-@st.fragment
+@fragment
 def learned_chart() -> None:
     """What each trained scheme learned against j - i, one small chart each (reruns alone)."""
     part = choice(
@@ -356,7 +351,7 @@ def learned_chart() -> None:
     }
     fig = learned_figure(learned.distance, curves, learned.context, columns=2 if is_phone() else 3)
     picked = mark_picked_distance(fig)
-    st.plotly_chart(
+    plotly_chart(
         fig,
         key="chart_family_learned",
         width="stretch",

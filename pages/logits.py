@@ -8,6 +8,7 @@ from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import agreement_badge, figure, inset, weights_caption, window_caption
 from explorer.example import axis_labels
+from explorer.failures import fragment
 from explorer.heatmaps import (
     Panel,
     grid_columns,
@@ -114,7 +115,7 @@ METHODS = {
 relative_scale = make_scale("diverging", [view.relative[head]])
 
 
-@st.fragment
+@fragment
 def one_method() -> None:
     """One method's relative term for the picked head (reruns only this part)."""
     method = choice("method", list(METHODS), "logits_method")
@@ -155,7 +156,7 @@ STEP_NAMES = {
 }
 
 
-@st.fragment
+@fragment
 def one_step() -> None:
     """One step of the six, its tensor as a grid of slices (reruns only this part)."""
     names = [s.name for s in steps]

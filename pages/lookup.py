@@ -7,6 +7,7 @@ from explorer.controls import current_params
 from explorer.downloads import Labelled, download_view, position_labels
 from explorer.draw import figure, inset, weights_caption, window_caption
 from explorer.example import axis_labels
+from explorer.failures import fragment
 from explorer.heatmaps import Panel, make_scale, panel_grid
 from explorer.notes import clip_note
 from explorer.pair_card import pair_card
@@ -94,7 +95,7 @@ st.markdown(
 )
 
 
-@st.fragment
+@fragment
 def a_k_slice() -> None:
     """One slice of a^K (reruns only this part)."""
     how = choice(

@@ -9,7 +9,14 @@ import streamlit as st
 from explorer import formulas
 from explorer.controls import clicked_cell, current_params
 from explorer.downloads import download_view
-from explorer.draw import agreement_badge, bytes_text, markdown_table, weights_caption
+from explorer.draw import (
+    agreement_badge,
+    bytes_text,
+    markdown_table,
+    plotly_chart,
+    weights_caption,
+)
+from explorer.failures import fragment
 from explorer.notes import favoured_distance_note
 from explorer.params import ViewParams
 from explorer.rel_shift_figures import step_figure
@@ -139,7 +146,7 @@ def offer_download(story: ShiftStory, head: int, memory: int, i: int, j: int) ->
     download_view("rel_shift", params, story_tables(story), extra=extra, where=st)
 
 
-@st.fragment
+@fragment
 def story_panel(params: ViewParams) -> None:
     controls = st.container(horizontal=True, vertical_alignment="bottom")
     with controls:
@@ -183,7 +190,7 @@ def story_panel(params: ViewParams) -> None:
             story, name, places[number], write_distance=write,
             title=f"{label}  ({step.shape[0]}, {step.shape[1]})",
         )  # fmt: skip
-        st.plotly_chart(
+        plotly_chart(
             fig,
             key=chart_key,
             width="stretch",

@@ -9,8 +9,15 @@ import streamlit as st
 from explorer import formulas
 from explorer.controls import clicked_cell, current_params
 from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import agreement_badge, bytes_text, weights_caption, window_caption
+from explorer.draw import (
+    agreement_badge,
+    bytes_text,
+    plotly_chart,
+    weights_caption,
+    window_caption,
+)
 from explorer.example import axis_labels
+from explorer.failures import fragment
 from explorer.notes import favoured_distance_note
 from explorer.pair_controls import current_pair, pick_cell, rerun_whole_page
 from explorer.params import ViewParams
@@ -173,7 +180,7 @@ def offer_download(
     download_view("skew", params, tables, extra=extra, where=st)
 
 
-@st.fragment
+@fragment
 def story_panel(params: ViewParams) -> None:
     rerun_whole_page()  # a click here picked a pair: the sidebar and the URL must show it
     labels = axis_labels(params)[0] if params.tokens else None
@@ -227,7 +234,7 @@ def story_panel(params: ViewParams) -> None:
             fig = cells_figure(
                 story, name, place, labels, title=title, width_px=560, write_r=write_r
             )
-            st.plotly_chart(
+            plotly_chart(
                 fig,
                 key=chart_key,
                 width="stretch",
@@ -244,8 +251,8 @@ def story_panel(params: ViewParams) -> None:
             )
         else:
             fig = image_figure(story, params, head, name, place, title=title, width_px=560)
-            st.plotly_chart(fig, key=chart_key, width="stretch",
-                            config={"displaylogo": False})  # fmt: skip
+            plotly_chart(fig, key=chart_key, width="stretch",
+                         config={"displaylogo": False})  # fmt: skip
             st.caption(
                 "One pixel per cell, on the same diverging scale as every step. Outlined: the "
                 "cells whose values become relative logits; greyed: the rest. The dotted cross "
@@ -266,7 +273,7 @@ def story_panel(params: ViewParams) -> None:
                 story, name, place, labels, rows=rows, cols=cols, width_px=280,
                 title=f"around the picked value in step {number}",
             )  # fmt: skip
-            st.plotly_chart(
+            plotly_chart(
                 inset,
                 key=INSET_KEY,
                 width="stretch",

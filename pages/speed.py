@@ -6,9 +6,10 @@ from explorer import speed
 from explorer.budget import REQUEST_BUDGET_BYTES, format_bytes
 from explorer.controls import current_params
 from explorer.downloads import download_view
-from explorer.draw import png_config
+from explorer.draw import markdown_table, plotly_chart, png_config
 from explorer.plots import horizontal_line, loglog_figure, mark_points
 from explorer.screen import is_phone
+from explorer.widgets import choice, choices, int_slider
 
 RESULTS_KEY = "speed_results"  # this session's measurements, never shared with other sessions
 params = current_params()
@@ -36,7 +37,7 @@ horizontal_line(
 )
 if is_phone():  # a legend beside the plot would leave it no width
     fig.update_layout(legend={"orientation": "h", "x": 0, "y": -0.35}, height=640)
-st.plotly_chart(fig, key="chart_speed_memory", width="stretch", config=png_config("memory"))
+plotly_chart(fig, key="chart_speed_memory", width="stretch", config=png_config("memory"))
 st.caption(
     "Lines: `relpos_core.memory_bytes` at this view's d, heads and k (einsum and matmul "
     "coincide). The loop's flat line is the least memory but n² Python steps, by far the "
@@ -54,21 +55,22 @@ st.markdown(
     "attention without relative terms, the yardsticks. A click runs for at most "
     f"{speed.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
 )
-methods = st.multiselect(  # a row of its own: every method's name fits
-    "methods", speed.BENCH_METHODS, default=list(speed.BENCH_METHODS), key="speed_methods"
-)
+methods = choices("methods", speed.BENCH_METHODS, "speed_methods")  # a row of its own
 middle, right = st.columns(2)
-largest = middle.select_slider(
-    "largest n", speed.BENCH_NS, value=512, key="speed_max_n", help="sizes: powers of 2 up to it"
-)
-repeats = right.slider(
-    "repeats",
-    3,
-    speed.BENCH_REPEATS_MAX,
-    speed.BENCH_REPEATS_DEFAULT,
-    key="speed_repeats",
-    help="Timed calls per method and n, after the warm-up; the spread needs a few.",
-)
+with middle:
+    largest = choice(
+        "largest n", speed.BENCH_NS, "speed_max_n", kind="select_slider", default=512,
+        help="sizes: powers of 2 up to it",
+    )  # fmt: skip
+with right:
+    repeats = int_slider(
+        "repeats",
+        3,
+        speed.BENCH_REPEATS_MAX,
+        "speed_repeats",
+        speed.BENCH_REPEATS_DEFAULT,
+        help="Timed calls per method and n, after the warm-up; the spread needs a few.",
+    )
 ns = tuple(n for n in speed.BENCH_NS if n <= largest)[-6:]  # the six largest sizes up to it
 allowed, refused = speed.plan_benchmark(tuple(methods), ns, d, heads, k)
 if refused:
@@ -103,8 +105,8 @@ if isinstance(result, speed.BenchResult) and result.rows:
         hovertemplate="%{fullData.name}<br>n=%{x}<br>median %{y:.3g} ms<extra></extra>",
     )
     speed.add_spread_bars(fig, result)
-    st.plotly_chart(fig, key="chart_speed_timing", width="stretch", config=png_config("timing"))
-    st.dataframe(speed.result_table(result), key="speed_table", hide_index=True)
+    plotly_chart(fig, key="chart_speed_timing", width="stretch", config=png_config("timing"))
+    st.markdown(markdown_table(speed.result_table(result)))
     note = (
         f"Measured in {result.seconds:.1f} s on this server just now: median (first quartile-"
         f"third quartile) in ms; load average {result.load[0]:.1f} before and {result.load[1]:.1f} "
@@ -120,9 +122,14 @@ if isinstance(result, speed.BenchResult) and result.rows:
 elif isinstance(result, speed.BenchResult):
     st.info("Nothing was measured: every requested size was refused or skipped.")
 
-download_view(
+download_view(  # the view's parameters: its link reopens the same d, heads and k
     "speed",
-    None,
+    params,
     speed.download_arrays(curves, result if isinstance(result, speed.BenchResult) else None),
-    extra={"d": d, "heads": heads, "k": k, "_memory_dtype": "float32"},
+    extra={  # the Measure now settings go to params.json only: the link carries the chart's view
+        "_speed_methods": list(methods),
+        "_speed_max_n": largest,
+        "_speed_repeats": repeats,
+        "_memory_dtype": "float32",
+    },
 )

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import trained
-from explorer.controls import ensure_app_ran
+from explorer.controls import current_params
 from explorer.downloads import download_view
 from explorer.draw import chart, figure
 from explorer.heatmaps import Panel, make_scale, mark_position, panel_grid
@@ -15,7 +15,7 @@ from explorer.widgets import choice, int_number, int_slider, md_escape, text_box
 LENGTH_MAX = 128
 SEED_LIMIT = 2**31 - 1
 
-ensure_app_ran()
+params = current_params()  # the sidebar does not apply here; its weights go into the download
 
 gen = trained.generalization_view()
 task, config = gen.task, gen.config
@@ -193,6 +193,9 @@ download_view(
     None,
     trained.download_arrays(gen, tables_kind, layer, kind, view),
     extra={
+        "weights": params.weights,
+        "_attention_weights": trained.KIND_WEIGHTS[kind],
+        "_tables_weights": trained.KIND_WEIGHTS[tables_kind],
         "trained_model": trained.KIND_LABELS[kind],
         "trained_tables_kind": trained.KIND_LABELS[tables_kind],
         "trained_tables_layer": layer,

@@ -9,10 +9,10 @@ from relpos_core import (
     check_fits,
     device_memory_bytes,
     format_bytes,
+    guard,
     logits_bytes,
     memory_bytes,
 )
-from relpos_core import guard
 from relpos_core.banded import block_rows
 
 

@@ -36,6 +36,7 @@ from relpos_core.schemes import SCHEME_NAMES, PositionScheme, ShawRelative, make
 PLAIN = ("nope", "sinusoidal")  # no scheme object: plain causal attention
 POSITIONS = (*PLAIN, *SCHEME_NAMES)
 SCHEME_SEED = 1000  # layer l's scheme is drawn from seed SCHEME_SEED + l
+INFERENCE_ROWS = 256  # without gradients, a long text's attention runs in blocks of this many rows
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,25 @@ class SchemeAttention(nn.Module):
             return relative_attention(
                 q, k, v, self.scheme.table_k, self.scheme.table_v, causal=True
             )
-        return self.scheme(q, k, v, causal=True)[0]
+        n = q.shape[2]
+        if torch.is_grad_enabled() or n <= INFERENCE_ROWS:
+            return self.scheme(q, k, v, causal=True)[0]
+        # Inference on a long text, in blocks of query rows: each row's softmax is its own, so
+        # the blocks are exact, and a block's keys end where its last row's causal mask does.
+        # The schemes build (h, rows, keys) terms: a quarter of the (h, n, n) at n = 1024.
+        return torch.cat(
+            [
+                self.scheme(
+                    q[:, :, start : start + INFERENCE_ROWS],
+                    k[:, :, : start + INFERENCE_ROWS],
+                    v[:, :, : start + INFERENCE_ROWS],
+                    causal=True,
+                    query_offset=start,
+                )[0]
+                for start in range(0, n, INFERENCE_ROWS)
+            ],
+            dim=2,
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         z = self.attend(*self.split(x))  # (b,h,n,d)

@@ -52,8 +52,8 @@ def test_bad_scheme_in_the_url_warns_and_compares_the_default() -> None:
     assert_clean(at)
     warnings = " ".join(w.value for w in at.warning).replace("\\", "")
     assert (
-        "URL parameter compare_a: must be one of Shaw, Music Transformer, Transformer-XL, T5, "
-        "ALiBi, RoPE"
+        "URL parameter compare_a: must be one of shaw, music, xl, t5, alibi, rope, got 'nope'; "
+        "using shaw"
     ) in warnings
     assert "t5_buckets: must be one of 8, 16, 32, 64, 128, got 'abc'; using 32" in warnings
     assert {"compare_weights", "compare_diff"} <= chart_keys(at)

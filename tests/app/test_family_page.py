@@ -143,8 +143,8 @@ def test_bad_url_values_warn_and_the_page_works() -> None:
     assert_clean(at)
     warnings = " ".join(w.value for w in at.warning).replace("\\", "")
     assert (
-        "URL parameter scheme: must be one of Shaw, Music Transformer, Transformer-XL, T5, "
-        "ALiBi, RoPE, got 'nope'; using Shaw"
+        "URL parameter scheme: must be one of shaw, music, xl, t5, alibi, rope, got 'nope'; "
+        "using shaw"
     ) in warnings
     assert "t5_buckets: must be one of 8, 16, 32, 64, 128, got 'abc'; using 32" in warnings
     assert "music_len: must be an integer in [1, 4096], got '-3'; using 64" in warnings

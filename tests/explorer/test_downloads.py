@@ -1,16 +1,31 @@
-"""explorer.downloads: one zip per view, CSVs with labels, the parameters and a README."""
+"""explorer.downloads: one zip per view, CSVs with labels, the parameters, the view as one
+offline web page (explorer.offline_view) and a README."""
 
 from __future__ import annotations
 
+import base64
 import csv
+import html
 import io
 import json
+import re
 import zipfile
+from pathlib import Path
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
+from plotly.offline import get_plotlyjs
 
-from explorer.downloads import Labelled, csv_text, file_name, position_labels, zip_bytes
+from explorer.downloads import (
+    Labelled,
+    csv_text,
+    file_name,
+    position_labels,
+    view_link,
+    zip_bytes,
+)
+from explorer.offline_view import ShownFigure, view_html
 from explorer.params import ViewParams
 
 
@@ -79,7 +94,7 @@ def test_zip_holds_every_array_the_tokens_the_parameters_and_a_readme() -> None:
     files = read_zip(data)
     assert set(files) == {
         "logits_head0.csv", "logits_head1.csv", "index.csv", "tokens.csv", "params.json",
-        "README.txt",
+        "README.txt", "view.html",
     }  # fmt: skip
     head1 = list(csv.reader(io.StringIO(files["logits_head1.csv"])))
     assert head1[0] == ["query i \\ key j", "0 the", "1 cat", "2 sat"]
@@ -98,3 +113,111 @@ def test_a_window_is_labelled_with_its_real_positions() -> None:
     assert position_labels(params, *params.window)[:2] == ["300", "301"]
     meta = json.loads(read_zip(zip_bytes("lookup", params, {}))["params.json"])
     assert meta["window"] == [300, 812] and meta["link"] == "/lookup?n=1000&win=300&weights=random"
+
+
+# ---- view.html: the view as one web page that opens offline --------------------------------
+
+
+def two_figures() -> list[ShownFigure]:
+    heat = go.Figure(go.Heatmap(z=np.arange(6, dtype=np.float32).reshape(2, 3)))
+    heat.update_layout(title="e_ij of head 0")
+    bars = go.Figure(go.Bar(x=["-1", "0", "+1"], y=[0.125, 0.5, 0.375], name="share per distance"))
+    return [
+        ShownFigure("chart_logits", heat, formula=r"e_{ij} < \sqrt{d}", caption="shape (2, 3)"),
+        ShownFigure("chart_shares", bars, caption="a & b"),
+    ]
+
+
+def parameters_shown(page: str) -> dict:
+    block = re.search(r'<pre id="parameters">(.*?)</pre>', page, re.DOTALL)
+    assert block is not None
+    return json.loads(html.unescape(block.group(1)))
+
+
+def test_the_view_page_holds_plotly_js_once_before_the_first_chart() -> None:
+    page = view_html(title="Relative logits", about="", parameters={}, link="/logits",
+                     figures=two_figures())  # fmt: skip
+    plotly_js = get_plotlyjs()
+    assert page.count(plotly_js) == 1
+    assert page.index(plotly_js) < page.index("Plotly.newPlot(")
+    assert page.count("Plotly.newPlot(") == 2
+    assert re.search(r"<script[^>]*\bsrc=", page) is None  # nothing fetched: it opens offline
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+
+
+def test_the_view_page_holds_every_figures_data_formula_and_caption() -> None:
+    figures = two_figures()
+    page = view_html(title="Relative logits", about="", parameters={}, link="/logits",
+                     figures=figures)  # fmt: skip
+    z = np.arange(6, dtype=np.float32).tobytes()  # numpy travels as base64 typed arrays
+    assert f'"bdata":"{base64.b64encode(z).decode()}"' in page
+    assert '"y":[0.125,0.5,0.375]' in page and '"name":"share per distance"' in page
+    assert "<h3>e_ij of head 0</h3>" in page and "<h3>shares</h3>" in page  # untitled: its key
+    assert r"e_{ij} &lt; \sqrt{d}" in page and "a &amp; b" in page  # escaped, as text
+    assert page.index("chart_logits") < page.index("chart_shares")  # the page's order
+
+
+def test_the_view_page_holds_the_parameters_and_the_link_back() -> None:
+    params = ViewParams(text="<b>the</b> cat", k=1)
+    meta = json.loads(read_zip(zip_bytes("logits", params, {}))["params.json"])
+    link = "https://relpos.example.app" + meta["link"]
+    page = view_html(title="Relative logits", about="the content term", parameters=meta,
+                     link=link, figures=[])  # fmt: skip
+    assert parameters_shown(page) == meta
+    href = re.search(r'<a href="([^"]*)">', page)
+    assert href is not None and html.unescape(href.group(1)) == link
+    assert "&amp;text=" in href.group(1) and "<b>the</b>" not in page  # escaped, not markup
+    assert "Plotly.newPlot(" not in page and get_plotlyjs()[:200] not in page  # no chart, no js
+
+
+def test_the_zip_holds_the_view_page_with_the_pages_charts_and_its_address() -> None:
+    params = ViewParams(n=4)
+    figures = {shown.key: shown for shown in two_figures()}
+    files = read_zip(
+        zip_bytes(
+            "logits", params, {"index": np.eye(4)}, figures=figures, app_url="http://127.0.0.1:8501"
+        )  # fmt: skip
+    )
+    meta = json.loads(files["params.json"])
+    assert meta["url"] == "http://127.0.0.1:8501/logits?n=4&weights=random"
+    page = files["view.html"]
+    assert page.count("Plotly.newPlot(") == 2 and parameters_shown(page) == meta
+    assert "<title>Relative logits</title>" in page  # the navigation's title
+    assert {"index.csv", "tokens.csv", "params.json", "README.txt", "view.html"} == set(files)
+    assert any(line.startswith("view.html: the page's 2 chart") for line in
+               files["README.txt"].splitlines())  # fmt: skip
+    assert meta["url"] in files["README.txt"]
+
+
+def test_labels_that_do_not_fit_fail_while_the_page_runs_not_on_the_click() -> None:
+    """A page that passed a count where labels belong (the Basics page did) broke only its
+    download, silently: the check now fails when the Labelled is made."""
+    with pytest.raises(TypeError, match="sequence of labels"):
+        Labelled(np.zeros((2, 3)), cols=16)
+    with pytest.raises(ValueError, match="2 cols labels do not fit shape"):
+        Labelled(np.zeros((2, 3)), cols=["a", "b"])
+    with pytest.raises(ValueError, match="3 rows labels"):
+        Labelled(np.zeros((4, 2, 3)), rows=["a", "b", "c"], split="head")
+    Labelled(np.zeros((4, 2, 3)), rows=["a", "b"], cols=["x", "y", "z"], split="head")
+    Labelled(np.zeros(3), rows=["a", "b", "c"], cols=["value"])  # 1-D: one column
+
+
+def test_a_shared_control_at_its_default_is_left_out_of_the_link() -> None:
+    """Pages without shared parameters (Trained model) name the weights in the link only when
+    the address does: the app leaves a default out of its URL."""
+    assert view_link(None, {"weights": "trained", "trained_seed": 3}, "trained") == (
+        "/trained?trained_seed=3"
+    )
+    assert view_link(None, {"weights": "random"}, "trained") == "/trained?weights=random"
+
+
+def test_every_chart_goes_through_the_helper_that_records_it_for_the_download() -> None:
+    """A chart drawn with st.plotly_chart itself would be missing from view.html."""
+    root = Path(__file__).resolve().parents[2]
+    sources = [*root.glob("pages/*.py"), *root.glob("explorer/*.py"), root / "app.py"]
+    direct = [
+        path.relative_to(root).as_posix()
+        for path in sources
+        if path.name != "draw.py" and "st.plotly_chart(" in path.read_text()
+    ]
+    assert len(sources) > 20 and direct == []

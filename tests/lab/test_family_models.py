@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from relpos_core.schemes import t5_bucket, xl_sinusoid
-from relpos_lab.family import FAMILY_DIR, load, results
+from relpos_lab.family import FAMILY_DIR, load, load_with_vocabulary, results
 from relpos_lab.family.__main__ import main
 from relpos_lab.family.corpus import (
     CORPUS_CHARS,
@@ -333,3 +333,18 @@ def test_bench_prints_one_row_per_model_against_shaw(capsys):
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| `")]
     assert [row.split("`")[1] for row in rows] == ["alibi", "shaw"]
     assert rows[1].endswith("| 1.00 |")
+
+
+@pytest.mark.parametrize("name", ["music", "xl", "t5", "alibi", "rope"])
+def test_inference_in_blocks_of_rows_equals_the_whole_forward(name):
+    """Without gradients a text longer than INFERENCE_ROWS attends in blocks of query rows
+    (a quarter of the memory at n = 1024); with gradients the whole (h, n, n) is built. The
+    two agree to float32 rounding on every next-character logit."""
+    from relpos_lab.family.model import INFERENCE_ROWS
+
+    model, _ = load_with_vocabulary(name)
+    ids = torch.randint(0, model.config.vocab, (1, 2 * INFERENCE_ROWS + 37))
+    with torch.no_grad():
+        blocked = model(ids)
+    whole = model(ids).detach()  # gradients on: the unblocked path
+    torch.testing.assert_close(blocked, whole, rtol=1e-5, atol=5e-5)
