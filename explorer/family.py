@@ -44,6 +44,7 @@ CACHE_ENTRIES = 8
 # cells (n = 1024) one scheme's whole profile took 240-290 MB for 1-3 s, more than a small
 # host has to spare; the rows and the window take a tenth.
 FULL_PROFILE_CELLS = 2**20
+ATTENTION_ROWS = 128  # query rows per block of the compared attention: (h, 128, n) terms
 TOEPLITZ_RTOL = 1e-5  # a deviation this small relative to the term's largest |value| is rounding
 
 
@@ -75,7 +76,8 @@ def _window_terms(
     inputs = example_inputs(params, scheme.name)
     start, stop = params.window
     size = stop - start
-    plan_scheme(what, scheme, size, size, traces=len(scheme.TERMS) + 1)
+    kept = len(scheme.TERMS) if every_term else 1  # the terms it returns, and their sum
+    plan_scheme(what, scheme, size, size, traces=kept + 1)
     q, k = inputs.q[:, :, start:stop], inputs.k[:, :, start:stop]
     with torch.no_grad():
         if every_term:
@@ -205,10 +207,10 @@ def profile_view(params: ViewParams, config: SchemeConfig) -> ProfileView:
     n, heads = params.length, params.heads
     inputs = example_inputs(params, scheme.name)
     rows = max(1, min(n, BLOCK_CELLS // (heads * n)))  # scheme_profile's blocks of rows
-    plan_scheme("distance profile", scheme, rows, n)
     nbytes = scheme.logit_bytes(n, n)
     distance, free_mean = _row_profile(scheme, params)
     if heads * n * n <= FULL_PROFILE_CELLS:
+        plan_scheme("distance profile", scheme, rows, n)  # the window's path plans its own
         with torch.no_grad():
             full = scheme_profile(scheme, inputs.q, inputs.k, causal=params.causal)
             free = scheme_profile(
@@ -308,7 +310,7 @@ def _attention_rows(scheme: PositionScheme, params: ViewParams):
     inputs = example_inputs(params, scheme.name)
     n = params.length
     start, stop = params.window
-    rows = rows_within_budget(scheme, n, stop - start, traces=2)
+    rows = rows_within_budget(scheme, n, min(stop - start, ATTENTION_ROWS), traces=2)
     plan_scheme("attention", scheme, rows, n, traces=2)
     weights, outputs = [], []
     with torch.no_grad():

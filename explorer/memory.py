@@ -35,6 +35,7 @@ import dataclasses
 import functools
 import gc
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -49,7 +50,8 @@ ENTRY_MAX_BYTES = 16 * 2**20  # a larger value is computed for its rerun and not
 # Beside its anonymous memory the process needs its code resident (torch's, Python's: about
 # 105 MB mapped from files, measured) and room for the figures and messages of the reruns
 # under way, which no estimate counts.
-HEADROOM_BYTES = 176 * 2**20
+HEADROOM_BYTES = 128 * 2**20
+ADMIT_WAIT_S = 15.0  # how long a view waits for memory that other reruns are about to free
 
 COMPUTE_SLOT = threading.RLock()  # one computation at a time in the whole process
 
@@ -223,9 +225,11 @@ def trim_heap() -> None:
         libc.malloc_trim(0)
 
 
-def admit(what: str, need: int) -> None:
+def admit(what: str, need: int, wait_s: float = ADMIT_WAIT_S) -> None:
     """Refuse, before anything is allocated, a computation of about ``need`` bytes that would
-    take the process past its limit; the caches are emptied first when that makes room."""
+    take the process past its limit. The caches are emptied first; then, for up to ``wait_s``,
+    it waits for other visitors' reruns to finish drawing (their figures are freed when they
+    do), and only then says no."""
     limit = limit_bytes()
     if limit is None:
         return
@@ -233,7 +237,11 @@ def admit(what: str, need: int) -> None:
     if resident_bytes() + need <= room:
         return
     release_memory()
-    free = room - resident_bytes()
+    deadline = time.monotonic() + wait_s
+    while (free := room - resident_bytes()) < need and time.monotonic() < deadline:
+        time.sleep(0.25)
+        gc.collect()
+        trim_heap()
     if need <= free:
         return
     raise ValueError(

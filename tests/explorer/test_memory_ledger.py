@@ -73,12 +73,12 @@ def test_admit_empties_the_caches_before_it_refuses(monkeypatch):
     monkeypatch.setattr(memory, "limit_bytes", lambda: 690 * 2**20)
     monkeypatch.setattr(memory, "resident_bytes", lambda: resident["bytes"])
     monkeypatch.setattr(memory, "release_memory", release)
-    admit("small view", 1 * 2**20)  # 600 + 1 < 690 - 96 would fail: so caches go first
+    admit("small view", 1 * 2**20)  # 600 + 1 > 690 - 128: so caches go first
     assert cleared == [True]
     admit("small view", 1 * 2**20)  # 500 + 1 fits: nothing more to clear
     assert cleared == [True]
     with pytest.raises(ValueError) as refused:
-        admit("distance profile", 300 * 2**20)
+        admit("distance profile", 300 * 2**20, wait_s=0.3)
     message = str(refused.value)
     assert "distance profile needs about 300.0 MiB" in message
     assert "of the 690.0 MiB it may use" in message and "choose a smaller n" in message
@@ -87,3 +87,13 @@ def test_admit_empties_the_caches_before_it_refuses(monkeypatch):
 def test_admit_does_nothing_without_a_known_limit(monkeypatch):
     monkeypatch.setattr(memory, "limit_bytes", lambda: None)
     admit("anything", 2**60)
+
+
+def test_admit_waits_for_memory_other_reruns_free(monkeypatch):
+    readings = iter([650, 650, 640, 600, 520, 500] + [500] * 100)  # MiB, falling as they finish
+    monkeypatch.setattr(memory, "limit_bytes", lambda: 690 * 2**20)
+    monkeypatch.setattr(memory, "resident_bytes", lambda: next(readings) * 2**20)
+    monkeypatch.setattr(memory, "release_memory", lambda: None)
+    monkeypatch.setattr(memory.time, "sleep", lambda s: None)
+    admit("attention", 40 * 2**20, wait_s=60)  # 520 + 40 > 562; 500 + 40 fits
+    assert next(readings) == 500  # it stopped reading as soon as the room was there
