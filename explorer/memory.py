@@ -18,13 +18,15 @@ is 32 MiB. So:
 * :func:`admit` is asked before a computation by its estimate (``explorer.budget`` does so for
   every one): if the process's resident memory plus the estimate would pass ``limit_bytes()``
   minus ``HEADROOM_BYTES``, the caches are emptied and freed memory handed back to the system;
-  if it still would not fit, a ``ValueError`` says so in words, and nothing is allocated.
+  it then waits up to ``ADMIT_WAIT_S`` for other visitors' reruns to free theirs; if it still
+  would not fit, a ``ValueError`` says so in words, and nothing is allocated.
 
 Why these sizes (measured with scripts/measure_host.py and the server's /proc/self/status):
 with torch, plotly and Streamlit loaded and the landing page drawn the server holds about 200
 MB of anonymous memory and 100 MB of code mapped from files; once every page has run, about
-350 MB anonymous. 32 MiB of caches keep every page's default view; the rest of a 690 MB limit
-is room for one computation (at most about 100 MB at n = 1024) and four visitors' figures.
+350 MB anonymous. A tour of every page at n = 8 and n = 1024 caches about 55 MiB of views; at
+32 MiB the least recently used go first. The rest of a 690 MB limit is room for one computation
+(at most about 75 MB at n = 1024, measured) and the figures of the reruns under way.
 """
 
 from __future__ import annotations
