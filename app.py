@@ -11,7 +11,7 @@ import streamlit as st
 from explorer.controls import PARAMS_STATE_KEY, report_other_keys, show_warnings, sidebar_controls
 from explorer.failures import shown_failures
 from explorer.host import configure_process
-from explorer.memory import trim_heap
+from explorer.memory import one_view_at_a_time, trim_heap
 from explorer.navigation import DEFAULT, PAGES, neighbours
 from explorer.offline_view import start_recording
 from explorer.pair_controls import pair_inputs
@@ -46,7 +46,8 @@ def main() -> None:
     show_warnings(parsed.warnings)
     notes = st.container()  # filled after the page ran: only then are its controls known
     start_recording()  # the charts this run draws, for the view's download
-    page.run()
+    with one_view_at_a_time():  # what a rerun holds is never held by two visitors at once
+        page.run()
     report_other_keys(parsed.other_keys, notes)
     story_links(next(stem for stem, p in pages.items() if p == page), pages)
     trim_heap()  # what the rerun freed goes back to the system, not to the next one's peak

@@ -19,6 +19,7 @@ from typing import Any
 
 import streamlit as st
 
+from explorer.memory import one_view_at_a_time
 from explorer.widgets import md_escape
 
 LOG = logging.getLogger(__name__)
@@ -41,12 +42,18 @@ def shown_failures() -> Iterator[None]:
 
 
 def fragment(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``st.fragment`` whose failures are shown as a whole page's are."""
+    """``st.fragment`` of :func:`guarded_view`: a fragment's rerun fails and waits as a page's."""
+    return st.fragment(guarded_view(function))
+
+
+def guarded_view(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` run in the view slot (``explorer.memory.one_view_at_a_time``, as app.py runs
+    a page) with its failures shown as a whole page's are."""
 
     @functools.wraps(function)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        with shown_failures():
+        with one_view_at_a_time(), shown_failures():
             return function(*args, **kwargs)
         return None
 
-    return st.fragment(guarded)
+    return guarded

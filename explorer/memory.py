@@ -15,6 +15,13 @@ is 32 MiB. So:
   visitors' computations never add their peaks (on a host of one or two cores they would only
   slow each other anyway). The slot is taken before Streamlit's own per-value lock, so a cached
   function that calls another cannot deadlock against a second thread;
+* a page's run (and a fragment's rerun) holds ``VIEW_SLOT``, one process-wide reentrant lock
+  taken before any other: what a rerun holds outside the caches (the tensors a view computed
+  and did not keep, its figures while they are built) is never held by two visitors at once.
+  Four visitors touring at n = 1024 took the server past 690 MB with computations alone
+  serialized; with whole views serialized they fit. A visitor who arrives during another's
+  rerun waits for it (about a second at n = 1024), which on one or two cores is what running
+  both at once would cost anyway;
 * :func:`admit` is asked before a computation by its estimate (``explorer.budget`` does so for
   every one): if the process's resident memory plus the estimate would pass ``limit_bytes()``
   minus ``HEADROOM_BYTES``, the caches are emptied and freed memory handed back to the system;
@@ -31,6 +38,7 @@ MB of anonymous memory and 100 MB of code mapped from files; once every page has
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import dataclasses
@@ -39,7 +47,7 @@ import gc
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -55,7 +63,9 @@ ENTRY_MAX_BYTES = 16 * 2**20  # a larger value is computed for its rerun and not
 HEADROOM_BYTES = 128 * 2**20
 ADMIT_WAIT_S = 15.0  # how long a view waits for memory that other reruns are about to free
 
+VIEW_SLOT = threading.RLock()  # one page run or fragment rerun at a time in the whole process
 COMPUTE_SLOT = threading.RLock()  # one computation at a time in the whole process
+VIEW_SLOT_POLL_S = 0.25  # a waiting rerun looks up this often, so a stop or rerun reaches it
 
 
 # ---- what a value holds --------------------------------------------------------------------
@@ -178,6 +188,18 @@ def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
         return call
 
     return decorate
+
+
+@contextlib.contextmanager
+def one_view_at_a_time() -> Iterator[None]:
+    """Hold the view slot while the block runs (reentrant: a fragment inside a page run takes it
+    again at no cost). The wait polls, so the waiting thread stays a normal Python thread."""
+    while not VIEW_SLOT.acquire(timeout=VIEW_SLOT_POLL_S):
+        pass
+    try:
+        yield
+    finally:
+        VIEW_SLOT.release()
 
 
 # ---- the process ---------------------------------------------------------------------------
