@@ -6,8 +6,11 @@ Community Cloud) gives that process as little as 690 MB and kills it, with every
 moment it goes over. Entry counts bound nothing here: one cached (8, 1024, 1024) float32 tensor
 is 32 MiB. So:
 
-* every cached view goes through :func:`cached` (``st.cache_data`` or ``st.cache_resource``
-  underneath) and is entered, with its size in bytes, in one ledger shared by all of them; when
+* every cached view goes through :func:`cached` and is kept once for every visitor
+  (``st.cache_resource`` underneath, its arrays made read-only): ``st.cache_data`` would hand
+  each rerun its own copy, and the copies a page keeps for its download (about 40 MB per
+  visitor at n = 1024, measured) would add up per visitor. Each value is entered, with its
+  size in bytes, in one ledger shared by all of them; when
   the ledger holds more than ``CACHE_BUDGET_BYTES`` the least recently used entries are cleared
   from their Streamlit caches, and an entry larger than ``ENTRY_MAX_BYTES`` is not kept at all
   (a redraw computes it again);
@@ -61,6 +64,11 @@ ENTRY_MAX_BYTES = 16 * 2**20  # a larger value is computed for its rerun and not
 # 105 MB mapped from files, measured) and room for the figures and messages of the reruns
 # under way, which no estimate counts.
 HEADROOM_BYTES = 128 * 2**20
+# A call longer than this computed its value (a hit takes microseconds); the heap is trimmed
+# after it, so the temporaries of one view's computations do not stack up in the next one's
+# (the six schemes of Position schemes at n = 1024 peaked 190 MB above the server's base
+# without, measured with the server's RssAnon).
+COMPUTED_S = 0.02
 ADMIT_WAIT_S = 15.0  # how long a view waits for memory that other reruns are about to free
 
 VIEW_SLOT = threading.RLock()  # one page run or fragment rerun at a time in the whole process
@@ -98,6 +106,32 @@ def value_bytes(value: Any, _seen: set[int] | None = None) -> int:
     if hasattr(value, "__dict__") and not isinstance(value, type):
         return value_bytes(vars(value), seen)
     return 0
+
+
+def read_only(value: Any, _seen: set[int] | None = None) -> None:
+    """Make every numpy array reachable from ``value`` read-only (through the same containers
+    as :func:`value_bytes`).
+
+    >>> a = np.zeros(2); read_only({"a": [a]}); a.flags.writeable
+    False
+    """
+    seen = set() if _seen is None else _seen
+    if id(value) in seen or value is None or isinstance(value, bool | int | float | complex | str):
+        return
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, dict):
+        for item in value.values():
+            read_only(item, seen)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            read_only(item, seen)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            read_only(getattr(value, f.name, None), seen)
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        read_only(vars(value), seen)
 
 
 # ---- the ledger ------------------------------------------------------------------------------
@@ -160,17 +194,23 @@ LEDGER = Ledger()
 
 
 def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
-    """``st.cache_data`` (or ``st.cache_resource``) with ``max_entries``, no spinner, its values
-    entered in the process-wide ledger and its calls run in the compute slot."""
+    """A cache of ``max_entries`` values shared by every visitor (``st.cache_resource``, no
+    spinner), its values entered in the process-wide ledger and its calls run in the compute
+    slot. A value is data unless ``resource`` (a model, a tokenizer): its numpy arrays are made
+    read-only, so no rerun can change what another visitor is shown."""
 
     def decorate(function: Callable) -> Callable:
-        store = st.cache_resource if resource else st.cache_data
-        inner = store(max_entries=max_entries, show_spinner=False)(function)
+        inner = st.cache_resource(max_entries=max_entries, show_spinner=False)(function)
 
         @functools.wraps(function)
         def call(*args: Any, **kwargs: Any) -> Any:
             with COMPUTE_SLOT:
+                started = time.perf_counter()
                 value = inner(*args, **kwargs)
+                if time.perf_counter() - started > COMPUTED_S:
+                    trim_heap()  # a computation's freed temporaries: back to the system now
+            if not resource:
+                read_only(value)
             try:
                 key = (call, args, tuple(sorted(kwargs.items())))
                 hash(key)

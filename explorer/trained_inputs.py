@@ -80,7 +80,7 @@ class TrainedTensors:
     tables: np.ndarray  # (layers, 2, 2k+1, d) w^K and w^V of every layer (Shaw's); else 0 rows
 
 
-@cached(8)
+@cached(8, resource=True)  # views hand its arrays to torch without a copy
 def trained_tensors(name: str, text: str) -> TrainedTensors:
     """Run model ``name`` on ``text`` once (``CharLM.attention_inputs``): every layer's q, k,
     v and tables, so that a change of layer reads the same run."""

@@ -18,7 +18,10 @@ from relpos_core.checks import check_bool, check_int, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.schemes.base import PositionScheme
 
-BLOCK_CELLS = 2**22  # cells of one block of rows (b·h·rows·n_k), 32 MB in float64
+# Cells of one block of rows (b·h·rows·n_k). A block's statistics take about six float64 copies
+# of it moved by distance, about 50 MB at this size: small enough for a server that shares 690
+# MB, large enough that the loop over blocks costs little beside the work.
+BLOCK_CELLS = 2**20
 
 
 @dataclass(frozen=True)
@@ -167,15 +170,23 @@ def distance_profile(
     b, h, n_q, n_k = term.shape
     if min(term.shape) < 1:
         raise ValueError(f"term must hold at least one cell per axis, got {tuple(term.shape)}")
+    rows = _block_rows(b, h, n_q, n_k)
     check_fits(
         f"distance_profile of a term of shape {tuple(term.shape)}",
-        _profile_bytes(b, h, n_q, n_k),
+        _profile_bytes(b, h, rows, n_k),
         None,
         term.device,
     )
     sums, distance, allowed = _prepare(b, h, n_q, n_k, query_offset, causal)
-    sums.add(term, 0, allowed)
+    for r0 in range(0, n_q, rows):  # blocks of rows: the copies by distance stay block-sized
+        r1 = min(n_q, r0 + rows)  # the block's last row sees its most negative j - i at n_q - r1
+        sums.add(term[:, :, r0:r1], n_q - r1, None if allowed is None else allowed[r0:r1])
     return sums.profile(distance)
+
+
+def _block_rows(batch: int, heads: int, n_q: int, n_k: int) -> int:
+    """Query rows per block: about ``BLOCK_CELLS`` cells, at least one row."""
+    return max(1, min(n_q, BLOCK_CELLS // max(1, batch * heads * n_k)))
 
 
 def _profile_bytes(batch: int, heads: int, rows: int, n_k: int) -> int:
@@ -228,7 +239,7 @@ def scheme_profile(
     b, h, n_q, _ = q.shape
     n_k = k.shape[2]
     sums, distance, allowed = _prepare(b, h, n_q, n_k, 0, causal)
-    rows = max(1, min(n_q, BLOCK_CELLS // max(1, b * h * n_k)))
+    rows = _block_rows(b, h, n_q, n_k)
     for r0 in range(0, n_q, rows):
         block = scheme.position_term(
             q[:, :, r0 : r0 + rows], k, causal=causal, query_offset=r0, max_bytes=max_bytes

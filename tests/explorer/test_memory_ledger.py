@@ -97,3 +97,42 @@ def test_admit_waits_for_memory_other_reruns_free(monkeypatch):
     monkeypatch.setattr(memory.time, "sleep", lambda s: None)
     admit("attention", 40 * 2**20, wait_s=60)  # 520 + 40 > 562; 500 + 40 fits
     assert next(readings) == 500  # it stopped reading as soon as the room was there
+
+
+def test_a_cached_view_is_one_read_only_value_for_every_visitor():
+    """Every rerun gets the same arrays (no copy per visitor), and none can write into them;
+    a resource (a model) is shared as it is."""
+
+    @cached(4)
+    def view(n: int) -> dict[str, np.ndarray]:
+        return {"z": np.arange(n, dtype=np.float32)}
+
+    @cached(4, resource=True)
+    def model(n: int) -> list[np.ndarray]:
+        return [np.zeros(n)]
+
+    first, second = view(3), view(3)
+    assert first["z"] is second["z"]
+    assert not first["z"].flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        first["z"][0] = 1.0
+    assert model(2)[0] is model(2)[0] and model(2)[0].flags.writeable
+    view.clear()
+    model.clear()
+
+
+def test_the_heap_is_trimmed_after_a_computation_and_not_after_a_hit(monkeypatch):
+    trims = []
+    monkeypatch.setattr(memory, "trim_heap", lambda: trims.append(1))
+    monkeypatch.setattr(memory, "COMPUTED_S", 0.0)  # every miss counts as a computation
+
+    @cached(4)
+    def view(n: int) -> np.ndarray:
+        return np.zeros(n)
+
+    view(5)
+    assert len(trims) == 1
+    monkeypatch.setattr(memory, "COMPUTED_S", 1.0)  # a hit takes far less than a second
+    view(5)
+    assert len(trims) == 1
+    view.clear()

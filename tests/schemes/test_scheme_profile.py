@@ -4,6 +4,8 @@ averaged, spread (population standard deviation), min and max; ``pooled`` over e
 """
 
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -182,3 +184,31 @@ def test_pooled_spread_of_two_constant_heads():
     term = torch.stack([torch.ones(4, 4), 3 * torch.ones(4, 4)])[None]  # (1, 2, 4, 4)
     pooled = distance_profile(term).pooled()
     assert (pooled.mean == 2.0).all() and (pooled.std == 1.0).all()
+
+
+@pytest.mark.parametrize("block_cells", [1, 2 * 2 * 6 * 2, 10**9])  # 1 row, 2 rows, all rows
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("query_offset", [0, 3])
+def test_distance_profile_in_blocks_is_the_brute_force(
+    monkeypatch, block_cells, causal, query_offset
+):
+    monkeypatch.setattr(profile_module, "BLOCK_CELLS", block_cells)
+    term = randn(2, 2, 5, 9, seed=4)
+    profile = distance_profile(term, query_offset=query_offset, causal=causal)
+    assert_profile(profile, diagonals(term, query_offset, causal))
+
+
+def test_distance_profile_of_a_large_term_holds_block_sized_copies():
+    """The copies by distance are made per block of rows: a (1, 4, 1024, 1024) float32 term
+    (16 MiB) is profiled within a few times its own size, not the ~190 MiB that six float64
+    copies of the whole term moved by distance would take."""
+    script = (
+        "import torch, resource\n"
+        "from relpos_core.schemes.profile import distance_profile\n"
+        "t = torch.randn(1, 4, 1024, 1024)\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "distance_profile(t, causal=True)\n"
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert int(done.stdout) < 80 * 2**20, f"profiling grew the peak by {int(done.stdout):,} bytes"
