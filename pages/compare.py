@@ -10,10 +10,10 @@ from explorer.figures.notes import focus_note
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
 from explorer.frame.widgets import head_picker, md_escape
-from explorer.stories.family import settings as family_settings
 from explorer.stories.family import views
 from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
 from explorer.weights.example import axis_labels
+from explorer.weights.schemes import SCHEME_LABELS
 from explorer.weights.trained import model_for
 from relpos_core.schemes import SCHEMES
 
@@ -22,7 +22,7 @@ n, heads = params.length, params.heads
 rows, cols = axis_labels(params)
 start, stop = params.window
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
-LABELS = family_settings.SCHEME_LABELS
+LABELS = SCHEME_LABELS
 
 st.title("Compare schemes")
 weights_caption(params, scheme="each")

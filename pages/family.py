@@ -38,7 +38,6 @@ from explorer.frame.widgets import (
     toggle,
 )
 from explorer.pair.controls import mark_picked_distance
-from explorer.stories.family import settings as family_settings
 from explorer.stories.family import views
 from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
 from explorer.stories.family.learned_terms import learned_terms
@@ -50,6 +49,7 @@ from explorer.stories.family.plots import (
     shown_distances,
 )
 from explorer.weights.example import axis_labels
+from explorer.weights.schemes import SCHEME_LABELS
 from explorer.weights.trained import model_for
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 from relpos_lab.family.registry import SCHEME_MODELS
@@ -61,7 +61,7 @@ rows, cols = axis_labels(params)
 start, stop = params.window
 size = stop - start
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
-LABELS = family_settings.SCHEME_LABELS
+LABELS = SCHEME_LABELS
 
 st.title("Position schemes")
 weights_caption(params, scheme="each")

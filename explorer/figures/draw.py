@@ -26,7 +26,7 @@ from explorer.frame.offline_view import ShownFigure, record_figure
 from explorer.frame.params import DISPLAY_MAX, ViewParams, trained_model_name
 from explorer.frame.widgets import int_slider, md_escape
 from explorer.pair.controls import chart_options, current_pair
-from explorer.stories.family.settings import SCHEME_LABELS
+from explorer.weights.schemes import SCHEME_LABELS
 
 INSET_SIDE = 32  # rows and columns of the exact-value zoom under an image
 

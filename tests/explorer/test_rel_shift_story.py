@@ -189,7 +189,7 @@ def test_the_story_is_capped_and_the_check_covers_at_most_check_queries() -> Non
 
 def test_the_shift_page_shows_the_same_transformer_xl_as_the_schemes_pages() -> None:
     from explorer.stories.family import views as family
-    from explorer.stories.family.settings import SchemeConfig
+    from explorer.weights.schemes import SchemeConfig
 
     params = ViewParams(n=8, mask="causal")
     story = shift_story(params, 1, 0)  # head 1, no memory: the schemes pages' square view

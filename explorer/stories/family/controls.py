@@ -9,11 +9,12 @@ import streamlit as st
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import choice, int_number, md_escape, toggle
 from explorer.stories.family import settings
+from explorer.weights.schemes import SCHEME_LABELS
 from relpos_core.schemes import SCHEME_NAMES
 
 DEFAULTS = settings.FamilySettings()
 #: The papers' names, which links of earlier versions hold (``scheme=ALiBi``): read as the scheme.
-_SCHEMES_BY_LABEL = {label: name for name, label in settings.SCHEME_LABELS.items()}
+_SCHEMES_BY_LABEL = {label: name for name, label in SCHEME_LABELS.items()}
 
 
 def scheme_picker(label: str, key: str, default: str) -> str:
@@ -26,7 +27,7 @@ def scheme_picker(label: str, key: str, default: str) -> str:
         default=default,
         aliases=_SCHEMES_BY_LABEL,
         help="In the URL and in relpos_core.schemes: "
-        + ", ".join(f"{name} ({settings.SCHEME_LABELS[name]})" for name in SCHEME_NAMES),
+        + ", ".join(f"{name} ({SCHEME_LABELS[name]})" for name in SCHEME_NAMES),
     )
 
 
@@ -104,7 +105,7 @@ def scheme_settings(
                 "Trained weights: each scheme is its family model's layer "
                 f"{params.layer}, with the settings it was trained with: "
                 + "; ".join(
-                    f"{settings.SCHEME_LABELS[name]}: {text}"
+                    f"{SCHEME_LABELS[name]}: {text}"
                     for name in SCHEME_NAMES
                     if (text := DEFAULTS.config(name, params).text)
                 )

@@ -1,5 +1,5 @@
 """The position-scheme pages' own settings: one checked, hashable :class:`FamilySettings` for
-every control, and :class:`SchemeConfig`, one scheme's keyword arguments (a cache key).
+every control, which gives each scheme its :class:`explorer.weights.schemes.SchemeConfig`.
 
 Pure (no streamlit): each error names the control, its range and the value.
 """
@@ -9,17 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.frame.params import N_MAX, ViewParams
-from explorer.weights.example import derived_seed
-from relpos_core.schemes import SCHEME_NAMES, PositionScheme, make_scheme
+from explorer.weights.schemes import SchemeConfig
+from relpos_core.schemes import SCHEME_NAMES
 
-SCHEME_LABELS = {
-    "shaw": "Shaw",
-    "music": "Music Transformer",
-    "xl": "Transformer-XL",
-    "t5": "T5",
-    "alibi": "ALiBi",
-    "rope": "RoPE",
-}
 MUSIC_LEN_MAX = N_MAX
 T5_BUCKET_CHOICES = (8, 16, 32, 64, 128)
 T5_MAX_MAX = 2 * N_MAX
@@ -78,39 +70,3 @@ def _check_choice(name: str, value: object, choices: tuple) -> object:
     if isinstance(value, bool) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
     return value
-
-
-@dataclass(frozen=True)
-class SchemeConfig:
-    """One scheme and its keyword arguments for ``make_scheme`` (hashable: a cache key)."""
-
-    name: str
-    options: tuple[tuple[str, object], ...] = ()
-
-    def build(self, params: ViewParams) -> PositionScheme:
-        """The scheme for this view, its parameters drawn from the view's seed."""
-        seed = derived_seed(params.seed, "scheme:" + self.name)
-        return make_scheme(self.name, params.heads, params.head_dim, seed, **dict(self.options))
-
-    @property
-    def text(self) -> str:
-        """The settings in the papers' words (``32 buckets, max distance 128``); empty without
-        settings."""
-        words = []
-        for key, value in self.options:
-            if key == "max_relative_position":
-                what = "table length L" if self.name == "music" else "clip distance k"
-                words.append(f"{what} = {value}")
-            elif key == "values":
-                words.append("on keys and values" if value else "on keys only")
-            else:
-                words.append(OPTION_WORDS[key].format(value))
-        return ", ".join(words)
-
-
-OPTION_WORDS = {
-    "num_buckets": "{} buckets",
-    "max_distance": "max distance {}",
-    "max_bias": "max bias {}",
-    "base": "base {:,}",
-}

@@ -23,9 +23,9 @@ from explorer.figures.heatmaps import Scale, make_scale, own_scales_caption
 from explorer.frame.budget import plan_scheme, rows_within_budget
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
-from explorer.stories.family.settings import FamilySettings, SchemeConfig
+from explorer.stories.family.settings import FamilySettings
 from explorer.weights.example import example_inputs
-from explorer.weights.trained import trained_scheme
+from explorer.weights.schemes import SchemeConfig, scheme_for
 from relpos_core.masks import combine_masks
 from relpos_core.schemes import (
     SCHEME_NAMES,
@@ -59,13 +59,6 @@ def window_allowed(params: ViewParams) -> torch.Tensor:
     mask = example_inputs(params).mask
     block = None if mask is None else mask[..., start:stop]
     return combine_masks(block, params.causal, (1, 1, size, size))[0, 0]
-
-
-def scheme_for(params: ViewParams, config: SchemeConfig) -> PositionScheme:
-    """The scheme a view draws: with trained weights the family's model of that scheme at the
-    view's layer (its settings are the ones it was trained with), else ``config``'s, drawn from
-    the view's seed."""
-    return trained_scheme(params, config.name) if params.trained else config.build(params)
 
 
 def _window_terms(

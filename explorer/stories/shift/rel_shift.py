@@ -22,10 +22,9 @@ from explorer.frame.budget import REQUEST_BUDGET_BYTES
 from explorer.frame.downloads import Labelled
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
-from explorer.stories.family.settings import SchemeConfig
-from explorer.stories.family.views import scheme_for
 from explorer.stories.shift.skew import code_position
 from explorer.weights.example import example_inputs
+from explorer.weights.schemes import SchemeConfig, scheme_for
 from relpos_core.lookup import relative_distances
 from relpos_core.schemes import TransformerXL, trace_rel_shift
 
