@@ -1,20 +1,25 @@
 """Relative position attention explorer: shared sidebar controls, then the selected page.
 
 Run with ``streamlit run app.py``. Pages live in ``pages/`` (one file each) and read the view
-built here through ``explorer.controls.current_params``.
+built here through ``explorer.frame.controls.current_params``.
 """
 
 from pathlib import Path
 
 import streamlit as st
 
-from explorer.controls import PARAMS_STATE_KEY, report_other_keys, show_warnings, sidebar_controls
-from explorer.failures import shown_failures
-from explorer.host import configure_process
-from explorer.memory import one_view_at_a_time, trim_heap
-from explorer.navigation import DEFAULT, PAGES, neighbours
-from explorer.offline_view import start_recording
-from explorer.pair_controls import pair_inputs
+from explorer.frame.controls import (
+    PARAMS_STATE_KEY,
+    report_other_keys,
+    show_warnings,
+    sidebar_controls,
+)
+from explorer.frame.failures import shown_failures
+from explorer.frame.host import configure_process
+from explorer.frame.memory import one_view_at_a_time, trim_heap
+from explorer.frame.navigation import DEFAULT, PAGES, neighbours
+from explorer.frame.offline_view import start_recording
+from explorer.pair.controls import pair_inputs
 
 HERE = Path(__file__).resolve().parent
 PAGES_DIR = HERE / "pages"  # absolute paths: see tests/app/harness/entry.py

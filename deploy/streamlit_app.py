@@ -8,7 +8,7 @@ requirements.txt. Everything else is the root app, executed afresh on every reru
 by absolute path, so they do not depend on where the entry script lives).
 
 This folder has no ``pages/`` of its own, so Streamlit never switches to its legacy ``pages/``
-multipage layout for this entry point (see ``explorer.controls.ensure_app_ran``): a deep link
+multipage layout for this entry point (see ``explorer.frame.controls.ensure_app_ran``): a deep link
 that is the first request to a fresh server already runs through app.py.
 
 Run it from the repository root, as Cloud does (Streamlit reads ``.streamlit/config.toml`` from

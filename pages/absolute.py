@@ -2,18 +2,19 @@
 
 import streamlit as st
 
-from explorer import compute, formulas
-from explorer.controls import current_params
-from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import agreement_badge, figure, inset, window_caption
-from explorer.example import axis_labels
-from explorer.heatmaps import Panel, make_scale, panel_grid
-from explorer.length_curves import length_curves, length_figure
+from explorer.figures import formulas
+from explorer.figures.draw import agreement_badge, figure, inset, window_caption
+from explorer.figures.heatmaps import Panel, make_scale, panel_grid
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.stories.family.length_curves import length_curves, length_figure
+from explorer.stories.shaw import views
+from explorer.weights.example import axis_labels
 
 params = current_params()
 n, d_model, k = params.length, params.d_model, params.k
 rows, cols = axis_labels(params)
-view = compute.encoding_view(params)
+view = views.encoding_view(params)
 start, stop = params.window
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 

@@ -2,10 +2,8 @@
 
 import streamlit as st
 
-from explorer import compute, formulas
-from explorer.controls import current_params
-from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import (
+from explorer.figures import formulas
+from explorer.figures.draw import (
     agreement_badge,
     figure,
     inset,
@@ -14,13 +12,16 @@ from explorer.draw import (
     weights_caption,
     window_caption,
 )
-from explorer.example import axis_labels
-from explorer.failures import fragment
-from explorer.heatmaps import IMAGE_SIDE, Panel, grid_columns, make_scale, panel_grid, pooled_note
-from explorer.notes import focus_note
-from explorer.pair_card import pair_card
-from explorer.pair_controls import current_pair
-from explorer.token_view import (
+from explorer.figures.heatmaps import (
+    IMAGE_SIDE,
+    Panel,
+    grid_columns,
+    make_scale,
+    panel_grid,
+    pooled_note,
+)
+from explorer.figures.notes import focus_note
+from explorer.figures.token_view import (
     LINES_PER_HEAD,
     TOKENS_MAX,
     WEIGHT_MIN,
@@ -28,7 +29,14 @@ from explorer.token_view import (
     parse_focus,
     token_view,
 )
-from explorer.widgets import choice, head_picker, md_escape
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.frame.failures import fragment
+from explorer.frame.widgets import choice, head_picker, md_escape
+from explorer.pair.card import pair_card
+from explorer.pair.controls import current_pair
+from explorer.stories.shaw import views
+from explorer.weights.example import axis_labels
 
 params = current_params()
 pair = current_pair()
@@ -62,7 +70,7 @@ if params.windowed:
 if params.n_pad == n:
     st.warning("Every key is padding: all weights and outputs are zero (no key to attend to).")
 
-weights = compute.attention_weights_heads(params)  # (h, W, W)
+weights = views.attention_weights_heads(params)  # (h, W, W)
 scale = make_scale("weights", list(weights), n_keys=n)
 st.subheader(f"Every head's weights α ({heads} heads)")
 grid_side = 256 if size > 256 else 512
@@ -75,7 +83,7 @@ figure(
 )
 
 head = head_picker(heads, "attention_head")
-view = compute.attention_view(params, head)
+view = views.attention_view(params, head)
 st.subheader(f"Head {head}")
 detail = [
     Panel(view.weights, title=f"weights α, head {head}", **at),

@@ -5,12 +5,13 @@ to edit: cross-attention, and self-attention as the case where queries and keys 
 import numpy as np
 import streamlit as st
 
-from explorer import basics_views as views
-from explorer.controls import current_params
-from explorer.downloads import Labelled, download_view
-from explorer.draw import agreement_badge, chart, figure
-from explorer.plots import heatmap
-from explorer.scaling import (
+from explorer.figures.draw import agreement_badge, chart, figure
+from explorer.figures.plots import heatmap
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import Labelled, download_view
+from explorer.frame.widgets import choice, int_slider, md_escape, text_box
+from explorer.stories.basics import views
+from explorer.stories.basics.scaling import (
     KEYS_DEFAULT,
     KEYS_MAX,
     KEYS_MIN,
@@ -22,7 +23,6 @@ from explorer.scaling import (
     scale_view,
     spread_figure,
 )
-from explorer.widgets import choice, int_slider, md_escape, text_box
 from relpos_lab.copy_task import CopyConfig, shipped_copy_results
 
 params = current_params()

@@ -3,16 +3,18 @@ by side and the difference."""
 
 import streamlit as st
 
-from explorer import family, family_settings, formulas
-from explorer.controls import current_params
-from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import figure, weights_caption, window_caption
-from explorer.example import axis_labels
-from explorer.family_controls import DEFAULTS, scheme_picker, scheme_settings
-from explorer.heatmaps import Panel, make_scale, panel_grid, pooled_note
-from explorer.notes import focus_note
-from explorer.trained_inputs import model_for
-from explorer.widgets import head_picker, md_escape
+from explorer.figures import formulas
+from explorer.figures.draw import figure, weights_caption, window_caption
+from explorer.figures.heatmaps import Panel, make_scale, panel_grid, pooled_note
+from explorer.figures.notes import focus_note
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.frame.widgets import head_picker, md_escape
+from explorer.stories.family import views
+from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
+from explorer.weights.example import axis_labels
+from explorer.weights.schemes import SCHEME_LABELS
+from explorer.weights.trained import model_for
 from relpos_core.schemes import SCHEMES
 
 params = current_params()
@@ -20,7 +22,7 @@ n, heads = params.length, params.heads
 rows, cols = axis_labels(params)
 start, stop = params.window
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
-LABELS = family_settings.SCHEME_LABELS
+LABELS = SCHEME_LABELS
 
 st.title("Compare schemes")
 weights_caption(params, scheme="each")
@@ -48,7 +50,7 @@ for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):
         text = settings.config(name, params).text
         st.caption(md_escape(text or "no settings"))
 
-missing = family.unavailable_schemes(params, settings)
+missing = views.unavailable_schemes(params, settings)
 for name in dict.fromkeys((a, b)):
     if name in missing:
         st.warning(
@@ -58,7 +60,7 @@ for name in dict.fromkeys((a, b)):
 if a in missing or b in missing:
     st.stop()
 window_caption(params)
-both = family.compare_view(params, settings.config(a, params), settings.config(b, params))
+both = views.compare_view(params, settings.config(a, params), settings.config(b, params))
 mask_note = "" if params.mask == "none" else f" Masked cells ({params.mask} mask) are blank."
 weights = [
     Panel(both.weights_a[head], title=f"A: {LABELS[a]}, α, head {head}", **at),
@@ -78,7 +80,7 @@ st.info(
     icon=":material/lightbulb:",
 )
 difference = [Panel(both.difference[head], title=f"B - A, head {head}", **at)]
-diff_range = family.colour_range([both.difference[head]])
+diff_range = views.colour_range([both.difference[head]])
 diff_scale = make_scale("diverging", [both.difference[head]], zrange=diff_range.zrange)
 c1, c2 = st.columns([3, 2])
 with c1:

@@ -5,10 +5,8 @@ puts two side by side)."""
 import numpy as np
 import streamlit as st
 
-from explorer import family, family_settings, formulas
-from explorer.controls import current_params
-from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import (
+from explorer.figures import formulas
+from explorer.figures.draw import (
     bytes_text,
     figure,
     inset,
@@ -18,16 +16,7 @@ from explorer.draw import (
     weights_caption,
     window_caption,
 )
-from explorer.example import axis_labels
-from explorer.failures import fragment
-from explorer.family_controls import DEFAULTS, scheme_picker, scheme_settings
-from explorer.family_plots import (
-    DENSE_DISTANCE,
-    learned_figure,
-    profile_figure,
-    shown_distances,
-)
-from explorer.heatmaps import (
+from explorer.figures.heatmaps import (
     Panel,
     Scale,
     grid_columns,
@@ -35,13 +24,12 @@ from explorer.heatmaps import (
     panel_grid,
     pooled_note,
 )
-from explorer.learned_terms import learned_terms
-from explorer.length_curves import length_curves, length_figure
-from explorer.notes import beyond_note
-from explorer.pair_controls import mark_picked_distance
-from explorer.screen import is_phone
-from explorer.trained_inputs import model_for
-from explorer.widgets import (
+from explorer.figures.notes import beyond_note
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.frame.failures import fragment
+from explorer.frame.screen import is_phone
+from explorer.frame.widgets import (
     choice,
     head_picker,
     int_slider,
@@ -49,6 +37,20 @@ from explorer.widgets import (
     shared_scale_picker,
     toggle,
 )
+from explorer.pair.controls import mark_picked_distance
+from explorer.stories.family import views
+from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
+from explorer.stories.family.learned_terms import learned_terms
+from explorer.stories.family.length_curves import length_curves, length_figure
+from explorer.stories.family.plots import (
+    DENSE_DISTANCE,
+    learned_figure,
+    profile_figure,
+    shown_distances,
+)
+from explorer.weights.example import axis_labels
+from explorer.weights.schemes import SCHEME_LABELS
+from explorer.weights.trained import model_for
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe
@@ -59,7 +61,7 @@ rows, cols = axis_labels(params)
 start, stop = params.window
 size = stop - start
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
-LABELS = family_settings.SCHEME_LABELS
+LABELS = SCHEME_LABELS
 
 st.title("Position schemes")
 weights_caption(params, scheme="each")
@@ -90,7 +92,7 @@ mask_note = "" if params.mask == "none" else f" Masked cells ({params.mask} mask
 
 
 @fragment
-def one_head(view: family.PositionView, scales: list[Scale]) -> None:
+def one_head(view: views.PositionView, scales: list[Scale]) -> None:
     """One head's position term with exact values; Transformer-XL's four terms (reruns alone)."""
     head = head_picker(heads, "family_head")
     panel = [Panel(view.term[head], title=f"{LABELS[name]}, head {head}", **at)]
@@ -104,7 +106,7 @@ def one_head(view: family.PositionView, scales: list[Scale]) -> None:
             caption=f"The colour scale of head {head} above; hover for exact values.",
         )
     if name == "xl":
-        terms = family.scheme_terms(params, config, head)
+        terms = views.scheme_terms(params, config, head)
         names = {
             "content": "(a) content q·k",
             "position": "(b) q · W_R R",
@@ -112,7 +114,7 @@ def one_head(view: family.PositionView, scales: list[Scale]) -> None:
             "global_position": "(d) v · W_R R",
         }
         panels = [Panel(z, title=names[t], **at) for t, z in terms.items()]
-        term_range = family.colour_range([p.z for p in panels])
+        term_range = views.colour_range([p.z for p in panels])
         term_scale = make_scale("diverging", [p.z for p in panels], zrange=term_range.zrange)
         st.markdown(f"**Transformer-XL's four terms, head {head}** (all divided by √d)")
         figure(
@@ -129,13 +131,13 @@ def one_head(view: family.PositionView, scales: list[Scale]) -> None:
         )
 
 
-def heads_grid() -> tuple[family.PositionView, list[Scale]]:
+def heads_grid() -> tuple[views.PositionView, list[Scale]]:
     """Every head's position term of the picked scheme, each on its own scale or on one."""
-    view = family.position_view(params, config)
+    view = views.position_view(params, config)
     grid_side = 256 if size > 256 else 512
     grid = [Panel(view.term[h], title=f"head {h}", **at) for h in range(heads)]
     shared = shared_scale_picker("family_scale")
-    scales, scale_caption = family.term_scales(list(view.term), shared)
+    scales, scale_caption = views.term_scales(list(view.term), shared)
     figure(
         panel_grid(
             grid, scales[0] if shared else scales, columns=grid_columns(heads), image_side=grid_side
@@ -151,7 +153,7 @@ def heads_grid() -> tuple[family.PositionView, list[Scale]]:
     return view, scales
 
 
-missing = family.unavailable_schemes(params, settings)  # scheme -> why it cannot run here
+missing = views.unavailable_schemes(params, settings)  # scheme -> why it cannot run here
 window_caption(params)
 view = None
 if name in missing:
@@ -164,7 +166,7 @@ else:
     one_head(view, scales)
 
 # ---- 2. shift invariance and memory ----------------------------------------------------------
-profiles = family.family_profiles(params, settings)  # the schemes that can run here
+profiles = views.family_profiles(params, settings)  # the schemes that can run here
 shown_schemes = tuple(profiles)
 first = profiles.get(name) or profiles[shown_schemes[0]]
 st.header("2 · A function of j - i only?")
@@ -181,7 +183,7 @@ st.markdown(
     "part (q and k replaced by their mean over positions: content removed). Schemes that read "
     "the query or key (Shaw, Music, Transformer-XL, RoPE) are not Toeplitz with content; "
     "every position-only part is. *yes* allows float32 rounding: a deviation up to "
-    f"{family.TOEPLITZ_RTOL:g} of the term's largest |value|."
+    f"{views.TOEPLITZ_RTOL:g} of the term's largest |value|."
 )
 
 

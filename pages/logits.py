@@ -3,13 +3,9 @@ and tensor2tensor's six steps drawn as the tensors they are."""
 
 import streamlit as st
 
-from explorer import compute, formulas
-from explorer.controls import current_params
-from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import agreement_badge, figure, inset, weights_caption, window_caption
-from explorer.example import axis_labels
-from explorer.failures import fragment
-from explorer.heatmaps import (
+from explorer.figures import formulas
+from explorer.figures.draw import agreement_badge, figure, inset, weights_caption, window_caption
+from explorer.figures.heatmaps import (
     Panel,
     grid_columns,
     make_scale,
@@ -18,10 +14,15 @@ from explorer.heatmaps import (
     panel_grid,
     pooled_note,
 )
-from explorer.notes import band_note, clip_note
-from explorer.pair_card import pair_card
-from explorer.pair_controls import current_pair
-from explorer.widgets import choice, head_picker, shared_scale_picker
+from explorer.figures.notes import band_note, clip_note
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.frame.failures import fragment
+from explorer.frame.widgets import choice, head_picker, shared_scale_picker
+from explorer.pair.card import pair_card
+from explorer.pair.controls import current_pair
+from explorer.stories.shaw import views
+from explorer.weights.example import axis_labels
 
 params = current_params()
 n, d, heads = params.length, params.head_dim, params.heads
@@ -46,7 +47,7 @@ if params.windowed:
         f"of the window's {size} queries over a sequence of {size}: every method below runs on "
         "that block."
     )
-view = compute.logits_view(params)
+view = views.logits_view(params)
 
 st.subheader(f"Every head's relative term ({heads} heads)")
 rel_scale = make_scale("diverging", list(view.relative))
@@ -144,7 +145,7 @@ st.markdown(
     "relative term drawn above."
     + (f" Here on the window's block: n_q = n_k = {size}." if params.windowed else "")
 )
-steps = compute.matmul_steps(params)
+steps = views.matmul_steps(params)
 STEP_NAMES = {
     "q": "1 queries",
     "a_k": "a^K gathered",

@@ -2,23 +2,24 @@
 
 import streamlit as st
 
-from explorer import compute, formulas
-from explorer.controls import current_params
-from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import figure, inset, weights_caption, window_caption
-from explorer.example import axis_labels
-from explorer.failures import fragment
-from explorer.heatmaps import Panel, make_scale, panel_grid
-from explorer.notes import clip_note
-from explorer.pair_card import pair_card
-from explorer.pair_controls import current_pair
-from explorer.widgets import choice, int_slider
+from explorer.figures import formulas
+from explorer.figures.draw import figure, inset, weights_caption, window_caption
+from explorer.figures.heatmaps import Panel, make_scale, panel_grid
+from explorer.figures.notes import clip_note
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.frame.failures import fragment
+from explorer.frame.widgets import choice, int_slider
+from explorer.pair.card import pair_card
+from explorer.pair.controls import current_pair
+from explorer.stories.shaw import views
+from explorer.weights.example import axis_labels
 
 params = current_params()
 pair = current_pair()
 n, k, d = params.length, params.k, params.head_dim
 rows, cols = axis_labels(params)
-view = compute.lookup_view(params)
+view = views.lookup_view(params)
 start, stop = params.window
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 
@@ -103,7 +104,7 @@ def a_k_slice() -> None:
     )
     if how == "by channel":
         channel = int_slider("channel", 0, d - 1, "ak_channel") if d > 1 else 0
-        block = compute.gathered_channel(params, channel)
+        block = views.gathered_channel(params, channel)
         panel = Panel(block, title=f"a^K[:, :, {channel}]", **at)
         figure(
             panel_grid([panel], table_scale),
@@ -119,7 +120,7 @@ def a_k_slice() -> None:
     else:
         query = int_slider("query row i", 0, n - 1, "ak_row") if n > 1 else 0
     if how == "by query row":
-        block = compute.gathered_row(params, query)
+        block = views.gathered_row(params, query)
         panel = Panel(
             block,
             title=f"a^K[{query}, :, :] (query {query})",

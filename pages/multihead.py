@@ -4,10 +4,8 @@ look-ahead masks through the softmax, and why q · k is divided by sqrt(d_k)."""
 import numpy as np
 import streamlit as st
 
-from explorer.controls import current_params
-from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import agreement_badge, figure, markdown_table, shape_text
-from explorer.heatmaps import (
+from explorer.figures.draw import agreement_badge, figure, markdown_table, shape_text
+from explorer.figures.heatmaps import (
     Panel,
     grid_columns,
     make_scale,
@@ -15,8 +13,11 @@ from explorer.heatmaps import (
     own_scales_caption,
     panel_grid,
 )
-from explorer.multihead_plots import channel_cell_px
-from explorer.multihead_views import (
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.frame.widgets import choice, md_escape, text_box
+from explorer.stories.multihead.plots import channel_cell_px
+from explorer.stories.multihead.views import (
     MASK_KINDS,
     TOKENS_DEFAULT,
     TRAINED_MODEL,
@@ -29,8 +30,7 @@ from explorer.multihead_views import (
     scope_note,
     shares_note,
 )
-from explorer.trained_inputs import sequence
-from explorer.widgets import choice, md_escape, text_box
+from explorer.weights.trained import sequence
 
 params = current_params()
 view = multihead_view(heads_spec(params))

@@ -4,12 +4,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from explorer import compute, formulas, navigation
-from explorer.controls import current_params
-from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import chart
-from explorer.example import axis_labels
-from explorer.plots import heatmap, pair_customdata
+from explorer.figures import formulas
+from explorer.figures.draw import chart
+from explorer.figures.plots import heatmap, pair_customdata
+from explorer.frame import navigation
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.stories.shaw import views
+from explorer.weights.example import axis_labels
 
 PAGES = Path(__file__).resolve().parent  # page_link by absolute path: any entry script works
 CORNER = 12  # the index table is drawn for the first positions only: it is an illustration
@@ -49,7 +51,7 @@ with left:
     st.latex(formulas.OUTPUT)
     st.markdown("Stored 0-based, pair $(i, j)$ reads table row")
     st.latex(formulas.INDEX)
-    view = compute.lookup_view(params)
+    view = views.lookup_view(params)
     start = params.window[0]
     size = min(CORNER, view.index.shape[0])
     corner = view.index[:size, :size]

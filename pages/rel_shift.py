@@ -6,21 +6,21 @@ from functools import partial
 
 import streamlit as st
 
-from explorer import formulas
-from explorer.controls import clicked_cell, current_params
-from explorer.downloads import download_view
-from explorer.draw import (
+from explorer.figures import formulas
+from explorer.figures.draw import (
     agreement_badge,
     bytes_text,
     markdown_table,
     plotly_chart,
     weights_caption,
 )
-from explorer.failures import fragment
-from explorer.notes import favoured_distance_note
-from explorer.params import ViewParams
-from explorer.rel_shift_figures import step_figure
-from explorer.rel_shift_story import (
+from explorer.figures.notes import favoured_distance_note
+from explorer.frame.controls import clicked_cell, current_params
+from explorer.frame.downloads import download_view
+from explorer.frame.failures import fragment
+from explorer.frame.params import ViewParams
+from explorer.frame.widgets import choice, head_picker, int_number, int_slider, md_escape, toggle
+from explorer.stories.shift.rel_shift import (
     CHECK_QUERIES,
     MEMORY_MAX,
     STEP_TEXT,
@@ -36,7 +36,7 @@ from explorer.rel_shift_story import (
     story_tables,
     wrong_cells,
 )
-from explorer.widgets import choice, head_picker, int_number, int_slider, md_escape, toggle
+from explorer.stories.shift.rel_shift_figures import step_figure
 
 MEMORY_DEFAULT = 2
 STEP_LABELS = [f"{number} {word}" for number, word in enumerate(STEP_WORDS, start=1)]

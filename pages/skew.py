@@ -6,23 +6,22 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from explorer import formulas
-from explorer.controls import clicked_cell, current_params
-from explorer.downloads import Labelled, download_view, position_labels
-from explorer.draw import (
+from explorer.figures import formulas
+from explorer.figures.draw import (
     agreement_badge,
     bytes_text,
     plotly_chart,
     weights_caption,
     window_caption,
 )
-from explorer.example import axis_labels
-from explorer.failures import fragment
-from explorer.notes import favoured_distance_note
-from explorer.pair_controls import current_pair, pick_cell, rerun_whole_page
-from explorer.params import ViewParams
-from explorer.skew_figures import cells_figure, image_figure, inset_window, is_small
-from explorer.skew_story import (
+from explorer.figures.notes import favoured_distance_note
+from explorer.frame.controls import clicked_cell, current_params
+from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.frame.failures import fragment
+from explorer.frame.params import ViewParams
+from explorer.frame.widgets import choice, head_picker, md_escape, toggle
+from explorer.pair.controls import current_pair, pick_cell, rerun_whole_page
+from explorer.stories.shift.skew import (
     E_R,
     STEP_TEXT,
     STEPS,
@@ -31,7 +30,8 @@ from explorer.skew_story import (
     result_cell_of,
     skew_story,
 )
-from explorer.widgets import choice, head_picker, md_escape, toggle
+from explorer.stories.shift.skew_figures import cells_figure, image_figure, inset_window, is_small
+from explorer.weights.example import axis_labels
 
 STEP_WORDS = {1: "relative", 2: "padded", 3: "reshaped", 4: "sliced"}
 VARIANTS = ("follows the mask", "masked (causal)", "unmasked (two-sided)")

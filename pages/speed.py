@@ -2,14 +2,14 @@
 
 import streamlit as st
 
-from explorer import speed
-from explorer.budget import REQUEST_BUDGET_BYTES, format_bytes
-from explorer.controls import current_params
-from explorer.downloads import download_view
-from explorer.draw import markdown_table, plotly_chart, png_config
-from explorer.plots import horizontal_line, loglog_figure, mark_points
-from explorer.screen import is_phone
-from explorer.widgets import choice, choices, int_slider
+from explorer.figures.draw import markdown_table, plotly_chart, png_config
+from explorer.figures.plots import horizontal_line, loglog_figure, mark_points
+from explorer.frame.budget import REQUEST_BUDGET_BYTES, format_bytes
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import download_view
+from explorer.frame.screen import is_phone
+from explorer.frame.widgets import choice, choices, int_slider
+from explorer.stories.speed import views
 
 RESULTS_KEY = "speed_results"  # this session's measurements, never shared with other sessions
 params = current_params()
@@ -23,7 +23,7 @@ st.markdown(
 )
 
 st.subheader("Memory of the position-dependent intermediate")
-curves = speed.memory_curves(d, heads, k)
+curves = views.memory_curves(d, heads, k)
 fig = loglog_figure(
     curves,
     title=f"bytes vs n at d = {d}, heads = {heads}, k = {k}, batch 1, float32",
@@ -31,7 +31,7 @@ fig = loglog_figure(
     dashed=("matmul", "fp32 logits (b, h, n, n)"),
     byte_ticks=True,
 )
-mark_points(fig, speed.music_transformer_points(), name="Music Transformer, L = 2048, D = 512")
+mark_points(fig, views.music_transformer_points(), name="Music Transformer, L = 2048, D = 512")
 horizontal_line(
     fig, REQUEST_BUDGET_BYTES, f"per-request budget {format_bytes(REQUEST_BUDGET_BYTES)}"
 )
@@ -53,34 +53,34 @@ st.markdown(
     "`relpos_lab.bench`: after a warm-up, the methods take turns call by call; the chart shows "
     "the median and, as bars, the interquartile range of the repeats. *sdpa* and *plain* are "
     "attention without relative terms, the yardsticks. A click runs for at most "
-    f"{speed.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
+    f"{views.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
 )
-methods = choices("methods", speed.BENCH_METHODS, "speed_methods")  # a row of its own
+methods = choices("methods", views.BENCH_METHODS, "speed_methods")  # a row of its own
 middle, right = st.columns(2)
 with middle:
     largest = choice(
-        "largest n", speed.BENCH_NS, "speed_max_n", kind="select_slider", default=512,
+        "largest n", views.BENCH_NS, "speed_max_n", kind="select_slider", default=512,
         help="sizes: powers of 2 up to it",
     )  # fmt: skip
 with right:
     repeats = int_slider(
         "repeats",
         3,
-        speed.BENCH_REPEATS_MAX,
+        views.BENCH_REPEATS_MAX,
         "speed_repeats",
-        speed.BENCH_REPEATS_DEFAULT,
+        views.BENCH_REPEATS_DEFAULT,
         help="Timed calls per method and n, after the warm-up; the spread needs a few.",
     )
-ns = tuple(n for n in speed.BENCH_NS if n <= largest)[-6:]  # the six largest sizes up to it
-allowed, refused = speed.plan_benchmark(tuple(methods), ns, d, heads, k)
+ns = tuple(n for n in views.BENCH_NS if n <= largest)[-6:]  # the six largest sizes up to it
+allowed, refused = views.plan_benchmark(tuple(methods), ns, d, heads, k)
 if refused:
     st.warning(
         "Over the memory budget, refused before anything is allocated:\n"
-        + speed.refusal_text(refused),
+        + views.refusal_text(refused),
         icon=":material/block:",
     )
 if st.button("Measure now", key="speed_measure", type="primary", disabled=not allowed):
-    with speed.exclusive_measurement() as ours:
+    with views.exclusive_measurement() as ours:
         if not ours:
             st.info(
                 "Another session is measuring on this server right now, and two measurements "
@@ -89,24 +89,24 @@ if st.button("Measure now", key="speed_measure", type="primary", disabled=not al
             )
         else:
             bar = st.progress(0.0, text="starting")
-            st.session_state[RESULTS_KEY] = speed.run_benchmark(
+            st.session_state[RESULTS_KEY] = views.run_benchmark(
                 tuple(methods), ns, d, heads, k, repeats, bar.progress
             )
             bar.empty()
 
 result = st.session_state.get(RESULTS_KEY)
-if isinstance(result, speed.BenchResult) and result.rows:
+if isinstance(result, views.BenchResult) and result.rows:
     fig = loglog_figure(
-        speed.timing_curves(result),
+        views.timing_curves(result),
         title=f"ms vs n at d = {result.d}, heads = {result.heads}, k = {result.k}: median and "
         f"interquartile range of {result.repeats} repeats",
         y_title="time per forward pass (ms)",
         dashed=("sdpa", "plain"),
         hovertemplate="%{fullData.name}<br>n=%{x}<br>median %{y:.3g} ms<extra></extra>",
     )
-    speed.add_spread_bars(fig, result)
+    views.add_spread_bars(fig, result)
     plotly_chart(fig, key="chart_speed_timing", width="stretch", config=png_config("timing"))
-    st.markdown(markdown_table(speed.result_table(result)))
+    st.markdown(markdown_table(views.result_table(result)))
     note = (
         f"Measured in {result.seconds:.1f} s on this server just now: median (first quartile-"
         f"third quartile) in ms; load average {result.load[0]:.1f} before and {result.load[1]:.1f} "
@@ -115,17 +115,17 @@ if isinstance(result, speed.BenchResult) and result.rows:
     )
     if result.skipped:
         skipped = ", ".join(f"{m} at n = {n}" for m, n in result.skipped)
-        note += f" Skipped to stay within {speed.BENCH_SECONDS:.0f} s: {skipped}."
+        note += f" Skipped to stay within {views.BENCH_SECONDS:.0f} s: {skipped}."
     st.caption(note)
-    for warning in speed.noise_notes(result):
+    for warning in views.noise_notes(result):
         st.warning(warning, icon=":material/speed:")
-elif isinstance(result, speed.BenchResult):
+elif isinstance(result, views.BenchResult):
     st.info("Nothing was measured: every requested size was refused or skipped.")
 
 download_view(  # the view's parameters: its link reopens the same d, heads and k
     "speed",
     params,
-    speed.download_arrays(curves, result if isinstance(result, speed.BenchResult) else None),
+    views.download_arrays(curves, result if isinstance(result, views.BenchResult) else None),
     extra={  # the Measure now settings go to params.json only: the link carries the chart's view
         "_speed_methods": list(methods),
         "_speed_max_n": largest,

@@ -3,21 +3,25 @@
 import numpy as np
 import streamlit as st
 
-from explorer import trained
-from explorer.controls import current_params
-from explorer.downloads import download_view
-from explorer.draw import chart, figure
-from explorer.heatmaps import Panel, make_scale, mark_position, panel_grid
-from explorer.plots import heatmap
-from explorer.train_plots import generalization_figure, loss_figure, prediction_figure
-from explorer.widgets import choice, int_number, int_slider, md_escape, text_box
+from explorer.figures.draw import chart, figure
+from explorer.figures.heatmaps import Panel, make_scale, mark_position, panel_grid
+from explorer.figures.plots import heatmap
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import download_view
+from explorer.frame.widgets import choice, int_number, int_slider, md_escape, text_box
+from explorer.stories.generalization import views
+from explorer.stories.generalization.plots import (
+    generalization_figure,
+    loss_figure,
+    prediction_figure,
+)
 
 LENGTH_MAX = 128
 SEED_LIMIT = 2**31 - 1
 
 params = current_params()  # the sidebar does not apply here; its weights go into the download
 
-gen = trained.generalization_view()
+gen = views.generalization_view()
 task, config = gen.task, gen.config
 vocab, shift = task["vocab"], task["shift"]
 
@@ -51,10 +55,10 @@ with st.expander("Training loss"):
 
 st.subheader("Learned distance tables $w^K$ and $w^V$")
 tables_kind = choice(
-    "tables", ["relative", "random"], "trained_tables_kind", format_func=trained.KIND_LABELS.get
+    "tables", ["relative", "random"], "trained_tables_kind", format_func=views.KIND_LABELS.get
 )
 layer = choice("layer", list(range(config["layers"])), "trained_tables_layer")
-tables = trained.tables_view(tables_kind, layer)
+tables = views.tables_view(tables_kind, layer)
 k = config["k"]
 c1, c2 = st.columns(2)
 for column, name, table, cos in (
@@ -103,9 +107,7 @@ st.caption(
 )
 
 st.subheader("Attention on an input")
-kind = choice(
-    "model", list(trained.KIND_LABELS), "trained_model", format_func=trained.KIND_LABELS.get
-)
+kind = choice("model", list(views.KIND_LABELS), "trained_model", format_func=views.KIND_LABELS.get)
 source = choice(
     "input",
     ["random", "typed"],
@@ -127,7 +129,7 @@ if source == "random":
         )
     with right:
         seed = int_number("seed", 0, SEED_LIMIT, "trained_seed", 0)
-    tokens = tuple(int(t) for t in trained.example_tokens(length, seed))
+    tokens = tuple(int(t) for t in views.example_tokens(length, seed))
 else:
     text = text_box(
         f"token ids 1..{vocab - 1}, separated by spaces",
@@ -136,16 +138,16 @@ else:
         4 * LENGTH_MAX,
     )
     try:
-        tokens = trained.typed_tokens(text, vocab, LENGTH_MAX)
+        tokens = views.typed_tokens(text, vocab, LENGTH_MAX)
     except ValueError as error:
         st.error(md_escape(str(error)), icon=":material/error:")
         st.stop()
 
-view = trained.prediction_view(kind, tokens)
+view = views.prediction_view(kind, tokens)
 n = len(view.tokens)
 seen = "within" if n <= gen.train_max_len else "beyond"
 st.markdown(
-    f"{trained.KIND_LABELS[kind]}: **{view.accuracy:.0%}** of {n} positions right "
+    f"{views.KIND_LABELS[kind]}: **{view.accuracy:.0%}** of {n} positions right "
     f"(length {n}, {seen} the training lengths)."
 )
 strip = np.stack([view.tokens, view.target, view.prediction])
@@ -153,7 +155,7 @@ st.markdown(
     f"Target: $\\mathrm{{target}}_i = \\mathrm{{input}}_{{i - {shift}}}$, or · where $i < {shift}$."
 )
 chart(
-    prediction_figure(view.tokens, view.target, view.prediction, blank=trained.BLANK),
+    prediction_figure(view.tokens, view.target, view.prediction, blank=views.BLANK),
     "trained_prediction",
     shape=strip.shape,
 )
@@ -191,13 +193,13 @@ else:
 download_view(
     "trained",
     None,
-    trained.download_arrays(gen, tables_kind, layer, kind, view),
+    views.download_arrays(gen, tables_kind, layer, kind, view),
     extra={
         "weights": params.weights,
-        "_attention_weights": trained.KIND_WEIGHTS[kind],
-        "_tables_weights": trained.KIND_WEIGHTS[tables_kind],
-        "trained_model": trained.KIND_LABELS[kind],
-        "trained_tables_kind": trained.KIND_LABELS[tables_kind],
+        "_attention_weights": views.KIND_WEIGHTS[kind],
+        "_tables_weights": views.KIND_WEIGHTS[tables_kind],
+        "trained_model": views.KIND_LABELS[kind],
+        "trained_tables_kind": views.KIND_LABELS[tables_kind],
         "trained_tables_layer": layer,
         **inputs,
     },

@@ -31,8 +31,8 @@ def navigation_pages() -> dict[str, str]:
     """Page title -> URL path without the slash, for every page of the navigation."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from explorer.navigation import PAGES as NAVIGATION
-    from explorer.navigation import url_path
+    from explorer.frame.navigation import PAGES as NAVIGATION
+    from explorer.frame.navigation import url_path
 
     return {page.title: url_path(page).lstrip("/") for page in NAVIGATION}
 

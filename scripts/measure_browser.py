@@ -50,7 +50,8 @@ else:  # run as python scripts/measure_browser.py
     from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS, REPO, served_app
 
 DEFAULT_QUERIES = ("", "?n=1024", "?n=4096")
-SLIDERS = {"k": "k (clip distance)", "n": "n (sequence length)"}  # labels in explorer/controls.py
+# labels in explorer/frame/controls.py
+SLIDERS = {"k": "k (clip distance)", "n": "n (sequence length)"}
 VIEWPORT = {"width": 1400, "height": 900}
 POLL_S = 0.02
 MB = 1e6
@@ -176,10 +177,10 @@ def on_repo_path() -> None:
 
 
 def discover_pages() -> dict[str, str]:
-    """Page stem -> URL path for every page in the navigation (``explorer.navigation.PAGES``,
+    """Page stem -> URL path for every page in the navigation (``explorer.frame.navigation.PAGES``,
     the list app.py builds its ``st.navigation`` from); the default page is served at ``/``."""
     on_repo_path()
-    from explorer.navigation import PAGES, url_path
+    from explorer.frame.navigation import PAGES, url_path
 
     return {page.stem: url_path(page) for page in PAGES}
 

@@ -16,7 +16,7 @@ memory: for each ``--sessions`` count, a fresh ``streamlit run app.py`` inside a
 memory cgroup limited to ``--limit-mb`` MiB (``/sys/fs/cgroup/memory/<name>``, needs root; the
 server joins it before it starts, the browsers stay outside), and that many browser sessions
 at once, each its own Chromium and context (its own Streamlit session), each opening every page
-(``explorer.navigation.PAGES``) at every query in turn: page 1 at each query, then page 2, ...
+(``explorer.frame.navigation.PAGES``) at every query in turn: page 1 at each query, then page 2, ...
 A view is drawn when the app is idle with every chart drawn (scripts/measure_browser.py's
 watcher) within ``--view-timeout`` s. Counted per view: error boxes (exception boxes and error
 alerts), and whether the server still runs and answers /_stcore/health; a session stops once

@@ -31,7 +31,7 @@ else:
     from local_app import CHROMIUM, CHROMIUM_ARGS, served_app
     from measure_browser import MB, machine, measure_load, open_tab, spread, wait_until_idle
 
-OUTLINE = "rgb(242, 183, 1)"  # explorer.pair_marks.INK
+OUTLINE = "rgb(242, 183, 1)"  # explorer.pair.marks.INK
 CHARTS = {  # the first pair chart of each page
     "": "overview_index",
     "multihead": "multihead_weights",

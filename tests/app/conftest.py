@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from explorer.navigation import PAGES as NAVIGATION
+from explorer.frame.navigation import PAGES as NAVIGATION
 
 ENTRY = Path(__file__).resolve().parent / "harness" / "entry.py"
 # The pages the shared page tests open; Trained model and Speed & memory have their own tests

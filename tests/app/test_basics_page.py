@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.scaling import D_KS, SATURATION_SAMPLES, SPREAD_SAMPLES
-from explorer.widgets import md_escape
+from explorer.frame.widgets import md_escape
+from explorer.stories.basics.scaling import D_KS, SATURATION_SAMPLES, SPREAD_SAMPLES
 from relpos_core.multihead import score_spread, softmax_saturation
 from relpos_lab.copy_task import CopyConfig, build_copy_model, copy_with_attention, load_copy_model
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page

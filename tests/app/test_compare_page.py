@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.example import derived_seed, example_inputs
-from explorer.params import ViewParams
+from explorer.frame.params import ViewParams
+from explorer.weights.example import derived_seed, example_inputs
 from relpos_core.schemes import make_scheme
 from tests.app.conftest import assert_clean, chart_keys, open_page
 from tests.app.panels import panel_z

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer.navigation import PAGES
+from explorer.frame.navigation import PAGES
 from tests.app.conftest import open_page
 
 SEQUENCES = int(os.environ.get("CONTROL_SEQUENCES", "240"))

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import relpos_core as rc
-from explorer.downloads import zip_bytes
-from explorer.example import example_inputs
-from explorer.params import ViewParams
+from explorer.frame.downloads import zip_bytes
+from explorer.frame.params import ViewParams
+from explorer.weights.example import example_inputs
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import panel_z
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import compute
+from explorer.stories.shaw import views as compute
 from tests.app.conftest import open_page
 
 

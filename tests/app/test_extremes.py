@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.params import DISPLAY_MAX, N_MAX
+from explorer.frame.params import DISPLAY_MAX, N_MAX
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, chart_z, open_page
 from tests.app.panels import (
     PANEL_TYPES,

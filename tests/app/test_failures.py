@@ -1,4 +1,4 @@
-"""A fragment that fails shows the same message a whole page does (explorer.failures), not
+"""A fragment that fails shows the same message a whole page does (explorer.frame.failures), not
 Streamlit's own error box, which Community Cloud redacts to "This app has encountered an error"."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 def fragment_page() -> None:
     import streamlit as st
 
-    from explorer.failures import fragment
+    from explorer.frame.failures import fragment
 
     @fragment
     def refused() -> None:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.example import derived_seed, example_inputs
-from explorer.params import ViewParams
+from explorer.frame.params import ViewParams
+from explorer.weights.example import derived_seed, example_inputs
 from relpos_core.schemes import SCHEME_NAMES, make_scheme
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
 from tests.app.panels import panel_positions, panel_z

@@ -13,7 +13,7 @@ import json
 import subprocess
 import sys
 
-from explorer.navigation import PAGES
+from explorer.frame.navigation import PAGES
 from tests.app.conftest import ENTRY
 
 NEVER = ("torch._dynamo", "torch._inductor", "sympy", "pandas", "pyarrow")

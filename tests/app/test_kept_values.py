@@ -2,7 +2,7 @@
 before it is drawn, said once in a caption, and the URL is never blamed for it.
 
 Each test replays a sequence that raised (StreamlitValueBelowMinError, StreamlitValueAboveMaxError,
-IndexError) or blamed the URL before every widget took its value through explorer.widgets.fit.
+IndexError) or blamed the URL before every widget took its value through explorer.frame.widgets.fit.
 """
 
 from __future__ import annotations

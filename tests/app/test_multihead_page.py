@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.example import content_vector
-from explorer.multihead_views import (
+from explorer.frame.params import ViewParams
+from explorer.frame.widgets import md_escape
+from explorer.stories.multihead.views import (
     SHOWN,
     mask_note,
 )
-from explorer.params import ViewParams
-from explorer.trained_inputs import sequence
-from explorer.widgets import md_escape
+from explorer.weights.example import content_vector
+from explorer.weights.trained import sequence
 from relpos_core.basics import create_look_ahead_mask, create_padding_mask
 from relpos_core.multihead import MultiHeadAttention
 from relpos_lab.family import load_with_vocabulary

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from explorer.notes import band_note, clip_note, focus_note
+from explorer.figures.notes import band_note, clip_note, focus_note
 from relpos_lab.family import results
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe

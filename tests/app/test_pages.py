@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import relpos_core as rc
-from explorer.example import example_inputs
-from explorer.params import ViewParams
+from explorer.frame.params import ViewParams
+from explorer.weights.example import example_inputs
 from tests.app.conftest import PAGES, assert_clean, chart_keys, chart_spec, chart_z, open_page
 from tests.app.panels import panel_count, panel_z
 

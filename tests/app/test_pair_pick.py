@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from explorer.example import example_inputs
-from explorer.params import ViewParams
+from explorer.frame.params import ViewParams
+from explorer.weights.example import example_inputs
 from tests.app.conftest import PAGES, assert_clean, chart_keys, chart_spec, open_page
 from tests.app.panels import panel_z
 

@@ -8,8 +8,8 @@ import base64
 import numpy as np
 import pytest
 
-from explorer.params import N_MAX, ViewParams
-from explorer.rel_shift_story import STORY_QUERIES
+from explorer.frame.params import N_MAX, ViewParams
+from explorer.stories.shift.rel_shift import STORY_QUERIES
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, chart_z, open_page
 from tests.app.test_extremes import EXTREMES
 from tests.explorer.test_rel_shift_story import relative_layout, xl_position_term

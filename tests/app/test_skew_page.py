@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import relpos_core as rc
-from explorer.example import example_inputs
-from explorer.params import DISPLAY_MAX, ViewParams
-from explorer.skew_story import skew_story
+from explorer.frame.params import DISPLAY_MAX, ViewParams
+from explorer.stories.shift.skew import skew_story
+from explorer.weights.example import example_inputs
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, chart_z, open_page
 
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}

@@ -6,7 +6,7 @@ import base64
 
 import numpy as np
 
-from explorer import speed
+from explorer.stories.speed import views as speed
 from relpos_core import logits_bytes, memory_bytes
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
 
@@ -87,7 +87,7 @@ def test_over_budget_sizes_are_refused_with_a_message() -> None:
 def test_a_second_measurement_waits_for_the_first() -> None:
     """Two measurements at once would time each other: while one holds the server's lock,
     another session's click explains and measures nothing."""
-    from explorer import speed
+    from explorer.stories.speed import views as speed
 
     at = open_page("speed")
     at.select_slider(key="speed_max_n").set_value(32).run()
@@ -105,7 +105,7 @@ def test_a_second_measurement_waits_for_the_first() -> None:
 
 
 def test_a_busy_machine_and_a_wide_spread_are_named() -> None:
-    from explorer import speed
+    from explorer.stories.speed import views as speed
 
     row = {"method": "banded", "n": 16, "min_ms": 0.1, "q1_ms": 0.2, "median_ms": 0.3,
            "q3_ms": 0.9, "max_ms": 2.0}  # fmt: skip
@@ -118,7 +118,7 @@ def test_a_busy_machine_and_a_wide_spread_are_named() -> None:
 
 
 def test_the_benchmark_warms_up_and_times_every_repeat(monkeypatch) -> None:
-    from explorer import speed
+    from explorer.stories.speed import views as speed
 
     calls: dict[str, int] = {}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.navigation import PAGES as NAVIGATION
+from explorer.frame.navigation import PAGES as NAVIGATION
 from relpos_lab.family import results
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import array_of

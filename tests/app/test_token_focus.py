@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.token_view import WEIGHT_MIN
+from explorer.figures.token_view import WEIGHT_MIN
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import array_of, panel_z
 

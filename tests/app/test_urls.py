@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import relpos_core as rc
-from explorer.params import DISPLAY_MAX, N_MAX
+from explorer.frame.params import DISPLAY_MAX, N_MAX
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
 from tests.app.panels import panel_count, panel_positions, panel_z
 

@@ -1,5 +1,5 @@
 """One view at a time in the whole process: a page run waits while another visitor's holds the
-view slot (explorer.memory.VIEW_SLOT), and runs as soon as it is released.
+view slot (explorer.frame.memory.VIEW_SLOT), and runs as soon as it is released.
 
 What a rerun holds outside the caches (tensors it computed and did not keep, figures being
 built) is bounded by one view only if no two reruns run at once; four visitors at n = 1024 took
@@ -14,7 +14,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import failures, memory
+from explorer.frame import failures, memory
 from tests.app.conftest import ENTRY, assert_clean
 
 

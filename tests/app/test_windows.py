@@ -8,8 +8,8 @@ import numpy as np
 import torch
 
 import relpos_core as rc
-from explorer.example import example_inputs
-from explorer.params import DISPLAY_MAX, ViewParams
+from explorer.frame.params import DISPLAY_MAX, ViewParams
+from explorer.weights.example import example_inputs
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
 from tests.app.panels import panel_z
 

@@ -8,8 +8,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from explorer.navigation import PAGES as NAVIGATION
-from explorer.navigation import url_path
+from explorer.frame.navigation import PAGES as NAVIGATION
+from explorer.frame.navigation import url_path
 
 PAGES = tuple(url_path(page).lstrip("/") for page in NAVIGATION)  # "": the default page
 TIMEOUT_MS = 30_000

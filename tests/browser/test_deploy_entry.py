@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from explorer.navigation import PAGES, url_path
+from explorer.frame.navigation import PAGES, url_path
 from scripts.local_app import served_app
 
 DEPLOY_ENTRY = "deploy/streamlit_app.py"  # the main file path a deployer gives Cloud

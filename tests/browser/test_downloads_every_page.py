@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from explorer.navigation import PAGES, url_path
+from explorer.frame.navigation import PAGES, url_path
 from scripts.local_app import APP_IDLE
 
 TIMEOUT_MS = 30_000

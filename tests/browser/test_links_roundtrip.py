@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from explorer.navigation import PAGES, url_path
+from explorer.frame.navigation import PAGES, url_path
 from scripts.local_app import APP_IDLE
 
 TIMEOUT_MS = 60_000

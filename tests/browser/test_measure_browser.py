@@ -10,7 +10,7 @@ import base64
 
 from playwright.sync_api import Browser
 
-from explorer.params import K_DEFAULT, TRAINED_CLIPS
+from explorer.frame.params import K_DEFAULT, TRAINED_CLIPS
 from scripts.measure_browser import (
     SLIDERS,
     discover_pages,

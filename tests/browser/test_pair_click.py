@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 from tests.browser.charts import settled_box
 
 TIMEOUT_MS = 30_000
-OUTLINE = "rgb(242, 183, 1)"  # explorer.pair_marks.INK
+OUTLINE = "rgb(242, 183, 1)"  # explorer.pair.marks.INK
 
 
 def outline(page: Page, chart: str):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Browser, expect
 
-from explorer.navigation import PAGES as NAVIGATION
-from explorer.navigation import url_path
-from explorer.screen import PHONE_WIDTH
+from explorer.frame.navigation import PAGES as NAVIGATION
+from explorer.frame.navigation import url_path
+from explorer.frame.screen import PHONE_WIDTH
 
 PAGES = tuple(url_path(page).lstrip("/") for page in NAVIGATION)
 TIMEOUT_MS = 30_000

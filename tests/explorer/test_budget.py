@@ -1,10 +1,10 @@
-"""explorer.budget: the estimates against hand-computed byte counts, and the refusals."""
+"""explorer.frame.budget: the estimates against hand-computed byte counts, and the refusals."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer.budget import (
+from explorer.frame.budget import (
     REQUEST_BUDGET_BYTES,
     estimate_bytes,
     format_bytes,

@@ -1,5 +1,5 @@
-"""explorer.downloads: one zip per view, CSVs with labels, the parameters, the view as one
-offline web page (explorer.offline_view) and a README."""
+"""explorer.frame.downloads: one zip per view, CSVs with labels, the parameters, the view as one
+offline web page (explorer.frame.offline_view) and a README."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.offline import get_plotlyjs
 
-from explorer.downloads import (
+from explorer.frame.downloads import (
     Labelled,
     csv_text,
     file_name,
@@ -25,8 +25,8 @@ from explorer.downloads import (
     view_link,
     zip_bytes,
 )
-from explorer.offline_view import ShownFigure, view_html
-from explorer.params import ViewParams
+from explorer.frame.offline_view import ShownFigure, view_html
+from explorer.frame.params import ViewParams
 
 
 def read_zip(data: bytes) -> dict[str, str]:
@@ -214,7 +214,7 @@ def test_a_shared_control_at_its_default_is_left_out_of_the_link() -> None:
 def test_every_chart_goes_through_the_helper_that_records_it_for_the_download() -> None:
     """A chart drawn with st.plotly_chart itself would be missing from view.html."""
     root = Path(__file__).resolve().parents[2]
-    sources = [*root.glob("pages/*.py"), *root.glob("explorer/*.py"), root / "app.py"]
+    sources = [*root.glob("pages/*.py"), *root.glob("explorer/**/*.py"), root / "app.py"]
     direct = [
         path.relative_to(root).as_posix()
         for path in sources

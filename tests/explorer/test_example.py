@@ -1,18 +1,18 @@
-"""explorer.example: deterministic inputs, identical tokens, and skew provenance."""
+"""explorer.weights.example: deterministic inputs, identical tokens, and skew provenance."""
 
 from __future__ import annotations
 
 import torch
 
 import relpos_core as rc
-from explorer.example import (
+from explorer.frame.params import ViewParams
+from explorer.weights.example import (
     axis_labels,
     decode_provenance,
     derived_seed,
     example_inputs,
     skew_provenance,
 )
-from explorer.params import ViewParams
 
 
 def test_shapes_and_dtype() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 import explorer
 
-MODULES = sorted(info.name for info in pkgutil.iter_modules(explorer.__path__, prefix="explorer."))
+MODULES = sorted(info.name for info in pkgutil.walk_packages(explorer.__path__, prefix="explorer."))
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -25,4 +25,9 @@ def test_the_worked_examples_are_found():
         for name in MODULES
         if any(test.examples for test in finder.find(importlib.import_module(name)))
     }
-    assert {"explorer.params", "explorer.budget", "explorer.draw", "explorer.navigation"} <= found
+    assert {
+        "explorer.frame.params",
+        "explorer.frame.budget",
+        "explorer.figures.draw",
+        "explorer.frame.navigation",
+    } <= found

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import family, family_settings
-from explorer.budget import plan_scheme, rows_within_budget
-from explorer.example import derived_seed, example_inputs
-from explorer.family_plots import shown_distances
-from explorer.params import ViewParams
+from explorer.frame.budget import plan_scheme, rows_within_budget
+from explorer.frame.params import ViewParams
+from explorer.stories.family import settings as family_settings
+from explorer.stories.family import views as family
+from explorer.stories.family.plots import shown_distances
+from explorer.weights.example import derived_seed, example_inputs
 from relpos_core.schemes import SCHEME_NAMES, make_scheme, scheme_profile
 
 SETTINGS = family_settings.FamilySettings()

@@ -1,6 +1,6 @@
 """The shared formulas are valid LaTeX as far as braces go, and use Shaw et al.'s symbols."""
 
-import explorer.formulas as f
+import explorer.figures.formulas as f
 
 ALL = {name: value for name, value in vars(f).items() if name.isupper() and isinstance(value, str)}
 

@@ -1,4 +1,5 @@
-"""explorer.heatmaps and explorer.token_view: shared scale, square cells, images, hover."""
+"""explorer.figures.heatmaps and explorer.figures.token_view: shared scale, square cells,
+images, hover."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import io
 import numpy as np
 from PIL import Image
 
-from explorer.heatmaps import IMAGE_SIDE, Panel, make_scale, panel_grid, pool
-from explorer.token_view import token_view
+from explorer.figures.heatmaps import IMAGE_SIDE, Panel, make_scale, panel_grid, pool
+from explorer.figures.token_view import token_view
 
 
 def test_panels_share_one_scale_and_have_square_cells() -> None:

@@ -1,5 +1,5 @@
-"""The server's memory policy (explorer.memory): caches bounded by bytes for the whole process,
-and a computation refused before it would pass the process's limit."""
+"""The server's memory policy (explorer.frame.memory): caches bounded by bytes for the whole
+process, and a computation refused before it would pass the process's limit."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from explorer import memory
-from explorer.memory import Ledger, admit, cached, value_bytes
+from explorer.frame import memory
+from explorer.frame.memory import Ledger, admit, cached, value_bytes
 
 
 def test_value_bytes_counts_arrays_tensors_and_text_once():

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from explorer.notes import band_note, clip_note, focus_note
+from explorer.figures.notes import band_note, clip_note, focus_note
 
 
 def rows_read(n: int, k: int) -> set[int]:
@@ -55,7 +55,7 @@ def test_focus_note_finds_the_distance_with_the_most_weight() -> None:
 
 
 def test_favoured_distance_note_names_the_distance_with_the_largest_mean() -> None:
-    from explorer.notes import favoured_distance_note
+    from explorer.figures.notes import favoured_distance_note
 
     rng = np.random.default_rng(1)
     term = rng.normal(size=(7, 7))
@@ -70,7 +70,7 @@ def test_favoured_distance_note_names_the_distance_with_the_largest_mean() -> No
 
 
 def test_beyond_note_measures_the_change_past_the_training_length() -> None:
-    from explorer.notes import beyond_note
+    from explorer.figures.notes import beyond_note
 
     r = np.arange(-9, 1)  # training length 4: |j - i| <= 3 seen
     clipped = np.maximum(r, -2)[None] * 1.0  # a table clipped at 2: flat beyond

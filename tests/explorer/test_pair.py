@@ -10,18 +10,18 @@ import pytest
 import torch
 
 import relpos_core as rc
-from explorer.example import example_inputs
-from explorer.heatmaps import Panel, make_scale, panel_grid
-from explorer.pair import Pair, pair_facts, window_for
-from explorer.pair_marks import (
+from explorer.figures.heatmaps import Panel, make_scale, panel_grid
+from explorer.figures.token_view import token_view
+from explorer.frame.params import DISPLAY_MAX, ViewParams
+from explorer.pair.definition import Pair, pair_facts, window_for
+from explorer.pair.marks import (
     CLICK_CELLS_MAX,
     PAIR_AXES,
     clicked_pair,
     distance_shapes,
     pair_shapes,
 )
-from explorer.params import DISPLAY_MAX, ViewParams
-from explorer.token_view import token_view
+from explorer.weights.example import example_inputs
 from tests.app.panels import array_of
 
 VIEWS = [

@@ -1,10 +1,10 @@
-"""explorer.params: limits, validation, and parsing untrusted URL strings."""
+"""explorer.frame.params: limits, validation, and parsing untrusted URL strings."""
 
 from __future__ import annotations
 
 import pytest
 
-from explorer.params import (
+from explorer.frame.params import (
     D_MODEL_CHOICES,
     DISPLAY_MAX,
     HEADS_CHOICES,

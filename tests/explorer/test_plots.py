@@ -1,4 +1,4 @@
-"""explorer.plots: conventions every chart follows."""
+"""explorer.figures.plots: conventions every chart follows."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from explorer.plots import (
+from explorer.figures.plots import (
     TICK_LABELS_MAX,
     escape_label,
     figure_matrix,

@@ -14,9 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from explorer.example import example_inputs
-from explorer.params import ViewParams
-from explorer.rel_shift_story import (
+from explorer.frame.params import ViewParams
+from explorer.stories.shift.rel_shift import (
     CHECK_QUERIES,
     DROPPED,
     KEPT,
@@ -30,6 +29,7 @@ from explorer.rel_shift_story import (
     wrong_cells,
     xl_scheme,
 )
+from explorer.weights.example import example_inputs
 
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
 
@@ -188,8 +188,8 @@ def test_the_story_is_capped_and_the_check_covers_at_most_check_queries() -> Non
 
 
 def test_the_shift_page_shows_the_same_transformer_xl_as_the_schemes_pages() -> None:
-    from explorer import family
-    from explorer.family_settings import SchemeConfig
+    from explorer.stories.family import views as family
+    from explorer.weights.schemes import SchemeConfig
 
     params = ViewParams(n=8, mask="causal")
     story = shift_story(params, 1, 0)  # head 1, no memory: the schemes pages' square view

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.params import ViewParams
-from explorer.skew_figures import outline_path
-from explorer.skew_story import STEPS, locate, result_cell_of, skew_story
+from explorer.frame.params import ViewParams
+from explorer.stories.shift.skew import STEPS, locate, result_cell_of, skew_story
+from explorer.stories.shift.skew_figures import outline_path
 
 
 @pytest.mark.parametrize("masked", [True, False])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explorer.token_view import WEIGHT_MIN, focus_from_click, token_view
+from explorer.figures.token_view import WEIGHT_MIN, focus_from_click, token_view
 
 
 def segments(view) -> np.ndarray:

@@ -2,7 +2,11 @@
 
 import numpy as np
 
-from explorer.train_plots import generalization_figure, loss_figure, prediction_figure
+from explorer.stories.generalization.plots import (
+    generalization_figure,
+    loss_figure,
+    prediction_figure,
+)
 
 
 def test_generalization_figure_draws_one_line_per_model_and_metric():

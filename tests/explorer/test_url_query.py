@@ -1,4 +1,5 @@
-"""explorer.url_query: untrusted query strings -> a view, a warning per problem, the URL fix."""
+"""explorer.frame.url_query: untrusted query strings -> a view, a warning per problem, the URL
+fix."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from explorer.params import DISPLAY_MAX, N_MAX, TEXT_MAX_CHARS, WIN_MAX, ViewParams
-from explorer.url_query import QUERY_KEYS, parse_query
+from explorer.frame.params import DISPLAY_MAX, N_MAX, TEXT_MAX_CHARS, WIN_MAX, ViewParams
+from explorer.frame.url_query import QUERY_KEYS, parse_query
 
 
 def parse_random(query, *args):

@@ -1,0 +1,1 @@
+"""Figures and words every page shares: heatmaps, lines, token view, formulas, notes."""

@@ -1,0 +1,276 @@
+"""Drawing helpers: a figure with its formula and shape, and PNG export from its toolbar.
+
+Every chart reaches the page through :func:`plotly_chart`, which also records it for the view's
+download (explorer.frame.offline_view): pages call it, or :func:`chart` / :func:`figure`, never
+``st.plotly_chart`` itself."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.figures.heatmaps import (
+    IMAGE_SIDE,
+    Panel,
+    Scale,
+    grid_columns,
+    inset_bounds,
+    panel_grid,
+    per_panel,
+)
+from explorer.frame.failures import fragment
+from explorer.frame.offline_view import ShownFigure, record_figure
+from explorer.frame.params import DISPLAY_MAX, ViewParams, trained_model_name
+from explorer.frame.widgets import int_slider, md_escape
+from explorer.pair.controls import chart_options, current_pair
+from explorer.weights.schemes import SCHEME_LABELS
+
+INSET_SIDE = 32  # rows and columns of the exact-value zoom under an image
+
+
+def png_config(key: str) -> dict:
+    """Plotly modebar config: the camera button saves the figure as ``<key>.png``."""
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": key, "scale": 2},
+    }
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def plotly_chart(
+    fig: go.Figure, *, key: str, formula: str = "", caption: str = "", **options: object
+):
+    """``st.plotly_chart(fig, key=key, **options)``, the figure recorded for the view's download
+    with the ``formula`` shown above it and the ``caption`` under it."""
+    record_figure(ShownFigure(key, fig, formula, caption, options.get("config") or {}))
+    return st.plotly_chart(fig, key=key, **options)
+
+
+def chart(
+    fig: go.Figure,
+    key: str,
+    *,
+    formula: str = "",
+    shape: tuple[int, ...] | None = None,
+    note: str = "",
+) -> None:
+    """Formula and shape, then the figure (full width) and its note."""
+    if formula or shape is not None:
+        parts = [f"`{formula}`" if formula else ""]
+        if shape is not None:
+            parts.append(f"shape `{shape_text(shape)}`")
+        st.markdown(" · ".join(p for p in parts if p))
+    options = chart_options(fig, f"chart_{key}")
+    shape_note = f"shape {shape_text(shape)}" if shape is not None else ""
+    plotly_chart(
+        fig,
+        key=f"chart_{key}",
+        formula=formula,
+        caption=" · ".join(p for p in (shape_note, note) if p),
+        width="stretch",
+        config=png_config(key),
+        **options,
+    )
+    if note:
+        st.caption(md_escape(note))
+
+
+def agreement_badge(label: str, max_diff: float, tolerance: float = 1e-4) -> None:
+    """A green badge when two computations agree within ``tolerance``, red otherwise."""
+    ok = max_diff <= tolerance
+    st.badge(
+        f"{label}: max |difference| = {max_diff:.1e}",
+        icon=":material/check:" if ok else ":material/close:",
+        color="green" if ok else "red",
+    )
+
+
+def bytes_text(count: int) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} B"
+
+
+def window_caption(params: ViewParams, what: str = "every n x n heatmap") -> None:
+    """Say, under the title, that the heatmaps show a window and how large the full matrix is."""
+    if params.windowed:
+        start, stop = params.window
+        n = params.length
+        st.caption(
+            f"n = {n} is above {DISPLAY_MAX}: {what} shows the window of "
+            f"queries and keys {start}-{stop - 1} ({stop - start} x {stop - start} of the full "
+            f"({n}, {n})), cut from the full matrix, not a downsample of it (a panel drawn "
+            "smaller than its window says in its caption how its cells are pooled). Move it with "
+            "*window start* in the sidebar."
+        )
+
+
+def figure(
+    fig: go.Figure,
+    key: str,
+    *,
+    latex: str = "",
+    shape: tuple[int, ...] | None = None,
+    caption: str = "",
+) -> None:
+    """An optional LaTeX formula, the figure at its own (square-celled) size, then a caption.
+
+    The PNG of the figure comes from its toolbar (camera button, saved as ``<key>.png``).
+    """
+    if latex:
+        st.latex(latex)
+    options = chart_options(fig, f"chart_{key}")
+    parts = [f"shape {shape_text(shape)}"] if shape is not None else []
+    if caption:
+        parts.append(caption)
+    plotly_chart(
+        fig,
+        key=f"chart_{key}",
+        formula=latex,
+        caption=" · ".join(parts),
+        width="content",
+        config=png_config(key),
+        **options,
+    )
+    if parts:
+        st.caption(md_escape(" · ".join(parts)))
+
+
+def inset(
+    panels: Sequence[Panel],
+    scale: Scale | Sequence[Scale],
+    key: str,
+    *,
+    side: int = INSET_SIDE,
+    label: str = "query",
+) -> None:
+    """Exact values of large panels: a ``side`` x ``side`` heatmap of each around a picked row.
+
+    Shown only when some panel travels as an image (more than IMAGE_SIDE rows or columns); the
+    picker is URL-bound (``<key>``), and the inset redraws alone (a fragment).
+    """
+    big = [
+        (p, s)
+        for p, s in zip(panels, per_panel(scale, len(panels)), strict=True)
+        if max(p.z.shape) > IMAGE_SIDE
+    ]
+    if big:  # a shared scale stays one (one colour bar), else each panel keeps its own
+        picked = scale if isinstance(scale, Scale) else tuple(s for _, s in big)
+        _inset_fragment(tuple(p for p, _ in big), picked, key, side, label)
+
+
+@fragment
+def _inset_fragment(
+    panels: tuple[Panel, ...], scale: Scale | tuple[Scale, ...], key: str, side: int, label: str
+) -> None:
+    first = panels[0]
+    rows, cols = first.z.shape
+    start, stop = first.row_offset, first.row_offset + rows
+    c_lo, c_hi = first.col_offset, first.col_offset + cols
+    pair = current_pair()
+    if (
+        pair is not None
+        and (first.y_symbol, first.x_symbol) == ("i", "j")
+        and start <= pair.i < stop
+        and c_lo <= pair.j < c_hi
+    ):  # the zoom follows the picked pair: its cell at the centre
+        st.caption(f"zoom: exact values around the picked pair (i, j) = ({pair.i}, {pair.j})")
+        row_centre, col_centre = pair.i, pair.j
+    else:
+        row_centre = col_centre = int_slider(
+            f"zoom: exact values around {label}",
+            start,
+            stop - 1,
+            key,
+            value=start,
+            name="zoom",
+            help=f"The charts above are images: here a {side} x {side} block of exact values.",
+        )
+    r0, r1 = inset_bounds(row_centre, start, stop, side)
+    c0, c1 = inset_bounds(col_centre, c_lo, c_hi, side) if cols > side else (c_lo, c_hi)
+    zoomed = [
+        dataclasses.replace(
+            p,
+            z=p.z[r0 - p.row_offset : r1 - p.row_offset, c0 - p.col_offset : c1 - p.col_offset],
+            row_offset=r0,
+            col_offset=c0,
+            title=f"{p.title} [{r0}:{r1}, {c0}:{c1}]",
+        )
+        for p in panels
+    ]
+    figure(
+        panel_grid(zoomed, scale, columns=grid_columns(len(zoomed), 2), cell_px=11),
+        key + "_zoom",
+        caption=f"rows {r0}-{r1 - 1}, columns {c0}-{c1 - 1}: every value exact on hover"
+        + (
+            "; a click on a cell picks its pair (i, j)"
+            if (first.y_symbol, first.x_symbol) == ("i", "j")
+            else ""
+        ),  # fmt: skip
+    )
+
+
+def markdown_table(columns: Mapping[str, Sequence[object]], bold_row: int | None = None) -> str:
+    """A markdown table of equal-length columns, every cell escaped; row ``bold_row`` in bold.
+
+    Drawn with ``st.markdown``: unlike ``st.table`` or ``st.dataframe`` it needs no Arrow or grid
+    code in the browser (about 0.8 MB and 1.6 MB of script on a first load).
+
+    >>> print(markdown_table({"r": [1, 2], "|r|": [0.5, "x"]}, bold_row=1))
+    | r | \\|r\\| |
+    |---|---|
+    | 1 | 0\\.5 |
+    | **2** | **x** |
+    """
+
+    def cell(value: object) -> str:
+        return md_escape(f"{value:.4g}" if isinstance(value, float) else str(value))
+
+    lines = ["| " + " | ".join(md_escape(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+    for r, row in enumerate(zip(*columns.values(), strict=True)):
+        cells = [cell(v) for v in row]
+        if r == bold_row:
+            cells = [f"**{c}**" for c in cells]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def weights_caption(params: ViewParams, *, scheme: str = "shaw") -> None:
+    """Say, under the title, where the page's weights come from: seeded random draws, or the
+    trained model, layer and characters (``scheme``: the family model the page draws, a
+    scheme's name, or "each" for one per scheme)."""
+    if params.trained:
+        source = (
+            f"the {params.length} typed characters"
+            if params.text
+            else f"{params.length} held-out characters of the corpus (from its first sentence "
+            "of prose)"
+        )
+        if scheme == "each":
+            model = (
+                f"each scheme's own model of the family (Shaw's is `{trained_model_name(params.k)}`"
+                f", k = {params.k})"
+            )
+        elif scheme == "shaw":
+            model = f"`{trained_model_name(params.k)}`, the family's Shaw model with k = {params.k}"
+        else:
+            model = f"`{scheme}`, the family's {SCHEME_LABELS[scheme]} model"
+        st.caption(
+            f":material/school: **Weights: trained**: layer {params.layer} of {model}, a "
+            f"causal character model trained on Python's help topics, reading {source}. Every "
+            "tensor below is the model's own."
+        )
+        return
+    st.caption(
+        f":material/casino: **Weights: random, untrained** (seed {params.seed}). The token "
+        "vectors, the projections to q, k and v and the relative tables are seeded random "
+        "draws, not learned, so their patterns are not ones a model found; the sidebar's "
+        "weights switch draws a trained model instead."
+    )

@@ -1,0 +1,304 @@
+"""Figure helpers: numpy arrays in, a plotly ``go.Figure`` out. Never shows or saves anything.
+
+Conventions (the same on every chart): row 0 (the first query) at the top, keys along x;
+logits on a diverging scale centred at 0, weights on a sequential one; masked cells are NaN and
+so drawn blank; tick labels only when they are few enough to read, always HTML-escaped (plotly
+renders some tags in labels); hover shows i, j, j - i, the table index and the value.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.pair.marks import axes_meta, click_cells
+
+TICK_LABELS_MAX = 32  # more rows or columns than this: numeric ticks only
+CELL_TEXT_MAX = 16  # more rows or columns than this: no numbers written in the cells
+LABEL_CHARS_MAX = 12
+SCALES = {
+    "diverging": "RdBu_r",  # logits and signed values, centred at 0
+    "sequential": "Blues",  # attention weights, in [0, 1]
+    "index": "Viridis",  # table indices and distances
+}
+MASKED_BACKGROUND = "#d9d9d9"  # what a blank (masked, NaN) cell looks like
+PAIR_HOVER = (
+    "i=%{y}  j=%{x}<br>j - i=%{customdata[0]}<br>index=%{customdata[1]}"
+    "<br>value=%{z:.4g}<extra></extra>"
+)
+PLAIN_HOVER = "row=%{y}  col=%{x}<br>value=%{z:.4g}<extra></extra>"
+BYTE_TICKS = ("1 B", "100 B", "10 kB", "1 MB", "100 MB", "10 GB", "1 TB", "100 TB")  # 10^0, 10^2..
+
+
+def escape_label(label: str) -> str:
+    """A tick label plotly shows literally: shortened, then HTML-escaped.
+
+    >>> escape_label("<b>bold</b>")
+    '&lt;b&gt;bold&lt;/b&gt;'
+    """
+    short = label if len(label) <= LABEL_CHARS_MAX else label[: LABEL_CHARS_MAX - 1] + "…"
+    return html.escape(short, quote=False)
+
+
+def pair_customdata(index: np.ndarray, row_offset: int = 0, col_offset: int = 0) -> np.ndarray:
+    """(rows, cols, 2) float32 of [j - i, table index] for a block of (query, key) pairs.
+
+    ``row_offset`` / ``col_offset`` are the query / key positions of the block's first cell.
+    """
+    rows, cols = index.shape
+    i = np.arange(row_offset, row_offset + rows)[:, None]
+    j = np.arange(col_offset, col_offset + cols)[None, :]
+    distance = np.broadcast_to(j - i, index.shape)
+    return np.stack([distance, index], axis=-1).astype(np.float32)
+
+
+def _axis(labels: Sequence[str] | None, count: int, offset: int = 0) -> dict:
+    """Tick labels of ``count`` positions from ``offset``: ``labels`` is indexed by position."""
+    if labels is not None and count <= TICK_LABELS_MAX:
+        if len(labels) < offset + count:
+            raise ValueError(
+                f"axis labels are indexed by position: {len(labels)} labels cannot name "
+                f"positions {offset}-{offset + count - 1}"
+            )
+        values = np.arange(offset, offset + count)
+        text = [escape_label(labels[v]) for v in values]
+        return {"tickmode": "array", "tickvals": values, "ticktext": text}
+    return {"tickmode": "auto"}
+
+
+def heatmap(
+    z: np.ndarray,
+    *,
+    title: str = "",
+    x_title: str = "key j",
+    y_title: str = "query i",
+    x_labels: Sequence[str] | None = None,
+    y_labels: Sequence[str] | None = None,
+    scale: str = "diverging",
+    customdata: np.ndarray | None = None,
+    hovertemplate: str | None = None,
+    cell_text: np.ndarray | None = None,
+    row_offset: int = 0,
+    col_offset: int = 0,
+    zrange: tuple[float, float] | None = None,
+    height: int | None = None,
+    pair_axes: bool = False,
+) -> go.Figure:
+    """One matrix as a heatmap. ``z`` (rows, cols), NaN = masked (drawn blank).
+
+    ``customdata`` with :data:`PAIR_HOVER` (the default when given) shows i, j, j - i, index.
+    ``cell_text`` (strings, same shape) is written into the cells when the matrix is small.
+    ``row_offset`` / ``col_offset`` label the first row / column as position ``row_offset`` /
+    ``col_offset`` (for a window of a larger matrix); ``x_labels`` / ``y_labels`` are indexed by
+    position, so they name at least every position up to the last one drawn. With
+    ``pair_axes`` the rows and columns are the view's query and key positions: a click on a
+    cell picks the pair and the picked pair is outlined (:mod:`explorer.pair.marks`).
+    """
+    z = np.asarray(z, dtype=np.float32)
+    if z.ndim != 2:
+        raise ValueError(f"heatmap needs a 2-D array, got shape {z.shape}")
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {', '.join(SCALES)}, got {scale!r}")
+    rows, cols = z.shape
+    trace: dict = {
+        "z": z,
+        "x": np.arange(col_offset, col_offset + cols),
+        "y": np.arange(row_offset, row_offset + rows),
+        "colorscale": SCALES[scale],
+        "hoverongaps": False,
+        "colorbar": {"thickness": 12, "len": 0.9},
+    }
+    finite = z[np.isfinite(z)]
+    if zrange is not None:
+        trace["zmin"], trace["zmax"] = zrange
+    elif scale == "diverging":
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+        bound = bound if bound > 0 else 1.0
+        trace.update(zmin=-bound, zmax=bound, zmid=0.0)
+    elif scale == "sequential":
+        trace.update(zmin=0.0, zmax=max(float(finite.max()) if finite.size else 1.0, 1e-6))
+    if customdata is not None:
+        trace["customdata"] = np.asarray(customdata, dtype=np.float32)
+        trace["hovertemplate"] = hovertemplate or PAIR_HOVER
+    else:
+        trace["hovertemplate"] = hovertemplate or PLAIN_HOVER
+    if cell_text is not None and max(rows, cols) <= CELL_TEXT_MAX:
+        trace["text"] = np.vectorize(lambda s: html.escape(str(s), quote=False))(cell_text)
+        trace["texttemplate"] = "%{text}"
+        trace["textfont"] = {"size": 10}
+    x_axis = {
+        "title": {"text": x_title},
+        "side": "top",
+        "range": [col_offset - 0.5, col_offset + cols - 0.5],
+        **_axis(x_labels, cols, col_offset),
+    }
+    if cols <= TICK_LABELS_MAX and x_labels is not None:
+        x_axis["tickangle"] = -45 if max(map(len, x_labels), default=0) > 3 else 0
+    y_axis = {  # reversed range: the first query at the top
+        "title": {"text": y_title},
+        "range": [row_offset + rows - 0.5, row_offset - 0.5],
+        **_axis(y_labels, rows, row_offset),
+    }
+    layout = {
+        "title": {
+            "text": html.escape(title, quote=False),
+            "x": 0,
+            "xref": "container",
+            "y": 0.99,
+            "yref": "container",
+            "yanchor": "top",
+            "font": {"size": 14},
+        },
+        "xaxis": x_axis,
+        "yaxis": y_axis,
+        "height": height or int(np.clip(130 + 22 * rows, 280, 560)),
+        "margin": {"l": 10, "r": 10, "t": 100 if title else 70, "b": 10},
+        "plot_bgcolor": MASKED_BACKGROUND,
+    }
+    data = [{"type": "heatmap", **trace}]
+    if pair_axes:
+        rows_at, cols_at = (row_offset, row_offset + rows - 1), (col_offset, col_offset + cols - 1)
+        data[0]["meta"] = axes_meta("i", "j", rows_at, cols_at)
+        data.extend(click_cells(data))
+    # One constructor call: plotly's update_* path machinery costs ~15 ms a figure.
+    fig = go.Figure({"data": data, "layout": layout})
+    return fig
+
+
+def shade_cells(
+    fig: go.Figure, region: np.ndarray, name: str, row_offset: int = 0, col_offset: int = 0
+) -> go.Figure:
+    """Lay a translucent dark layer over the cells where ``region`` is True (e.g. invalid).
+
+    Returns the same figure, with one extra trace named ``name`` that hover ignores.
+    """
+    region = np.asarray(region, dtype=bool)
+    rows, cols = region.shape
+    layer = np.where(region, 1.0, np.nan).astype(np.float32)
+    fig.add_trace(
+        go.Heatmap(
+            z=layer,
+            x=np.arange(col_offset, col_offset + cols),
+            y=np.arange(row_offset, row_offset + rows),
+            colorscale=[[0, "rgba(20,20,20,0.55)"], [1, "rgba(20,20,20,0.55)"]],
+            showscale=False,
+            hoverinfo="skip",
+            name=name,
+        )
+    )
+    return fig
+
+
+def figure_matrix(fig: go.Figure) -> np.ndarray:
+    """The first trace's z as float32 (what a download of the figure's matrix holds)."""
+    return np.asarray(fig.data[0].z, dtype=np.float32)
+
+
+def loglog_figure(
+    curves: dict[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    title: str,
+    y_title: str,
+    x_title: str = "n (sequence length)",
+    dashed: Sequence[str] = (),
+    hovertemplate: str = "%{fullData.name}<br>n=%{x}<br>%{y:.4s}<extra></extra>",
+    byte_ticks: bool = False,
+    height: int = 480,
+) -> go.Figure:
+    """Lines on log-log axes: ``curves`` maps a legend name to (x, y) arrays (y > 0).
+
+    Arrays travel as typed arrays; names listed in ``dashed`` are drawn dashed. x ticks are the
+    powers of 4 written in full; with ``byte_ticks`` the y ticks read "1 kB", "1 MB", ...
+    """
+    data = []
+    for name, (x, y) in curves.items():
+        x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        if x.shape != y.shape or x.ndim != 1:
+            raise ValueError(f"curve {name!r} needs two 1-D arrays of one length, got "
+                             f"{x.shape} and {y.shape}")  # fmt: skip
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": html.escape(name, quote=False),
+                "x": x,
+                "y": y,
+                "line": {"dash": "dash" if name in dashed else "solid"},
+                "marker": {"size": 5},
+                "hovertemplate": hovertemplate,
+            }
+        )
+    xs = np.concatenate([np.asarray(x, dtype=np.float64) for x, _ in curves.values()] or [[1]])
+    x_ticks = [4**e for e in range(0, 12) if xs.min() / 4 < 4**e <= xs.max() * 4]
+    y_axis: dict = {"type": "log", "title": {"text": y_title}, "dtick": 1}  # decades only
+    if byte_ticks:
+        y_axis.update(tickvals=[10.0**e for e in range(0, 16, 2)], ticktext=BYTE_TICKS)
+    layout = {
+        "title": {"text": html.escape(title, quote=False), "x": 0, "font": {"size": 14}},
+        "xaxis": {
+            "type": "log",
+            "title": {"text": x_title},
+            "tickvals": x_ticks,
+            "ticktext": [str(t) for t in x_ticks],
+        },
+        "yaxis": y_axis,
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "legend": {"orientation": "v", "x": 1.02, "y": 1},
+        "hovermode": "closest",
+    }
+    return go.Figure({"data": data, "layout": layout})
+
+
+def mark_points(
+    fig: go.Figure, points: Sequence[tuple[str, float, float]], name: str = "marked"
+) -> go.Figure:
+    """Add starred markers, each point (label, x, y), labelled by an arrow from the upper left.
+
+    Returns the same figure.
+    """
+    fig.add_trace(
+        go.Scatter(
+            x=np.array([p[1] for p in points], dtype=np.float64),
+            y=np.array([p[2] for p in points], dtype=np.float64),
+            mode="markers",
+            text=[html.escape(p[0], quote=False) for p in points],
+            marker={"size": 13, "symbol": "star", "color": "black"},
+            name=html.escape(name, quote=False),
+            hovertemplate="%{text}<extra></extra>",
+        )
+    )
+    for label, x, y in points:
+        fig.add_annotation(
+            x=np.log10(x),
+            y=np.log10(y),
+            text=html.escape(label, quote=False),
+            showarrow=True,
+            arrowhead=2,
+            ax=-150,
+            ay=-28,
+            bgcolor="rgba(255,255,255,0.9)",
+            bordercolor="black",
+            borderwidth=1,
+            font={"size": 11},
+        )
+    return fig
+
+
+def horizontal_line(fig: go.Figure, y: float, label: str) -> go.Figure:
+    """A dotted horizontal line at ``y`` across the plot, labelled at its right end."""
+    fig.add_hline(y=y, line={"dash": "dot", "color": "firebrick", "width": 1.5})
+    fig.add_annotation(
+        xref="paper",
+        x=0.01,
+        y=np.log10(y),
+        text=html.escape(label, quote=False),
+        showarrow=False,
+        yanchor="bottom",
+        xanchor="left",
+        font={"color": "firebrick", "size": 11},
+    )
+    return fig

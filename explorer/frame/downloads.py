@@ -1,0 +1,340 @@
+"""One download per view: every array a page shows, its tokens, its parameters and the view
+itself as one offline web page, in one .zip.
+
+A page calls :func:`download_view` once, with the arrays it draws (named), the ViewParams and
+its own controls' values. The file's name carries the parameters
+(``relpos_logits_n8_k2_d16_h2_seed0_mask-none.zip``); inside are one CSV per array (a header
+row of column labels, a row label first on every line, masked cells empty), ``tokens.csv``,
+``params.json`` (with the link that reopens the view), ``view.html`` (every chart of the page,
+plotly.js inside, see explorer.frame.offline_view) and ``README.txt`` (a line per file).
+The zip is built only when the button is clicked. PNGs come from each chart's camera button.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import io
+import json
+import re
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit
+
+import numpy as np
+import streamlit as st
+
+from explorer.frame.navigation import PAGES
+from explorer.frame.offline_view import ShownFigure, figures_of_this_view, view_html
+from explorer.frame.params import ViewParams, trained_model_name
+from explorer.frame.url_query import DEFAULTS
+
+FILE_PREFIX = "relpos"
+HTML_NAME = "view.html"
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """An array with what its axes mean, for one CSV (or one per slice of its leading axis).
+
+    ``rows`` / ``cols``: one label per row / column (default: 0, 1, ...). ``corner``: the
+    header's first cell, naming both axes (``"query i \\ key j"``). An array of more than two
+    axes is written as one CSV per index of its leading axes, named ``<name>_<split><index>``
+    (``split=("layer", "head")`` names two leading axes: ``attention_layer0_head1.csv``).
+    """
+
+    values: np.ndarray
+    about: str = ""
+    rows: Sequence[str] | None = None
+    cols: Sequence[str] | None = None
+    corner: str = "row \\ column"
+    split: str | tuple[str, ...] = "slice"
+
+    def __post_init__(self) -> None:
+        # Checked while the page runs: the CSVs are written only on a click, in a callable
+        # whose error the browser never shows (the download just does not start).
+        shape = np.shape(self.values)
+        table = shape[-2:] if len(shape) >= 2 else (*shape, 1, 1)[:2]  # 1-D: one column
+        for axis, labels, size in (("rows", self.rows, table[0]), ("cols", self.cols, table[1])):
+            if labels is None:
+                continue
+            if isinstance(labels, str) or not hasattr(labels, "__len__"):
+                raise TypeError(f"{axis} must be a sequence of labels, got {labels!r}")
+            if len(labels) != size:
+                raise ValueError(f"{len(labels)} {axis} labels do not fit shape {shape}")
+
+
+def position_labels(params: ViewParams, start: int = 0, stop: int | None = None) -> list[str]:
+    """Labels of positions [start, stop): ``3 the`` with typed text, else ``3``.
+
+    >>> position_labels(ViewParams(text="the cat sat"), 1)
+    ['1 cat', '2 sat']
+    >>> position_labels(ViewParams(n=3))
+    ['0', '1', '2']
+    """
+    stop = params.length if stop is None else stop
+    tokens = params.tokens
+    if tokens:
+        return [f"{i} {tokens[i]}" for i in range(start, stop)]
+    return [str(i) for i in range(start, stop)]
+
+
+def view_link(params: ViewParams | None, extra: Mapping[str, object], page: str) -> str:
+    """The relative link that reopens the view: the page and every non-default value."""
+    query: dict[str, object] = {}
+    if params is not None:
+        for field in dataclasses.fields(params):
+            value = getattr(params, field.name)
+            if field.name == "win":
+                value = params.window[0]
+            if value != DEFAULTS.get(field.name):
+                query[field.name] = value
+    query.update(
+        {
+            key: value
+            for key, value in extra.items()
+            # a shared control at its default is left out, as the app's own URL leaves it out
+            if not key.startswith("_") and not (key in DEFAULTS and value == DEFAULTS[key])
+        }
+    )
+    return f"/{page}" + (f"?{urlencode(query)}" if query else "")
+
+
+def _slug(value: object, limit: int = 24) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", str(value)).strip("-")[:limit] or "x"
+
+
+def file_name(
+    page: str, params: ViewParams | None, extra: Mapping[str, object] | None = None
+) -> str:
+    """``relpos_<page>_n8_k2_d16_h2_seed0_mask-none[_pad2][_win100][_text-...][_<extra>].zip``.
+
+    >>> file_name("logits", ViewParams())
+    'relpos_logits_n8_k2_d16_h2_seed0_mask-none.zip'
+    >>> file_name("attention", ViewParams(n=1000, win=100, mask="padding"), {"head": 1})
+    'relpos_attention_n1000_k2_d16_h2_seed0_mask-padding_pad2_win100_head1.zip'
+    """
+    extra = extra or {}
+    parts = [FILE_PREFIX, _slug(page)]
+    if params is not None:
+        parts += [
+            f"n{params.length}",
+            f"k{params.k}",
+            f"d{params.d_model}",
+            f"h{params.heads}",
+            f"seed{params.seed}",
+            f"mask-{params.mask}",
+        ]
+        if "padding" in params.mask:
+            parts.append(f"pad{params.pad}")
+        if params.windowed:
+            parts.append(f"win{params.window[0]}")
+        if params.tokens:
+            parts.append("text-" + _slug("-".join(params.tokens[:4])))
+    for key, value in extra.items():
+        if not key.startswith("_"):
+            short = key.removeprefix(f"{page}_")  # trained_seed -> seed
+            sep = "" if isinstance(value, int | float) else "-"
+            parts.append(f"{_slug(short)}{sep}{_slug(value)}")
+    return "_".join(parts) + ".zip"
+
+
+def csv_text(table: Labelled) -> str:
+    """One 2-D (or 1-D: one column) array as CSV with a header row and a label per row."""
+    values = np.asarray(table.values)
+    if values.ndim == 1:
+        values = values[:, None]
+    rows = list(table.rows) if table.rows is not None else [str(i) for i in range(len(values))]
+    cols = list(table.cols) if table.cols is not None else [str(j) for j in range(values.shape[1])]
+    if len(rows) != values.shape[0] or len(cols) != values.shape[1]:
+        raise ValueError(
+            f"labels ({len(rows)} rows, {len(cols)} columns) do not fit shape {values.shape}"
+        )
+    integer = np.issubdtype(values.dtype, np.integer) or values.dtype == bool
+    body = io.StringIO()
+    np.savetxt(body, values.astype(np.int64 if integer else np.float64), delimiter=",",
+               fmt="%d" if integer else "%.7g")  # fmt: skip
+    lines = body.getvalue().splitlines()
+    out = io.StringIO()
+    out.write(",".join(_cell(c) for c in [table.corner, *cols]) + "\n")
+    for label, line in zip(rows, lines, strict=True):
+        cells = ["" if cell == "nan" else cell for cell in line.split(",")]  # masked: blank
+        out.write(_cell(label) + "," + ",".join(cells) + "\n")
+    return out.getvalue()
+
+
+#: What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _cell(text: object) -> str:
+    """One CSV cell. A text a spreadsheet would run as a formula (starting with = + - @, a tab
+    or a carriage return; a plain number such as -3 is no formula) gets a leading single quote
+    and double quotes, as OWASP's CSV-injection advice says; a comma, quote or line break is
+    quoted.
+
+    >>> print(_cell("=cmd|' /C calc'!A0"), _cell("-3"), _cell("a,b"), _cell("the"))
+    "'=cmd|' /C calc'!A0" -3 "a,b" the
+    """
+    text = str(text)
+    formula_like = text.startswith(FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text)
+    if formula_like:
+        text = "'" + text  # read as text, shown without the quote
+    if formula_like or any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _csv_files(name: str, table: Labelled) -> list[tuple[str, str, str]]:
+    """(file name, CSV text, README line) for one array, split along its leading axes."""
+    values = np.asarray(table.values)
+    if values.ndim <= 2:
+        shape = "(" + ", ".join(str(s) for s in values.shape) + ")"
+        line = f"{name}.csv: shape {shape}, {table.corner}. {table.about}".strip()
+        return [(f"{name}.csv", csv_text(table), line)]
+    files = []
+    names = (table.split,) if isinstance(table.split, str) else table.split
+    names = (*names, *("slice",) * (values.ndim - 2 - len(names)))
+    for index in np.ndindex(values.shape[:-2]):
+        suffix = "_".join(f"{axis}{i}" for axis, i in zip(names, index, strict=False))
+        piece = dataclasses.replace(table, values=values[index])
+        files.extend(_csv_files(f"{name}_{suffix}", piece))
+    return files
+
+
+def zip_bytes(
+    page: str,
+    params: ViewParams | None,
+    arrays: Mapping[str, Labelled | np.ndarray],
+    extra: Mapping[str, object] | None = None,
+    *,
+    figures: Mapping[str, ShownFigure] | None = None,
+    app_url: str | None = None,
+) -> bytes:
+    """The view as one zip: CSVs, tokens.csv, params.json, view.html, README.txt.
+
+    ``figures``: the charts the page drew (view.html draws them); ``app_url``: where the
+    browser reached the app, which makes the link back absolute.
+    """
+    extra = extra or {}
+    meta = _params_json(page, params, extra, app_url)
+    readme = [
+        f"Relative position attention explorer, page {page}: every array the page shows.",
+        f"Reopen this view: {meta.get('url', meta['link'])} (parameters in params.json).",
+        "CSV: first row = column labels, first column = row labels; empty cell = masked.",
+        "",
+    ]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, array in arrays.items():
+            table = array if isinstance(array, Labelled) else Labelled(np.asarray(array))
+            for file, text, line in _csv_files(_slug(name, 60), table):
+                archive.writestr(file, text)
+                readme.append(line)
+        if params is not None:
+            tokens = params.tokens or tuple(f"q{i}" for i in range(params.length))
+            positions = Labelled(np.arange(len(tokens)), rows=list(tokens), cols=["position"],
+                                 corner="token")  # fmt: skip
+            archive.writestr("tokens.csv", csv_text(positions))
+            readme.append("tokens.csv: the token at each position (q0, q1, ... when none typed).")
+        archive.writestr("params.json", json.dumps(meta, indent=2))
+        readme.append("params.json: the parameters of this view and its link.")
+        shown = list((figures or {}).values())  # one copy: a fragment's rerun may add charts
+        about = next((p for p in PAGES if p.stem == page), None)
+        html = view_html(
+            title=about.title if about else page,
+            about=about.what if about else "",
+            parameters=meta,
+            link=meta.get("url", meta["link"]),
+            figures=shown,
+        )
+        archive.writestr(HTML_NAME, html)
+        readme.append(
+            f"{HTML_NAME}: the page's {len(shown)} chart(s) with their formulas and captions, "
+            "the parameters and the link back, as one web page that opens offline (plotly.js "
+            "inside)."
+        )
+        archive.writestr("README.txt", "\n".join(readme) + "\n")
+    return buffer.getvalue()
+
+
+def _params_json(
+    page: str, params: ViewParams | None, extra: Mapping[str, object], app_url: str | None = None
+) -> dict[str, object]:
+    data: dict[str, object] = {"page": page}
+    if params is not None:
+        data.update(dataclasses.asdict(params))
+        # n is the length in use: a typed sentence's token count, whatever the slider held
+        data.update(
+            n=params.length,
+            length=params.length,
+            head_dim=params.head_dim,
+            window=list(params.window),
+        )
+        if params.trained:  # which shipped model (relpos_lab.family.load) drew the view
+            data["model"] = trained_model_name(params.k)
+    data.update({key.lstrip("_"): value for key, value in extra.items()})
+    data["link"] = view_link(params, extra, page)
+    if app_url:
+        data["url"] = app_url + data["link"]
+    return json.loads(json.dumps(data, default=str))
+
+
+def app_address(page: str) -> str | None:
+    """``scheme://host[/base path]`` where the browser reached the app (None outside a
+    browser): the address in ``st.context.url`` less the page's own path."""
+    url = st.context.url
+    if not url:
+        return None
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    if path.endswith(f"/{page}"):
+        path = path[: -len(page) - 1]
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def download_view(
+    page: str,
+    params: ViewParams | None,
+    arrays: Mapping[str, Labelled | np.ndarray],
+    *,
+    extra: Mapping[str, object] | None = None,
+    where=None,
+) -> None:
+    """The page's one download button (in the sidebar unless ``where`` is given).
+
+    ``page``: the page's URL path (``"logits"``). ``arrays``: name -> what the page shows, as
+    :class:`Labelled` (with axis labels) or a bare array. ``extra``: the page's own controls
+    (``{"head": 1}``), added to the file name, params.json and the link; a key starting with
+    ``_`` goes to params.json only. Inside an ``st.fragment`` pass ``where=st`` (a fragment
+    cannot write to the sidebar).
+    """
+    extra = dict(extra or {})
+    name = file_name(page, params, extra)
+    target = st.sidebar if where is None else where
+    build = functools.partial(
+        zip_bytes,
+        page,
+        params,
+        dict(arrays),
+        extra,
+        # the view's own chart list, read on the click: charts drawn after this call count too
+        figures=figures_of_this_view(),
+        app_url=app_address(page),
+    )
+    target.download_button(
+        "Download this view (.zip)",
+        build,
+        file_name=name,
+        mime="application/zip",
+        # a click only builds and saves the file: no rerun of the page racing the build (the
+        # rerun would also replace this button's callable)
+        on_click="ignore",
+        key=f"download_{page}",
+        icon=":material/download:",
+        help=f"{name}: one CSV per array shown ({', '.join(arrays)}), the tokens, the "
+        f"parameters as JSON, {HTML_NAME} (every chart of the page, which opens offline in a "
+        "browser) and a README. Each chart's camera button saves it as PNG.",
+    )

@@ -1,0 +1,316 @@
+"""The server's memory, decided in one place: caches bounded by bytes for the whole process, one
+computation at a time, and a view refused before it would take more than the process may use.
+
+The explorer runs in one process for every visitor; the host it is meant for (Streamlit
+Community Cloud) gives that process as little as 690 MB and kills it, with every open page, the
+moment it goes over. Entry counts bound nothing here: one cached (8, 1024, 1024) float32 tensor
+is 32 MiB. So:
+
+* every cached view goes through :func:`cached` and is kept once for every visitor
+  (``st.cache_resource`` underneath, its arrays made read-only): ``st.cache_data`` would hand
+  each rerun its own copy, and the copies a page keeps for its download (about 40 MB per
+  visitor at n = 1024, measured) would add up per visitor. Each value is entered, with its
+  size in bytes, in one ledger shared by all of them; when
+  the ledger holds more than ``CACHE_BUDGET_BYTES`` the least recently used entries are cleared
+  from their Streamlit caches, and an entry larger than ``ENTRY_MAX_BYTES`` is not kept at all
+  (a redraw computes it again);
+* a cached call runs while holding ``COMPUTE_SLOT``, one process-wide reentrant lock: two
+  visitors' computations never add their peaks (on a host of one or two cores they would only
+  slow each other anyway). The slot is taken before Streamlit's own per-value lock, so a cached
+  function that calls another cannot deadlock against a second thread;
+* a page's run (and a fragment's rerun) holds ``VIEW_SLOT``, one process-wide reentrant lock
+  taken before any other: what a rerun holds outside the caches (the tensors a view computed
+  and did not keep, its figures while they are built) is never held by two visitors at once.
+  Four visitors touring at n = 1024 took the server past 690 MB with computations alone
+  serialized; with whole views serialized they fit. A visitor who arrives during another's
+  rerun waits for it (about a second at n = 1024), which on one or two cores is what running
+  both at once would cost anyway;
+* :func:`admit` is asked before a computation by its estimate (``explorer.frame.budget`` does so for
+  every one): if the process's resident memory plus the estimate would pass ``limit_bytes()``
+  minus ``HEADROOM_BYTES``, the caches are emptied and freed memory handed back to the system;
+  it then waits up to ``ADMIT_WAIT_S`` for other visitors' reruns to free theirs; if it still
+  would not fit, a ``ValueError`` says so in words, and nothing is allocated.
+
+Why these sizes (measured with scripts/measure_host.py and the server's /proc/self/status):
+with torch, plotly and Streamlit loaded and the landing page drawn the server holds about 200
+MB of anonymous memory and 100 MB of code mapped from files; once every page has run, about
+350 MB anonymous. A tour of every page at n = 8 and n = 1024 caches about 55 MiB of views; at
+32 MiB the least recently used go first. The rest of a 690 MB limit is room for one computation
+(at most about 75 MB at n = 1024, measured) and the figures of the reruns under way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import dataclasses
+import functools
+import gc
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from relpos_core import device_memory_bytes, format_bytes
+
+CACHE_BUDGET_BYTES = 32 * 2**20  # every cached value of every visitor, together
+ENTRY_MAX_BYTES = 16 * 2**20  # a larger value is computed for its rerun and not kept
+# Beside its anonymous memory the process needs its code resident (torch's, Python's: about
+# 105 MB mapped from files, measured) and room for the figures and messages of the reruns
+# under way, which no estimate counts.
+HEADROOM_BYTES = 128 * 2**20
+# A call longer than this computed its value (a hit takes microseconds); the heap is trimmed
+# after it, so the temporaries of one view's computations do not stack up in the next one's
+# (the six schemes of Position schemes at n = 1024 peaked 190 MB above the server's base
+# without, measured with the server's RssAnon).
+COMPUTED_S = 0.02
+ADMIT_WAIT_S = 15.0  # how long a view waits for memory that other reruns are about to free
+
+VIEW_SLOT = threading.RLock()  # one page run or fragment rerun at a time in the whole process
+COMPUTE_SLOT = threading.RLock()  # one computation at a time in the whole process
+VIEW_SLOT_POLL_S = 0.25  # a waiting rerun looks up this often, so a stop or rerun reaches it
+
+
+# ---- what a value holds --------------------------------------------------------------------
+
+
+def value_bytes(value: Any, _seen: set[int] | None = None) -> int:
+    """Bytes of the arrays, tensors, strings and bytes reachable from ``value`` (through
+    tuples, lists, dicts, dataclasses and objects' attributes), each counted once.
+
+    >>> value_bytes((np.zeros((4, 4), np.float32), {"a": b"xy"}, "abc"))  # 64 + 1 + 2 + 3
+    70
+    """
+    seen = set() if _seen is None else _seen
+    if id(value) in seen or value is None or isinstance(value, bool | int | float | complex):
+        return 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if hasattr(value, "element_size") and hasattr(value, "numel"):  # a torch.Tensor
+        return int(value.element_size() * value.numel())
+    if isinstance(value, bytes | bytearray | str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(value_bytes(k, seen) + value_bytes(v, seen) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return sum(value_bytes(item, seen) for item in value)
+    if dataclasses.is_dataclass(value):
+        fields = dataclasses.fields(value)
+        return sum(value_bytes(getattr(value, f.name, None), seen) for f in fields)
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return value_bytes(vars(value), seen)
+    return 0
+
+
+def read_only(value: Any, _seen: set[int] | None = None) -> None:
+    """Make every numpy array reachable from ``value`` read-only (through the same containers
+    as :func:`value_bytes`).
+
+    >>> a = np.zeros(2); read_only({"a": [a]}); a.flags.writeable
+    False
+    """
+    seen = set() if _seen is None else _seen
+    if id(value) in seen or value is None or isinstance(value, bool | int | float | complex | str):
+        return
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, dict):
+        for item in value.values():
+            read_only(item, seen)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            read_only(item, seen)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            read_only(getattr(value, f.name, None), seen)
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        read_only(vars(value), seen)
+
+
+# ---- the ledger ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Entry:
+    clear: Callable[[], None]  # clears this one value from its Streamlit cache
+    bytes: int
+
+
+class Ledger:
+    """Sizes of every cached value, least recently used first; evicts beyond a byte budget."""
+
+    def __init__(self, budget: int = CACHE_BUDGET_BYTES) -> None:
+        self.budget = budget
+        self._entries: OrderedDict[tuple, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def bytes(self) -> int:
+        with self._lock:
+            return sum(entry.bytes for entry in self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def enter(self, key: tuple, clear: Callable[[], None], size: int, per_function: int) -> None:
+        """Record (or touch) ``key`` of ``size`` bytes; keep at most ``per_function`` entries of
+        its function (the Streamlit cache keeps as many, least recently used out first)."""
+        with self._lock:
+            self._entries.pop(key, None)
+            self._entries[key] = _Entry(clear, size)
+            mine = [other for other in self._entries if other[0] == key[0]]
+            for stale in mine[: max(0, len(mine) - per_function)]:
+                del self._entries[stale]  # Streamlit has dropped it already
+            evicted = self._over_budget()
+        for entry in evicted:
+            entry.clear()
+
+    def _over_budget(self) -> list[_Entry]:
+        evicted, total = [], sum(entry.bytes for entry in self._entries.values())
+        while self._entries and total > self.budget:
+            _, entry = self._entries.popitem(last=False)
+            evicted.append(entry)
+            total -= entry.bytes
+        return evicted
+
+    def clear(self) -> int:
+        """Clear every recorded value from its cache; returns the bytes they held."""
+        with self._lock:
+            entries = list(self._entries.values())
+            self._entries.clear()
+        for entry in entries:
+            entry.clear()
+        return sum(entry.bytes for entry in entries)
+
+
+LEDGER = Ledger()
+
+
+def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
+    """A cache of ``max_entries`` values shared by every visitor (``st.cache_resource``, no
+    spinner), its values entered in the process-wide ledger and its calls run in the compute
+    slot. A value is data unless ``resource`` (a model, a tokenizer): its numpy arrays are made
+    read-only, so no rerun can change what another visitor is shown."""
+
+    def decorate(function: Callable) -> Callable:
+        inner = st.cache_resource(max_entries=max_entries, show_spinner=False)(function)
+
+        @functools.wraps(function)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with COMPUTE_SLOT:
+                started = time.perf_counter()
+                value = inner(*args, **kwargs)
+                if time.perf_counter() - started > COMPUTED_S:
+                    trim_heap()  # a computation's freed temporaries: back to the system now
+            if not resource:
+                read_only(value)
+            try:
+                key = (call, args, tuple(sorted(kwargs.items())))
+                hash(key)
+            except TypeError:  # arguments Streamlit hashes its own way: sized, never evicted
+                return value
+            size = value_bytes(value)
+            forget = functools.partial(inner.clear, *args, **kwargs)
+            if size > ENTRY_MAX_BYTES:
+                forget()
+            else:
+                LEDGER.enter(key, forget, size, max_entries)
+            return value
+
+        call.clear = inner.clear  # type: ignore[attr-defined]
+        return call
+
+    return decorate
+
+
+@contextlib.contextmanager
+def one_view_at_a_time() -> Iterator[None]:
+    """Hold the view slot while the block runs (reentrant: a fragment inside a page run takes it
+    again at no cost). The wait polls, so the waiting thread stays a normal Python thread."""
+    while not VIEW_SLOT.acquire(timeout=VIEW_SLOT_POLL_S):
+        pass
+    try:
+        yield
+    finally:
+        VIEW_SLOT.release()
+
+
+# ---- the process ---------------------------------------------------------------------------
+
+
+def resident_bytes() -> int:
+    """This process's anonymous resident memory (RssAnon + RssShmem: what the system cannot
+    reclaim by dropping file pages), 0 where /proc is not there."""
+    total = 0
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(("RssAnon:", "RssShmem:")):
+                    total += int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return total
+
+
+def limit_bytes() -> int | None:
+    """What the process may use: its control group's limit or the machine's RAM (the core's
+    ``device_memory_bytes``), None where neither is known."""
+    return device_memory_bytes("cpu")
+
+
+def release_memory() -> None:
+    """Empty the caches, collect garbage and hand freed heap pages back to the system."""
+    LEDGER.clear()
+    gc.collect()
+    trim_heap()
+
+
+@functools.cache
+def c_library() -> Any:
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+
+
+def trim_heap() -> None:
+    """glibc keeps freed memory in its heaps; ``malloc_trim(0)`` returns the free pages of
+    every heap to the system (no-op elsewhere)."""
+    libc = c_library()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+
+
+def admit(what: str, need: int, wait_s: float = ADMIT_WAIT_S) -> None:
+    """Refuse, before anything is allocated, a computation of about ``need`` bytes that would
+    take the process past its limit. The caches are emptied first; then, for up to ``wait_s``,
+    it waits for other visitors' reruns to finish drawing (their figures are freed when they
+    do), and only then says no."""
+    limit = limit_bytes()
+    if limit is None:
+        return
+    room = limit - HEADROOM_BYTES
+    if resident_bytes() + need <= room:
+        return
+    release_memory()
+    deadline = time.monotonic() + wait_s
+    while (free := room - resident_bytes()) < need and time.monotonic() < deadline:
+        time.sleep(0.25)
+        gc.collect()
+        trim_heap()
+    if need <= free:
+        return
+    raise ValueError(
+        f"{what} needs about {format_bytes(need)} of memory, and this server has "
+        f"{format_bytes(max(free, 0))} free of the {format_bytes(limit)} it may use right now "
+        "(the visitors of this app share it); choose a smaller n, fewer heads or a smaller d, "
+        "or try again in a moment"
+    )

@@ -1,0 +1,1 @@
+"""The picked pair (i, j): what the definition says about it, its controls, marks and card."""

@@ -1,0 +1,99 @@
+"""The picked pair's numbers, each formula written out with the pair's own values."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from explorer.frame.params import ViewParams
+from explorer.frame.widgets import md_escape
+from explorer.pair.definition import Pair, PairFacts, pair_facts
+from explorer.weights.example import axis_labels
+
+VECTOR_SHOWN = 4  # entries of a^K_ij written out
+
+
+def vector_text(v: np.ndarray) -> str:
+    """LaTeX of a vector's first entries: (0.12, -0.4, ..., 8 entries)."""
+    head = ", ".join(f"{x:.3g}" for x in v[:VECTOR_SHOWN])
+    more = rf", \ldots \text{{ ({len(v)} entries)}}" if len(v) > VECTOR_SHOWN else ""
+    return rf"({head}{more})"
+
+
+def signed(x: float) -> str:
+    return f"{x:.4g}" if x >= 0 else f"({x:.4g})"
+
+
+def pair_lines(facts: PairFacts, d: int, with_logits: bool, with_output: bool) -> list[str]:
+    """The LaTeX lines of the card, top to bottom (see :mod:`explorer.pair.definition` for the
+    maths)."""
+    p = facts.pair
+    i, j, k = p.i, p.j, p.k
+    ij = f"{i},{j}"
+    lines = [
+        rf"j - i = {j} - {i} = {p.distance}, \quad \operatorname{{clip}}({p.distance}, {k}) + {k}"
+        rf" = {p.table_row}",
+        rf"a^K_{{{ij}}} = w^K_{{{p.clipped}}} = {vector_text(facts.a_k)}",
+    ]
+    if with_logits:
+        root = rf"\sqrt{{{d}}}"
+        lines.append(
+            rf"e_{{{ij}}} = \frac{{q_{{{i}}} \cdot k_{{{j}}}}}{{{root}}} + "
+            rf"\frac{{q_{{{i}}} \cdot a^K_{{{ij}}}}}{{{root}}} = {facts.content:.4g} + "
+            rf"{signed(facts.relative)} = {facts.logit:.4g}"
+        )
+    if with_output and facts.allowed:
+        lines.append(
+            rf"\alpha_{{{ij}}} = \frac{{\exp(e_{{{ij}}})}}{{\sum_{{j'}} \exp(e_{{{i},j'}})}}"
+            rf" = {facts.weight:.4g}"
+        )
+        lines.append(
+            rf"\frac{{\alpha_{{{ij}}} (v_{{{j}}} + a^V_{{{ij}}}) \cdot z_{{{i}}}}}"
+            rf"{{\lVert z_{{{i}}} \rVert^2}} = {facts.share:.4g}"
+        )
+    return lines
+
+
+def pair_card(
+    params: ViewParams,
+    pair: Pair | None,
+    head: int | None = None,
+    *,
+    with_output: bool = True,
+) -> None:
+    """A bordered box with the pair's numbers for ``head`` (None: the table part only)."""
+    if pair is None:
+        st.caption(
+            ":material/ads_click: Click any (i, j) cell, or set *query i* and *key j* in the "
+            "sidebar, to follow one pair through every figure of every page."
+        )
+        return
+    n = params.length
+    if not (pair.i < n and pair.j < n):
+        return
+    rows, cols = axis_labels(params)
+    facts = pair_facts(params, 0 if head is None else head, pair.i, pair.j)
+    with st.container(border=True):
+        where = f"head {head}, " if head is not None else ""
+        st.markdown(
+            md_escape(
+                f"Picked pair: query i = {pair.i} “{rows[pair.i]}”, key j = {pair.j} "
+                f"“{cols[pair.j]}” ({where}by the definition, from the same q, k, v and tables "
+                "as the figures)"
+            )
+        )
+        with_output = with_output and head is not None  # a weight belongs to a head
+        for line in pair_lines(facts, params.head_dim, head is not None, with_output):
+            st.latex(line)
+        if with_output:
+            if facts.allowed:
+                st.caption(
+                    "The shares of a row's pairs sum to 1: each is the part of z_i along z_i "
+                    "that its weighted value brings."
+                )
+            else:
+                st.caption(
+                    md_escape(
+                        f"α = 0: {facts.why_hidden}, so this pair adds nothing to z_{pair.i}."
+                    )
+                )

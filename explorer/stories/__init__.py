@@ -1,0 +1,1 @@
+"""One sub-package per story: its cached views, its figures and its own controls."""

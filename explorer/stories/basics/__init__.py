@@ -1,0 +1,1 @@
+"""The Attention basics story: the copy model, the worked example, the sqrt(d_k) scale."""

@@ -1,0 +1,155 @@
+"""Why attention divides q · k by sqrt(d_k) (Vaswani et al. 2017, footnote 4): the spread of
+the scores and the largest softmax weight of a row, against d_k, with and without the scale.
+A cached view from ``relpos_core.multihead``'s ``score_spread`` and ``softmax_saturation``, its
+note, and its two figures (arrays in, a plotly Figure out)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+
+from explorer.frame.memory import cached
+from explorer.frame.screen import figure_width
+from relpos_core.multihead import score_spread, softmax_saturation
+
+UNSCALED, SCALED = "#d62728", "#1f77b4"  # the same colour means the same curve in both figures
+WIDTH, HEIGHT = 470, 340
+CACHE_ENTRIES = 8
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().cpu().numpy().astype(np.float32)
+
+
+D_KS = tuple(2**p for p in range(10))  # 1 .. 512
+NOTE_D_K = 256
+SPREAD_SAMPLES = 4000  # (q, k) pairs per d_k
+SATURATION_SAMPLES = 256  # rows of n keys per d_k
+KEYS_MIN, KEYS_MAX, KEYS_DEFAULT = 2, 64, 16
+
+
+def generator(seed: int) -> torch.Generator:
+    """The generator of a sqrt(d_k) view: the view's seed, nothing global."""
+    return torch.Generator().manual_seed(seed)
+
+
+@dataclass(frozen=True)
+class ScaleView:
+    """Against d_k: the spread of the scores and the largest weight of a row of n keys."""
+
+    d_k: np.ndarray  # (m,)
+    unscaled_std: np.ndarray  # (m,) std of q · k
+    scaled_std: np.ndarray  # (m,) std of q · k / sqrt(d_k)
+    unscaled_max: np.ndarray  # (m,) mean over rows of max_j softmax_j(q · k_j)
+    scaled_max: np.ndarray  # (m,) the same with the scale
+    n: int
+
+
+@cached(CACHE_ENTRIES)
+def scale_view(n: int, seed: int) -> ScaleView:
+    spread = score_spread(D_KS, SPREAD_SAMPLES, generator(seed))
+    saturation = softmax_saturation(D_KS, n, SATURATION_SAMPLES, generator(seed))
+    return ScaleView(
+        d_k=np.asarray(D_KS, dtype=np.float32),
+        unscaled_std=_np(spread.unscaled_std),
+        scaled_std=_np(spread.scaled_std),
+        unscaled_max=_np(saturation.unscaled_max_weight),
+        scaled_max=_np(saturation.scaled_max_weight),
+        n=n,
+    )
+
+
+def scale_note(view: ScaleView, d_k: int = NOTE_D_K) -> str:
+    """The spread and the largest weight at one d_k, read from the curves."""
+    at = int(np.flatnonzero(view.d_k == d_k)[0])
+    ratio = view.unscaled_std[at] / view.scaled_std[at]
+    return (
+        f"At d_k = {d_k} the unscaled scores spread {ratio:.0f}x wider than the scaled ones "
+        f"(std {view.unscaled_std[at]:.1f} against {view.scaled_std[at]:.2f}); over {view.n} "
+        f"keys the largest weight averages {view.unscaled_max[at]:.2f} of the row unscaled, "
+        f"{view.scaled_max[at]:.2f} scaled (an even row gives each key 1/{view.n} = "
+        f"{1 / view.n:.2f})."
+    )
+
+
+def _d_k_axis(d_k: np.ndarray) -> dict:
+    """A log-2 axis with a tick at every d_k."""
+    return {
+        "type": "log",
+        "title": {"text": "d_k (width of q and k)"},
+        "tickvals": d_k,
+        "ticktext": [str(int(d)) for d in d_k],
+    }
+
+
+def _layout(fig: go.Figure, d_k: np.ndarray, y_axis: dict) -> go.Figure:
+    fig.update_layout(
+        width=figure_width(WIDTH),
+        height=HEIGHT,
+        margin={"l": 60, "r": 10, "t": 10, "b": 50},
+        xaxis=_d_k_axis(d_k),
+        yaxis=y_axis,
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        hovermode="x unified",
+    )
+    return fig
+
+
+def _two_curves(d_k: np.ndarray, curves: tuple, what: str) -> go.Figure:
+    """A figure with the unscaled and the scaled curve ((name, y) each), in their colours."""
+    fig = go.Figure()
+    for (name, y), colour in zip(curves, (UNSCALED, SCALED), strict=True):
+        fig.add_trace(
+            go.Scatter(
+                x=d_k, y=np.asarray(y, dtype=np.float32), name=name, mode="lines+markers",
+                line={"color": colour, "width": 2},
+                hovertemplate=f"{name}: {what} %{{y:.3f}}<extra></extra>",
+            )
+        )  # fmt: skip
+    return fig
+
+
+def spread_figure(d_k: np.ndarray, unscaled_std: np.ndarray, scaled_std: np.ndarray) -> go.Figure:
+    """The standard deviation of q · k and of q · k / sqrt(d_k) against d_k (both axes log),
+    with sqrt(d_k) dotted: the unscaled curve follows it, the scaled one stays at 1."""
+    d_k = np.asarray(d_k, dtype=np.float32)
+    fig = _two_curves(d_k, (("q · k", unscaled_std), ("q · k / √d_k", scaled_std)), "std")
+    fig.add_trace(
+        go.Scatter(
+            x=d_k, y=np.sqrt(d_k), name="√d_k", mode="lines",
+            line={"color": "#777", "width": 1, "dash": "dot"}, hoverinfo="skip",
+        )
+    )  # fmt: skip
+    top = float(max(np.max(unscaled_std), np.max(scaled_std), np.sqrt(d_k[-1])))
+    ticks = [2.0**p for p in range(-1, int(np.ceil(np.log2(top))) + 1)]
+    y_axis = {
+        "type": "log",
+        "title": {"text": "standard deviation"},
+        "tickvals": ticks,
+        "ticktext": [f"{t:g}" for t in ticks],
+    }
+    return _layout(fig, d_k, y_axis)
+
+
+def saturation_figure(
+    d_k: np.ndarray, unscaled_max: np.ndarray, scaled_max: np.ndarray, n: int
+) -> go.Figure:
+    """The mean largest softmax weight of a row of n keys against d_k, with and without the
+    scale; 1 (one key takes everything) and 1/n (an even row) as dotted lines."""
+    d_k = np.asarray(d_k, dtype=np.float32)
+    curves = (("softmax(q · k)", unscaled_max), ("softmax(q · k / √d_k)", scaled_max))
+    fig = _two_curves(d_k, curves, "largest weight")
+    for level, text, where in (
+        (1.0, "1: one key takes all", "bottom left"),  # the curves start low on the left
+        (1.0 / n, f"1/n = 1/{n}: an even row", "top right"),
+    ):
+        fig.add_hline(
+            y=level, line={"color": "#777", "width": 1, "dash": "dot"},
+            annotation_text=text, annotation_position=where,
+            annotation_font={"size": 10, "color": "#555"},
+        )  # fmt: skip
+    y_axis = {"title": {"text": "mean largest weight of a row"}, "range": [0, 1.08]}
+    return _layout(fig, d_k, y_axis)

@@ -1,0 +1,1 @@
+"""The family of position schemes: its settings, controls, cached views and figures."""

@@ -1,0 +1,72 @@
+"""What each trained scheme learned: its position term against the distance j - i, per layer
+and head, on held-out text four times the training length, so the distances no training window
+held are drawn beside the ones it did.
+
+Two readings of one term t_ij (logit units, 1/sqrt(d) applied, causal: j <= i):
+    position only   q and k replaced by their mean over the text (relpos_core's content_free):
+                    a function of j - i alone, the distance preference the scheme learned
+    on the text     the mean of t_ij over every cell of the text at that distance: what the
+                    position term adds on average, content included
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from explorer.frame.memory import cached
+from explorer.weights.trained import held_out_passage, model_scheme, trained_tensors
+from relpos_core.schemes import SCHEME_NAMES, content_free, distance_profile
+from relpos_lab.family import results
+
+# s schemes · l layers · h heads · m distances j - i = -(L-1)..0
+
+LENGTH = 256  # characters read: four times the training length
+
+
+@dataclass(frozen=True)
+class LearnedTerms:
+    distance: np.ndarray  # (m,) j - i, -(LENGTH-1)..0
+    models: tuple[str, ...]  # the family model drawn for each scheme, in SCHEME_NAMES order
+    position_only: np.ndarray  # (s, l, h, m)
+    on_text: np.ndarray  # (s, l, h, m)
+    context: int  # the training length: distances beyond -(context - 1) were never seen
+
+    def curves(self, part: str, layer: int) -> dict[str, np.ndarray]:
+        """scheme -> (h, m) of ``part`` ("position only" or "on the text") at ``layer``."""
+        data = self.position_only if part == "position only" else self.on_text
+        return {name: data[s, layer] for s, name in enumerate(SCHEME_NAMES)}
+
+
+def _terms(name: str, text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(position only, on the text) of model ``name``, each (l, h, m)."""
+    qkv = torch.from_numpy(trained_tensors(name, text).qkv)  # (l, 3, h, n, d)
+    n = qkv.shape[-2]
+    free, mean = [], []
+    with torch.no_grad():
+        for layer, (q, k, _) in enumerate(qkv[:, :, None]):  # each (1, h, n, d)
+            scheme = model_scheme(name, layer)
+            last = scheme.position_term(  # the last query row holds every distance -(n-1)..0
+                content_free(q)[:, :, -1:], content_free(k), causal=True, query_offset=n - 1
+            )
+            free.append(last[0, :, 0].numpy())
+            term = scheme.position_term(q, k, causal=True)
+            mean.append(distance_profile(term, causal=True).mean[0, :, :n].numpy())
+    return np.stack(free), np.stack(mean)
+
+
+@cached(4)
+def learned_terms(shaw_model: str) -> LearnedTerms:
+    """Every scheme's learned term (Shaw's from ``shaw_model``, the sidebar's clip distance)."""
+    text = held_out_passage()[:LENGTH]
+    models = tuple(shaw_model if s == "shaw" else s for s in SCHEME_NAMES)
+    free, on_text = zip(*(_terms(name, text) for name in models), strict=True)
+    return LearnedTerms(
+        distance=np.arange(-(len(text) - 1), 1),
+        models=models,
+        position_only=np.stack(free).astype(np.float32),
+        on_text=np.stack(on_text).astype(np.float32),
+        context=int(results()["training"]["context"]),
+    )

@@ -1,0 +1,95 @@
+"""The family's measured length curves: held-out bits per character against the evaluation
+length, as ``python -m relpos_lab.family eval`` measured them (the shipped results.json).
+
+Every model was trained on windows of ``context`` characters and scored on the same held-out
+characters at every length; past ``context`` it meets distances it never saw (Press et al.
+2022, Fig. 1). The figure marks the training length and shades what lies beyond it.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.colors as pc
+import plotly.graph_objects as go
+
+from explorer.frame.memory import cached
+from relpos_lab.family import results
+from relpos_lab.family.tables import describe
+
+COLOURS = pc.qualitative.D3
+
+
+@dataclass(frozen=True)
+class LengthCurves:
+    context: int  # the training length, in characters
+    lengths: np.ndarray  # (m,) evaluation lengths
+    bpc: dict[str, np.ndarray]  # model name -> (m,) bits per character
+    corpus: str  # what the models were trained and scored on
+
+    def at(self, name: str, length: int) -> float:
+        """Bits per character of ``name`` at ``length`` (one of ``lengths``)."""
+        return float(self.bpc[name][list(self.lengths).index(length)])
+
+    def change(self, name: str) -> float:
+        """How far ``name`` moves from the training length to the longest length, in bits."""
+        return abs(float(self.bpc[name][-1]) - self.at(name, self.context))
+
+
+@cached(4)
+def length_curves(names: tuple[str, ...]) -> LengthCurves:
+    shipped = results()
+    lengths = sorted(int(length) for length in shipped["models"][names[0]]["bpc"])
+    bpc = {
+        name: np.array([shipped["models"][name]["bpc"][str(L)] for L in lengths], np.float32)
+        for name in names
+    }
+    return LengthCurves(
+        context=int(shipped["training"]["context"]),
+        lengths=np.array(lengths, dtype=np.int64),
+        bpc=bpc,
+        corpus=shipped["corpus"]["name"],
+    )
+
+
+def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
+    """One line per model against the evaluation length (log 2 axis); the training length
+    dashed and every length beyond it shaded."""
+    fig = go.Figure()
+    top = max(float(v.max()) for v in curves.bpc.values())
+    x_end = float(curves.lengths.max()) * 1.15
+    x_start = float(curves.lengths.min()) / 1.6  # room left of the training length
+    fig.add_vrect(x0=curves.context, x1=x_end, fillcolor="rgba(120,120,120,0.08)", line_width=0)
+    fig.add_vline(x=curves.context, line_dash="dash", line_color="#555", line_width=1)
+    for t, (name, bpc) in enumerate(curves.bpc.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=curves.lengths.astype(np.float32),
+                y=bpc,
+                mode="lines+markers",
+                name=html.escape(describe(name), quote=False),
+                line={"color": COLOURS[t % len(COLOURS)], "width": 2},
+                hovertemplate=f"{html.escape(name)}<br>length %{{x}}<br>%{{y:.3f}} bits per "
+                "character<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        height=height,
+        margin={"l": 60, "r": 10, "t": 30, "b": 50},
+        xaxis={
+            "type": "log",
+            "title": {
+                "text": f"evaluation length; dashed: the training length, {curves.context} "
+                "characters; shaded: longer than any training window"
+            },
+            "tickvals": curves.lengths.tolist(),
+            "ticktext": [str(L) for L in curves.lengths],
+            "range": [np.log10(x_start), np.log10(x_end)],
+        },
+        yaxis={"title": {"text": "held-out bits per character"}, "range": [1.5, top + 0.3]},
+        legend={"orientation": "h", "y": -0.25},
+        hovermode="closest",
+    )
+    return fig

@@ -1,0 +1,1 @@
+"""The trained generalization encoders: their cached views and figures."""

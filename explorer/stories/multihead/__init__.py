@@ -1,0 +1,1 @@
+"""The Multi-head and masks story: its cached views and its figure sizes."""

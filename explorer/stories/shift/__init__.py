@@ -1,0 +1,1 @@
+"""The skew and Transformer-XL's rel_shift, step by step: their stories and figures."""

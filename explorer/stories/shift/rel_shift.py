@@ -1,0 +1,376 @@
+"""Transformer-XL's ``rel_shift`` as a story: every step, where each value came from and where
+it ends up, the cells the shift gets wrong, and one picked result cell followed through.
+
+Q queries follow M memory positions (K = Q + M keys); query row i sits at position M + i. The
+values are the XL position terms (b) + (d) of one head, (q_i + v)·W_R R_(i-j) / sqrt(d), from
+``relpos_core``'s ``TransformerXL`` on the view's example queries; the definition they are
+checked against is the same scheme's gathered terms. Cell positions come from running the
+core's traced shift on cell codes, as the Skew page does: nothing here re-derives the pad /
+reshape / slice arithmetic. The story is drawn for at most STORY_QUERIES queries; the check
+(the badge) runs the shift on at most CHECK_QUERIES.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from explorer.figures import formulas
+from explorer.frame.budget import REQUEST_BUDGET_BYTES
+from explorer.frame.downloads import Labelled
+from explorer.frame.memory import cached
+from explorer.frame.params import ViewParams
+from explorer.stories.shift.skew import code_position
+from explorer.weights.example import example_inputs
+from explorer.weights.schemes import SchemeConfig, scheme_for
+from relpos_core.lookup import relative_distances
+from relpos_core.schemes import TransformerXL, trace_rel_shift
+
+STORY_QUERIES = 12  # the steps are drawn cell by cell for at most this many queries
+CHECK_QUERIES = 512  # the badge's shift runs on at most this many queries
+MEMORY_MAX = 12  # memory positions M a view may add
+CACHE_ENTRIES = 8
+STEPS = ("input", "padded", "reshaped", "sliced", "result")
+STEP_WORDS = ("relative", "padded", "reshaped", "sliced", "result")
+KEPT, WRONG, DROPPED = 0, 1, 2  # where a cell's value ends up (a result cell's own verdict)
+
+STEP_FORMULAS = {
+    "input": formulas.XL_INPUT,
+    "padded": formulas.XL_PADDED,
+    "reshaped": formulas.XL_RESHAPED,
+    "sliced": formulas.XL_SLICED,
+    "result": formulas.XL_SHIFT,
+}
+STEP_TEXT = {
+    "input": "One row per query, one column per distance j - i, from -(K - 1) on the left to 0 "
+    "on the right: the relative layout. Query row i at position M + i needs the distances "
+    "-(M + i)..0; the ones further left point before the first key.",
+    "padded": "Add one column of zeros on the left. Nothing moves yet.",
+    "reshaped": "Read the padded numbers row by row and cut them into rows of Q. Each old row "
+    "now starts one place further along than the one above: the per-row shift, no gather.",
+    "sliced": "Drop the first row: the first Q numbers, row 0's pad and its distances that "
+    "point before the first key.",
+    "result": "Read the rest back as Q rows of K. Cell (i, j) holds distance j - (M + i) for "
+    "every key j <= M + i; right of that, the shift is wrong: the pad zero, then the next "
+    "query's distances that point before the first key.",
+}
+
+
+def xl_scheme(params: ViewParams) -> TransformerXL:
+    """The view's Transformer-XL position parameters (W_R, u, v): with trained weights the
+    family's Transformer-XL model's at the view's layer, else drawn from the view's seed; the
+    same ones the Position schemes and Compare schemes pages use."""
+    return scheme_for(params, SchemeConfig("xl"))  # type: ignore[return-value]
+
+
+def position_definition(scheme: TransformerXL, q: torch.Tensor, memory: int) -> torch.Tensor:
+    """(b) + (d) gathered by each cell's distance (1, h, Q, K), queries at positions M.."""
+    b, h, n_q, d = q.shape
+    keys = torch.zeros(b, h, n_q + memory, d, dtype=q.dtype)  # (b) and (d) read no key
+    return scheme.position_term(q, keys, query_offset=memory, max_bytes=REQUEST_BUDGET_BYTES)
+
+
+@dataclass(frozen=True)
+class ShiftStep:
+    """One step of the shift of one head, and where each of its cells came from and goes.
+
+    ``z`` (rows, cols) float32. ``code``: 0 for a pad, else 1 + row * K + column of the input
+    cell the value copies (:meth:`origin` decodes it). ``fate``: KEPT (reaches a right result
+    cell), WRONG (reaches a wrong one) or DROPPED (the slice drops it). ``x_ticks`` and
+    ``y_ticks`` name every column and row. Arrays are shared: read only.
+    """
+
+    name: str
+    formula: str
+    z: np.ndarray
+    code: np.ndarray
+    fate: np.ndarray
+    x_title: str
+    y_title: str
+    x_ticks: tuple[str, ...]
+    y_ticks: tuple[str, ...]
+    keys: int  # K, to decode codes
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.z.shape  # type: ignore[return-value]
+
+    @property
+    def x(self) -> np.ndarray:
+        """Axis coordinate of each column: its index (ticks carry the meaning)."""
+        return np.arange(self.shape[1])
+
+    @property
+    def y(self) -> np.ndarray:
+        return np.arange(self.shape[0])
+
+    @property
+    def pad(self) -> np.ndarray:
+        return self.code == 0
+
+    def origin(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(input row, input column c, distance j - i = c - (K - 1)) of every cell; the pad
+        gets row and column -1 and distance 1 (no distance of the layout is positive)."""
+        flat = self.code.astype(np.int64) - 1
+        row, col = np.divmod(flat, self.keys)
+        pad = self.pad
+        return (np.where(pad, -1, row), np.where(pad, -1, col),
+                np.where(pad, 1, col - (self.keys - 1)))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ShiftStory:
+    steps: tuple[ShiftStep, ...]  # input, padded, reshaped, sliced, result
+    queries: int  # Q of the story
+    memory: int  # M
+    keys: int  # K = Q + M
+    head: int
+    valid: np.ndarray  # (Q, K) bool, the core's: j <= M + i
+    distance: np.ndarray  # (Q, K) int, j - (M + i): the distance j - i of the definition
+    definition: np.ndarray  # (Q, K) float32, the scheme's gathered (b) + (d) of the head
+    start: int = 0  # position of the first query row (the story always starts at row 0)
+
+    def step(self, name: str) -> ShiftStep:
+        return self.steps[STEPS.index(name)]
+
+    def position(self, i: int) -> int:
+        """Position of query row i among the keys, M + i (minus its distance to key 0)."""
+        return -int(self.distance[i, 0])
+
+
+def fates(codes: list[np.ndarray], valid: np.ndarray) -> list[np.ndarray]:
+    """KEPT / WRONG / DROPPED for every cell of every step, read off the result's codes.
+
+    A value keeps its code through the steps. A pad has none: reshaping keeps the row-major
+    order, so a pad that reaches the result is the cell right after the value before it.
+    """
+    result = codes[-1]
+    kept = result[valid]
+    wrong = result[~valid & (result > 0)]
+    flat = result.reshape(-1)
+    before_pad = flat[np.flatnonzero(flat == 0) - 1]  # result cell 0 is never a pad
+    out = []
+    for code in codes:
+        fate = np.full(code.shape, DROPPED, dtype=np.int8)
+        fate[np.isin(code, kept) & (code > 0)] = KEPT
+        fate[np.isin(code, wrong)] = WRONG
+        cells = code.reshape(-1)
+        pads = np.flatnonzero(cells == 0)
+        pads = pads[pads > 0]
+        fate.reshape(-1)[pads[np.isin(cells[pads - 1], before_pad)]] = WRONG
+        out.append(fate)
+    return out
+
+
+def _ticks(name: str, rows: int, cols: int, memory: int, keys: int):
+    """Tick text of every column and row of a step."""
+    distances = [str(c - (keys - 1)) for c in range(keys)]  # j - i
+    if name == "input":
+        return tuple(distances), tuple(str(i) for i in range(rows))
+    if name == "padded":
+        return ("pad", *distances), tuple(str(i) for i in range(rows))
+    if name == "result":
+        return tuple(f"m{j}" if j < memory else str(j) for j in range(cols)), tuple(
+            str(i) for i in range(rows)
+        )
+    return tuple(str(c) for c in range(cols)), tuple(str(r) for r in range(rows))
+
+
+@cached(CACHE_ENTRIES, resource=True)
+def shift_story(params: ViewParams, head: int, memory: int) -> ShiftStory:
+    """Every step of rel_shift on the first min(n, STORY_QUERIES) queries after ``memory``
+    memory positions, for head ``head`` (cached and shared: read only)."""
+    scheme = xl_scheme(params)
+    q = example_inputs(params, "xl").q[:, :, :STORY_QUERIES]  # (1, h, Q, d)
+    queries = q.shape[2]
+    keys = queries + memory
+    with torch.no_grad():
+        trace = trace_rel_shift(scheme.relative_layout(q, keys))
+        definition = position_definition(scheme, q, memory)[0, head]
+    codes_in = 1 + torch.arange(queries * keys, dtype=torch.float64).reshape(queries, keys)
+    origin = trace_rel_shift(codes_in)  # float64 keeps every code exact
+    codes = [getattr(origin, name).round().to(torch.int32).numpy() for name in STEPS]
+    valid = trace.valid.numpy()
+    steps = []
+    for name, code, fate in zip(STEPS, codes, fates(codes, valid), strict=True):
+        z = getattr(trace, name)[0, head].numpy().astype(np.float32)
+        for array in (z, code, fate):
+            array.flags.writeable = False
+        rows, cols = code.shape
+        x_ticks, y_ticks = _ticks(name, rows, cols, memory, keys)
+        steps.append(
+            ShiftStep(
+                name=name,
+                formula=STEP_FORMULAS[name],
+                z=z,
+                code=code,
+                fate=fate,
+                x_title={
+                    "input": "distance j - i",
+                    "padded": "distance j - i",
+                    "result": "key j (m: memory)" if memory else "key j",
+                }.get(name, "column"),
+                y_title="query i" if name in ("input", "padded", "result") else "row",
+                x_ticks=x_ticks,
+                y_ticks=y_ticks,
+                keys=keys,
+            )
+        )
+    definition_z = definition.numpy().astype(np.float32)
+    distance = relative_distances(queries, keys, query_offset=memory).numpy()  # j - (M + i)
+    for array in (valid, definition_z, distance):
+        array.flags.writeable = False
+    return ShiftStory(tuple(steps), queries, memory, keys, head, valid, distance, definition_z)
+
+
+@dataclass(frozen=True)
+class ShiftCheck:
+    """rel_shift against the scheme's gathered (b) + (d), every head, on ``queries`` queries."""
+
+    queries: int
+    memory: int
+    max_diff: float  # max |shift - definition| over the valid cells (j <= M + i)
+    wrong_cells: int  # cells outside the valid region: the shift is wrong there
+    cells: int  # Q * K of one head
+    logit_bytes: int  # the scheme's estimate for every term at the full n, K = n + M
+    position_bytes: int  # of which the position terms' own work (R, W_R R, the products)
+
+
+@cached(CACHE_ENTRIES)
+def shift_check(params: ViewParams, memory: int) -> ShiftCheck:
+    """The shift and the definition on the first min(n, CHECK_QUERIES) queries."""
+    scheme = xl_scheme(params)
+    q = example_inputs(params, "xl").q[:, :, :CHECK_QUERIES]
+    queries = q.shape[2]
+    keys = queries + memory
+    with torch.no_grad():
+        trace = trace_rel_shift(scheme.relative_layout(q, keys))
+        definition = position_definition(scheme, q, memory)
+    valid = trace.valid
+    diff = (trace.result - definition).abs()[..., valid]
+    full = params.length
+    return ShiftCheck(
+        queries=queries,
+        memory=memory,
+        max_diff=float(diff.max()),
+        wrong_cells=int((~valid).sum()),
+        cells=int(valid.numel()),
+        logit_bytes=scheme.logit_bytes(full, full + memory),
+        position_bytes=scheme.position_bytes(full, full + memory),
+    )
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one value sits in one step: (row, col), and its value."""
+
+    row: int
+    col: int
+    value: float
+
+    @property
+    def x(self) -> int:  # axis coordinates, as the figures' pick mark reads them
+        return self.col
+
+    @property
+    def y(self) -> int:
+        return self.row
+
+
+def locate(story: ShiftStory, i: int, j: int) -> tuple[Place | None, ...]:
+    """The place of result cell (i, j) in every step (None where it is not there yet).
+
+    A value is found by its code; a pad by the value right before it (see :func:`fates`).
+    """
+    result = story.steps[-1]
+    target = int(result.code[i, j])
+    before = int(result.code.reshape(-1)[i * story.keys + j - 1]) if target == 0 else None
+    places: list[Place | None] = []
+    for step in story.steps:
+        at = code_position(step.code, target, before)
+        places.append(None if at is None else Place(*at, float(step.z[at])))
+    return tuple(places)
+
+
+def result_cell_of(story: ShiftStory, name: str, row: int, col: int) -> tuple[int, int] | None:
+    """The result cell (i, j) that shows the value at (row, col) of a step, if it gets there."""
+    step = story.step(name)
+    result = story.steps[-1].code.reshape(-1)
+    code = int(step.code[row, col])
+    if code == 0:  # a pad: the cell after the value before it
+        at = row * step.shape[1] + col
+        if at == 0:
+            return None
+        hits = np.flatnonzero(result[:-1] == step.code.reshape(-1)[at - 1]) + 1
+        hits = hits[result[hits] == 0]
+    else:
+        hits = np.flatnonzero(result == code)
+    if hits.size == 0:
+        return None
+    return divmod(int(hits[0]), story.keys)
+
+
+def holds_text(story: ShiftStory, code: int, plain: bool = False) -> str:
+    """What a value is: the pad zero, or (q_s + v)·W_R R_δ of input row s (the paper indexes
+    R by i - j: δ = -(j - i))."""
+    if code == 0:
+        return "the zero pad"
+    row, col = divmod(code - 1, story.keys)
+    distance = story.keys - 1 - col
+    if plain:
+        return f"(q_{row} + v)·W_R R_{distance}"
+    return f"$(q_{{{row}}} + v)^\\top W_R R_{{{distance}}}$"
+
+
+def wrong_cells(story: ShiftStory) -> dict[str, list]:
+    """Every result cell outside j <= M + i: what it holds, by the shift and by definition."""
+    result = story.steps[-1]
+    rows, cols = np.nonzero(~story.valid)
+    table: dict[str, list] = {"i": [], "j": [], "distance j-(M+i)": [], "holds": [],
+                              "by the shift": [], "by the definition": []}  # fmt: skip
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        code = int(result.code[i, j])
+        what = "zero pad" if code == 0 else "next row: " + holds_text(story, code, plain=True)
+        table["i"].append(i)
+        table["j"].append(j)
+        table["distance j-(M+i)"].append(int(story.distance[i, j]))
+        table["holds"].append(what)
+        table["by the shift"].append(float(result.z[i, j]))
+        table["by the definition"].append(float(story.definition[i, j]))
+    return table
+
+
+def story_tables(story: ShiftStory) -> dict[str, Labelled]:
+    """Every step of the story with its axes, the definition and the wrong cells, for the
+    page's download."""
+    corners = {"input": "query i \\ distance j - i", "padded": "query i \\ distance j - i",
+               "result": "query i \\ key j"}  # fmt: skip
+    tables = {}
+    for number, step in enumerate(story.steps, start=1):
+        tables[f"step{number}_{STEP_WORDS[number - 1]}"] = Labelled(
+            step.z, f"step {number} of rel_shift, head {story.head}", rows=list(step.y_ticks),
+            cols=list(step.x_ticks), corner=corners.get(step.name, "row \\ column"),
+        )  # fmt: skip
+    result = story.step("result")
+    tables["definition"] = Labelled(
+        story.definition,
+        f"(b) + (d) gathered by distance j - (M + i), head {story.head}: equals the result "
+        "where j <= M + i",
+        rows=list(result.y_ticks),
+        cols=list(result.x_ticks),
+        corner="query i \\ key j",
+    )
+    rows, cols = np.nonzero(~story.valid)
+    source, column, _ = result.origin()
+    tables["wrong_cells"] = Labelled(
+        np.column_stack([rows, cols, story.distance[rows, cols], source[rows, cols],
+                         column[rows, cols], result.z[rows, cols],
+                         story.definition[rows, cols]]),
+        "result cells with j > M + i: what the shift put there (source -1: the zero pad)",
+        cols=["i", "j", "distance j-(M+i)", "source input row", "source input column",
+              "by the shift", "by the definition"],
+        corner="cell",
+    )  # fmt: skip
+    return tables

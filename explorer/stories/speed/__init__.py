@@ -1,0 +1,1 @@
+"""The Speed & memory story: memory curves and a bounded live benchmark."""

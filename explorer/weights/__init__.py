@@ -1,0 +1,1 @@
+"""One source of tensors for every view: seeded random or trained weights, resolved here."""

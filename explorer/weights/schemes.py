@@ -1,0 +1,68 @@
+"""The position schemes a view draws: :class:`SchemeConfig`, one scheme and its settings (a
+cache key), and :func:`scheme_for`, the scheme itself, trained or random.
+
+With trained weights a scheme is the family's model of it at the view's layer; otherwise it is
+drawn with ``relpos_core.schemes.make_scheme`` from a seed derived from the view's seed and the
+scheme's name, so its parameters change only with the seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from explorer.frame.params import ViewParams
+from explorer.weights.example import derived_seed
+from explorer.weights.trained import trained_scheme
+from relpos_core.schemes import PositionScheme, make_scheme
+
+SCHEME_LABELS = {
+    "shaw": "Shaw",
+    "music": "Music Transformer",
+    "xl": "Transformer-XL",
+    "t5": "T5",
+    "alibi": "ALiBi",
+    "rope": "RoPE",
+}
+
+
+@dataclass(frozen=True)
+class SchemeConfig:
+    """One scheme and its keyword arguments for ``make_scheme`` (hashable: a cache key)."""
+
+    name: str
+    options: tuple[tuple[str, object], ...] = ()
+
+    def build(self, params: ViewParams) -> PositionScheme:
+        """The scheme for this view, its parameters drawn from the view's seed."""
+        seed = derived_seed(params.seed, "scheme:" + self.name)
+        return make_scheme(self.name, params.heads, params.head_dim, seed, **dict(self.options))
+
+    @property
+    def text(self) -> str:
+        """The settings in the papers' words (``32 buckets, max distance 128``); empty without
+        settings."""
+        words = []
+        for key, value in self.options:
+            if key == "max_relative_position":
+                what = "table length L" if self.name == "music" else "clip distance k"
+                words.append(f"{what} = {value}")
+            elif key == "values":
+                words.append("on keys and values" if value else "on keys only")
+            else:
+                words.append(OPTION_WORDS[key].format(value))
+        return ", ".join(words)
+
+
+OPTION_WORDS = {
+    "num_buckets": "{} buckets",
+    "max_distance": "max distance {}",
+    "max_bias": "max bias {}",
+    "base": "base {:,}",
+}
+
+
+def scheme_for(params: ViewParams, config: SchemeConfig) -> PositionScheme:
+    """The scheme a view draws: with trained weights the family's model of that scheme at the
+    view's layer (its settings are the ones it was trained with), else ``config``'s, drawn from
+    the view's seed."""
+    return trained_scheme(params, config.name) if params.trained else config.build(params)

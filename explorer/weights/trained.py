@@ -1,0 +1,127 @@
+"""Trained weights for the explorer's views: a model of the family (relpos_lab.family), its own
+q, k, v, tables and position scheme at one layer, on the view's characters.
+
+The family's models are causal character language models (3 layers, d_model 128, 4 heads)
+trained on Python's help topics, identical but for position: Shaw's at clip distances 0, 1, 2,
+4, 8, 16 and 64, and one per published scheme. A view with trained weights reads the characters
+of its typed text, or without one n characters of the held-out part of the corpus from its first
+sentence of prose; it runs the model once per (model, text) and keeps the q, k, v every layer's
+attention saw and, for Shaw's models, every layer's tables w^K, w^V.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import torch
+
+from explorer.frame.memory import cached
+from explorer.frame.params import ViewParams, trained_model_name
+from relpos_core.schemes import PositionScheme, ShawRelative
+from relpos_lab.family import load_with_vocabulary
+from relpos_lab.family.corpus import Vocabulary, held_out_text
+from relpos_lab.family.model import CharLM
+
+SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}  # characters with no glyph of their own
+
+
+def shown(char: str) -> str:
+    """A character as an axis label: whitespace gets a visible sign."""
+    return SHOWN.get(char, char)
+
+
+PROSE = re.compile(r"\n[ ]*(?=[A-Z][a-z]+ [a-z])")  # a line that starts a sentence of prose
+
+
+@cache
+def held_out_passage() -> str:
+    """The held-out text from its first sentence of prose on (it opens inside a code example,
+    whose indentation would fill a short window with spaces)."""
+    text = held_out_text()
+    start = PROSE.search(text)
+    return text[start.end() :] if start else text
+
+
+def sequence(params: ViewParams) -> str:
+    """The characters a trained view reads: the typed text, else a held-out passage of n."""
+    return params.text[: params.length] if params.text else held_out_passage()[: params.length]
+
+
+def model_for(params: ViewParams, scheme: str = "shaw") -> str:
+    """The family model a trained view of ``scheme`` draws: Shaw's at the sidebar's k, else the
+    scheme's own.
+
+    >>> from explorer.frame.params import ViewParams
+    >>> model_for(ViewParams(k=2)), model_for(ViewParams(k=2), "rope")
+    ('shaw-k2', 'rope')
+    """
+    return trained_model_name(params.k) if scheme == "shaw" else scheme
+
+
+@cached(16, resource=True)  # every model of the family fits: 13
+def family_model(name: str) -> tuple[CharLM, Vocabulary]:
+    """The shipped model (shared by every session, read only: eval mode, no gradients)."""
+    model, vocabulary = load_with_vocabulary(name)
+    model.requires_grad_(False)
+    return model, vocabulary
+
+
+@dataclass(frozen=True)
+class TrainedTensors:
+    """A trained model on one text: the token embeddings, and per layer what its attention saw
+    and its tables."""
+
+    name: str
+    x: np.ndarray  # (n, d_model) the scaled token embeddings the model starts from
+    qkv: np.ndarray  # (layers, 3, h, n, d) q, k, v of every layer's attention
+    tables: np.ndarray  # (layers, 2, 2k+1, d) w^K and w^V of every layer (Shaw's); else 0 rows
+
+
+@cached(8, resource=True)  # views hand its arrays to torch without a copy
+def trained_tensors(name: str, text: str) -> TrainedTensors:
+    """Run model ``name`` on ``text`` once (``CharLM.attention_inputs``): every layer's q, k,
+    v and tables, so that a change of layer reads the same run."""
+    model, vocabulary = family_model(name)
+    ids = vocabulary.encode(text)[None]  # (1, n)
+    d = model.config.head_dim
+    with torch.no_grad():
+        x = model.embed(ids)[0]
+        qkv = torch.stack([torch.stack(layer)[:, 0] for layer in model.attention_inputs(ids)])
+        tables = torch.stack(
+            [
+                torch.stack([scheme.table_k, scheme.table_v])
+                if isinstance(scheme := block.attention.scheme, ShawRelative)
+                else torch.zeros(2, 0, d)
+                for block in model.blocks
+            ]
+        )
+    return TrainedTensors(name, *(t.numpy().astype(np.float32) for t in (x, qkv, tables)))
+
+
+def trained_for(params: ViewParams, scheme: str = "shaw") -> TrainedTensors:
+    """The tensors of the model a trained view of ``scheme`` draws, on the view's characters."""
+    return trained_tensors(model_for(params, scheme), sequence(params))
+
+
+def model_scheme(name: str, layer: int) -> PositionScheme:
+    """The position scheme of layer ``layer`` of family model ``name``: its learned
+    parameters, read only (shared by every session)."""
+    model, _ = family_model(name)
+    found = model.blocks[layer].attention.scheme
+    if found is None:
+        raise ValueError(f"model {name!r} has no position scheme")
+    return found
+
+
+def trained_scheme(params: ViewParams, scheme: str) -> PositionScheme:
+    """The position scheme of the view's layer in the model a trained view of ``scheme``
+    draws."""
+    return model_scheme(model_for(params, scheme), params.layer)
+
+
+def axis_characters(params: ViewParams) -> tuple[str, ...]:
+    """The view's characters as axis labels."""
+    return tuple(shown(c) for c in sequence(params))
