@@ -23,10 +23,10 @@ from explorer.figures.heatmaps import (
 )
 from explorer.frame.failures import fragment
 from explorer.frame.offline_view import ShownFigure, record_figure
-from explorer.frame.params import DISPLAY_MAX, ViewParams, trained_model_name
+from explorer.frame.params import DISPLAY_MAX, ViewParams
 from explorer.frame.widgets import int_slider, md_escape
 from explorer.pair.controls import chart_options, current_pair
-from explorer.weights.schemes import SCHEME_LABELS
+from explorer.weights.source import weights_of
 
 INSET_SIDE = 32  # rows and columns of the exact-value zoom under an image
 
@@ -243,34 +243,5 @@ def markdown_table(columns: Mapping[str, Sequence[object]], bold_row: int | None
 
 
 def weights_caption(params: ViewParams, *, scheme: str = "shaw") -> None:
-    """Say, under the title, where the page's weights come from: seeded random draws, or the
-    trained model, layer and characters (``scheme``: the family model the page draws, a
-    scheme's name, or "each" for one per scheme)."""
-    if params.trained:
-        source = (
-            f"the {params.length} typed characters"
-            if params.text
-            else f"{params.length} held-out characters of the corpus (from its first sentence "
-            "of prose)"
-        )
-        if scheme == "each":
-            model = (
-                f"each scheme's own model of the family (Shaw's is `{trained_model_name(params.k)}`"
-                f", k = {params.k})"
-            )
-        elif scheme == "shaw":
-            model = f"`{trained_model_name(params.k)}`, the family's Shaw model with k = {params.k}"
-        else:
-            model = f"`{scheme}`, the family's {SCHEME_LABELS[scheme]} model"
-        st.caption(
-            f":material/school: **Weights: trained**: layer {params.layer} of {model}, a "
-            f"causal character model trained on Python's help topics, reading {source}. Every "
-            "tensor below is the model's own."
-        )
-        return
-    st.caption(
-        f":material/casino: **Weights: random, untrained** (seed {params.seed}). The token "
-        "vectors, the projections to q, k and v and the relative tables are seeded random "
-        "draws, not learned, so their patterns are not ones a model found; the sidebar's "
-        "weights switch draws a trained model instead."
-    )
+    """Say, under the title, where the page's weights come from (``Weights.caption``)."""
+    st.caption(weights_of(params).caption(scheme))

@@ -1,0 +1,92 @@
+"""Where a view's tensors come from, decided once per rerun: the family's trained character
+models on the view's characters, or seeded random draws.
+
+Pages and stories ask a :class:`Weights` (``weights_of(params)``) instead of testing the
+sidebar's switch themselves: what a position is called, which model a scheme's view reads,
+what the download records and the caption under a page's title all follow from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from explorer.frame.params import ViewParams
+from explorer.weights.schemes import SCHEME_LABELS
+from explorer.weights.trained import model_for, sequence
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The weights of one view: ``trained`` (the family's models) or seeded random draws."""
+
+    params: ViewParams
+
+    @property
+    def trained(self) -> bool:
+        return self.params.trained
+
+    @property
+    def unit(self) -> str:
+        """What one position is: a character the model reads, or an abstract position."""
+        return "character" if self.trained else "position"
+
+    @property
+    def seed(self) -> int:
+        """The seed of the random draws; 0 for trained weights, which draw nothing."""
+        return 0 if self.trained else self.params.seed
+
+    def text(self) -> str | None:
+        """The characters a trained view reads (typed, else held out); None for random weights."""
+        return sequence(self.params) if self.trained else None
+
+    def model(self, scheme: str = "shaw") -> str | None:
+        """The family model the view of ``scheme`` reads; None for random weights."""
+        return model_for(self.params, scheme) if self.trained else None
+
+    def provenance(self, *schemes: str) -> dict[str, object]:
+        """What a download's params.json records about the weights: the model (one per scheme
+        when several are given) for trained weights, nothing for random ones (their seed is a
+        parameter already)."""
+        if not self.trained:
+            return {}
+        names = schemes or ("shaw",)
+        if len(names) == 1:
+            return {"_model": self.model(names[0])}
+        return {"_model": {scheme: self.model(scheme) for scheme in names}}
+
+    def caption(self, scheme: str = "shaw") -> str:
+        """One line under a page's title: where its numbers come from (``scheme``: the family
+        model the page draws, a scheme's name, or "each" for one model per scheme)."""
+        params = self.params
+        if not self.trained:
+            return (
+                f":material/casino: **Weights: random, untrained** (seed {params.seed}). The "
+                "token vectors, the projections to q, k and v and the relative tables are "
+                "seeded random draws, not learned, so their patterns are not ones a model "
+                "found; the sidebar's weights switch draws a trained model instead."
+            )
+        source = (
+            f"the {params.length} typed characters"
+            if params.text
+            else f"{params.length} held-out characters of the corpus (from its first sentence "
+            "of prose)"
+        )
+        if scheme == "each":
+            model = (
+                f"each scheme's own model of the family (Shaw's is `{model_for(params)}`"
+                f", k = {params.k})"
+            )
+        elif scheme == "shaw":
+            model = f"`{model_for(params)}`, the family's Shaw model with k = {params.k}"
+        else:
+            model = f"`{scheme}`, the family's {SCHEME_LABELS[scheme]} model"
+        return (
+            f":material/school: **Weights: trained**: layer {params.layer} of {model}, a "
+            f"causal character model trained on Python's help topics, reading {source}. Every "
+            "tensor below is the model's own."
+        )
+
+
+def weights_of(params: ViewParams) -> Weights:
+    """The weights every view of this rerun reads."""
+    return Weights(params)
