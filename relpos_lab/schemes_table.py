@@ -1,8 +1,8 @@
 """The README's table of relative position schemes, generated from the schemes themselves.
 
     python -m relpos_lab.schemes_table                    # print the markdown table
-    python -m relpos_lab.schemes_table --check README.md  # exit 1 if the README's copy differs
-    python -m relpos_lab.schemes_table --write README.md  # replace the README's copy
+    python -m relpos_lab.schemes_table --check docs/library.md  # exit 1 if the README's copy differs
+    python -m relpos_lab.schemes_table --write docs/library.md  # replace the README's copy
 
 One row per scheme of ``relpos_core.schemes.SCHEMES``, in its order. Every number is computed:
 the learned parameters are counted on a scheme built at the reference size (REFERENCE), the

@@ -2,7 +2,7 @@
 
     python -m relpos_lab.family train [NAME ...]    train, store checkpoints and results.json
     python -m relpos_lab.family eval NAME --length L    bits per character, computed afresh
-    python -m relpos_lab.family table [--check README.md]   the README's tables
+    python -m relpos_lab.family table [--check docs/experiments.md]   the README's tables
 
 ``load(name)`` gives a shipped model in eval mode, offline, from a clean clone; ``results()``
 the shipped ``results.json``.

@@ -1,7 +1,7 @@
 """The README's tables of the family, generated from results.json.
 
     python -m relpos_lab.family table                  print them
-    python -m relpos_lab.family table --check README.md   fail when the README's copy drifts
+    python -m relpos_lab.family table --check docs/experiments.md   fail when the README's copy drifts
 
 The README holds the generated text between ``BEGIN`` and ``END`` marker lines.
 """

@@ -309,7 +309,7 @@ def test_eval_command_refuses_a_length_that_does_not_divide_the_span(capsys):
 
 
 def test_readme_tables_are_generated_from_results():
-    readme = ROOT / "README.md"
+    readme = ROOT / "docs" / "experiments.md"
     assert check_readme(readme, results()) == []
     tables = readme_tables(results())
     for name in MODEL_NAMES:

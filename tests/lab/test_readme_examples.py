@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "library.md"
 
 
 def section_code(title: str) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 from relpos_core.schemes import SCHEMES
 from relpos_lab import schemes_table
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "library.md"
 SHIFT_INVARIANT_WITH_CONTENT = {"t5", "alibi"}  # biases of j - i alone
 
 
