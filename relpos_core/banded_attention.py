@@ -267,11 +267,11 @@ def _backward(
     g = grad_out.reshape(bh, n_q, d_v)
     g_by_bucket = g @ table_v.T  # (bh,i,2k+1): g_i · w^V_r
     g_dot_z = (g * out.reshape(bh, n_q, d_v)).sum(-1)  # D_i without dropout
-    d_qs = torch.zeros_like(blocks.qs)
-    d_keys = torch.zeros_like(blocks.keys)
-    d_values = torch.zeros_like(blocks.values)
-    d_table_k = torch.zeros_like(table_k)
-    d_table_v = torch.zeros_like(table_v)
+    # contiguous, as the registered fake promises: zeros_like would copy the strides of a
+    # head view (b, n, h, d) or a transposed table, and a compiled graph checks them
+    d_qs, d_keys, d_values, d_table_k, d_table_v = (
+        t.new_zeros(t.shape) for t in (blocks.qs, blocks.keys, blocks.values, table_k, table_v)
+    )
     for i0, i1, cols in blocks.spans():
         p = blocks.scores(i0, i1, cols).sub_(lse[:, i0:i1, None]).exp_()  # P, rebuilt
         g_blk, qs_blk = g[:, i0:i1], blocks.qs[:, i0:i1]
