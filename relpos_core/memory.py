@@ -107,14 +107,15 @@ def attention_bytes(
     b, h, n_q, n_k, d, d_v = shape
     s = Sizes.of(shape, max_relative_position, itemsize)
     check = 4 * mask_cells  # a numeric mask checked for 0 and 1, then turned into bools
+    # contiguous copies of the keys and values (of a head view, or a stride-0 expand)
+    copies = s.keys + s.values
     if method.fused and not trace and not (grad and return_weights):
-        flags = s.block // itemsize  # a block's mask and its union with the causal rows
-        masks = mask_cells + 2 * flags if (mask_cells or causal) else 0
-        need = masks + method.fused_bytes(s, grad, return_weights, dropout)
+        need = mask_cells + copies + method.fused_bytes(s, grad, return_weights, dropout)
     else:
         allowed = mask_cells + (2 * n_q * n_k if causal else 0)  # the user's, the causal rows
         allowed += s.flags if mask_cells and causal else 0  # and their union
         need = allowed + _unfused_bytes(s, method.term_bytes(s), trace, grad, dropout)
+        need += copies + s.queries  # the queries' too, for the key term
     return SMALL_BYTES + max(check, need)
 
 

@@ -353,24 +353,23 @@ class Banded(Method):
     def fused_bytes(self, s: Sizes, grad: bool, return_weights: bool, dropout: bool) -> int:
         """Peak of the fused path (``banded_attention``) with or without its backward.
 
-        Forward: the scaled queries, Q (w^K - w^K_-k)^T, one reused block, each block's output
-        and bucket mass (and their concatenation), a block's temporaries (its mask, the
-        log-sum-exp's copy, dropout's draw and keep-mask), and the weights if returned.
-        Backward: the same block twice (P and dP), the gradients of q, k, v and their
-        per-block products, and the bucket terms of the output gradient.
+        Forward: the scaled queries, Q (w^K - w^K_-k)^T, the block buffer every block reuses
+        (and dropout's keep-mask beside it), each block's output and bucket mass (and their
+        concatenation), the rows' log-sum-exp, and the weights if returned.
+        Backward: the block buffers for P and dP (and the keep-mask), the gradients of q, k,
+        v, the scaled queries, and the bucket terms of the output gradient.
         """
+        blocks = 2 if dropout else 1
         vectors = s.queries + s.keys + s.values + s.output
-        forward = s.queries + 3 * s.buckets + 2 * s.output + 2 * s.block + s.strips + s.tables
-        if dropout:
-            forward += 3 * s.block
+        forward = s.queries + 3 * s.buckets + 2 * s.output + blocks * s.block + s.strips
+        forward += s.tables + s.rows
         if return_weights:
             forward += s.square
         if not grad:
             return forward
-        backward = 2 * vectors + 4 * s.buckets + 3 * s.block + s.strips + 2 * s.tables
-        if dropout:
-            backward += 3 * s.block
-        return max(forward + s.block, s.output + backward)
+        backward = 2 * vectors + 4 * s.buckets + (blocks + 1) * s.block + s.strips
+        backward += 2 * s.tables + s.rows
+        return max(forward, s.output + backward)
 
 
 class Flex(Banded):
