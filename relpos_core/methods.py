@@ -24,6 +24,7 @@ from typing import ClassVar, NamedTuple
 import torch
 
 from relpos_core.banded import STRIP_ROWS, banded_logits, banded_values, block_rows
+from relpos_core.checks import check_bool, check_device, check_int
 from relpos_core.flex import BAND_ROWS, flex_available
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
 from relpos_core.skew import absolute_to_relative_unmasked, skew_embeddings_unguarded, skew_unmasked
@@ -432,7 +433,20 @@ def choose_method(
     >>> choose_method(1024, 1024).name, choose_method(1024, 1024, device="cuda").name
     ('banded', 'flex')
     """
-    if flex_available(torch.device("cpu" if device is None else device)):
+    n_q = check_int("n_q (number of queries)", n_q, 1)
+    n_k = check_int("n_k (number of keys)", n_k, 1)
+    query_offset = check_int("query_offset (position of the first query)", query_offset, 0)
+    trace, grad, dropout, weights = (
+        check_bool(name, value)
+        for name, value in (
+            ("trace", trace),
+            ("grad", grad),
+            ("dropout", dropout),
+            ("weights", weights),
+        )
+    )
+    device = check_device("device", device)
+    if flex_available(torch.device("cpu") if device is None else device):
         if not (trace or dropout or weights):
             return FLEX
     for name in AUTO_ORDER:
