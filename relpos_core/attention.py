@@ -33,7 +33,7 @@ from relpos_core.checks import (
 from relpos_core.flex import flex_attention_relative
 from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
-from relpos_core.masks import combine_masks, masked_softmax, user_mask
+from relpos_core.masks import combine_masks, mask_cells, masked_softmax, user_mask
 from relpos_core.memory import attention_bytes
 from relpos_core.methods import FLEX, METHOD_NAMES, choose_method, get_method
 from relpos_core.precision import HALF_DTYPES, compute_itemsize, no_autocast, upcast
@@ -189,7 +189,7 @@ def relative_attention(
     b, h, n_q, d = q.shape
     n_k, d_v = v.shape[-2:]
     shape = (b, h, n_q, n_k)
-    allowed = user_mask(mask, shape)  # bool, 4-D: every broadcastable rank on every path
+    cells = mask_cells(mask, shape)  # checked, but converted only once the call fits
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
     if method == "auto":
         chosen = choose_method(
@@ -206,7 +206,7 @@ def relative_attention(
     need = attention_bytes(
         chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=compute_itemsize(dtype), trace=trace,
         return_weights=return_weights, grad=grad, causal=causal,
-        mask_cells=0 if allowed is None else allowed.numel(), dropout=dropout_p > 0,
+        mask_cells=cells, dropout=dropout_p > 0,
     )  # fmt: skip
     if dtype in HALF_DTYPES:  # the float32 copies of q, k, v
         need += 4 * (q.numel() + k.numel() + v.numel())
@@ -218,6 +218,7 @@ def relative_attention(
     if trace:  # a pass over q, k and v, paid only for the step-by-step view
         for name, t in (("q", q), ("k", k), ("v", v)):
             check_tensor(name, t, 4)
+    allowed = user_mask(mask, shape)  # bool, 4-D: every broadcastable rank on every path
     with no_autocast(q.device):  # float32 stays float32 inside, under torch.autocast too
         if chosen is FLEX:  # FlexAttention takes half inputs itself, statistics in float32
             return flex_attention_relative(
@@ -232,7 +233,7 @@ def relative_attention(
             if return_weights:
                 return tuple(t.to(dtype) for t in result)
             return result.to(dtype)
-        allowed = combine_masks(allowed, causal, shape, query_offset)
+        allowed = combine_masks(allowed, causal, shape, query_offset, max_bytes=max_bytes)
         steps = attend(
             q,
             k,

@@ -14,7 +14,7 @@ import torch
 
 from relpos_core import METHOD_NAMES, attention_bytes, get_method, relative_attention
 from scripts.measure_memory import Case, estimate, measure, peak_bytes
-from tests import resident
+from tests import call_peaks, resident
 
 MODES = ("forward", "train", "trace", "weights", "train+weights")
 SHAPES = [
@@ -98,3 +98,18 @@ def test_the_resident_set_of_the_fused_path_stays_near_the_estimate(case):
     """The resident set is what the machine sees; it may hold a little more than the live
     tensors (the allocator's own pieces), never a multiple of the estimate."""
     assert resident.run(case) <= 1.5 * estimate(case)
+
+
+def test_every_public_call_is_guarded_by_an_estimate_near_its_peak():
+    """Each public call that allocates (``tests.call_peaks``: every method, modes, half
+    precision, head views, expanded inputs, the schemes) asks the guard about an estimate
+    that its measured peak stays within 1.5x of, and that is not far above it either."""
+    results = call_peaks.run()
+    unguarded = sorted(name for name, (need, _) in results.items() if need is None)
+    assert not unguarded, f"no guard asked before these allocated: {unguarded}"
+    over = {n: round(peak / need, 2) for n, (need, peak) in results.items() if peak > 1.5 * need}
+    assert not over, f"measured peak / estimate above 1.5: {over}"
+    cautious = {
+        n: round(need / peak, 2) for n, (need, peak) in results.items() if need > 3 * peak + 2**20
+    }
+    assert not cautious, f"estimate / measured peak above 3: {cautious}"
