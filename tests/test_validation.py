@@ -1241,6 +1241,30 @@ AT_THE_LIMIT = [
         ("need", ">= 0", "-1"),
     ),
     (
+        "attention_bytes method a number",
+        lambda: rc.attention_bytes(3, (1, 1, 4, 4, 4, 4), 2),
+        TypeError,
+        ("method", "Method", "int"),
+    ),
+    (
+        "attention_bytes shape of three sizes",
+        lambda: rc.attention_bytes("banded", (1, 1, 4), 2),
+        ValueError,
+        ("shape", "6 sizes", "(1, 1, 4)"),
+    ),
+    (
+        "attention_bytes negative n_q",
+        lambda: rc.attention_bytes("banded", (1, 1, -4, 4, 4, 4), 2),
+        ValueError,
+        ("shape", ">= 0", "-4"),
+    ),
+    (
+        "attention_bytes negative k",
+        lambda: rc.attention_bytes("banded", (1, 1, 4, 4, 4, 4), -2),
+        ValueError,
+        ("max_relative_position", ">= 0", "-2"),
+    ),
+    (
         "check_fits need a float",
         lambda: rc.check_fits("w", 1.5, 10),
         TypeError,
