@@ -242,6 +242,7 @@ def relative_attention(
             allowed,
             lambda weights: chosen.value_term(weights, table_v, query_offset),
             dropout=_dropout(dropout_p, generator),
+            max_bytes=max_bytes,
         )
     steps = {
         name: t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
@@ -274,13 +275,15 @@ def attend(
     allowed: torch.Tensor,
     relative_output: Callable[[torch.Tensor], torch.Tensor],
     dropout: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    max_bytes: int | None = None,
 ) -> dict[str, object]:
     """Eqs. 2-4 once the relative logits ``rel`` (b,h,i,j) and the bool mask are known;
-    ``relative_output(weights)`` gives sum_j alpha_ij a^V_ij, (b,h,i,d). Returns the steps."""
+    ``relative_output(weights)`` gives sum_j alpha_ij a^V_ij, (b,h,i,d). Returns the steps.
+    ``max_bytes``: the caller's limit, for the softmax's own guard."""
     scale = 1.0 / math.sqrt(q.shape[-1])
     content = q @ k.transpose(-2, -1)  # (b,h,i,d),(b,h,d,j) -> (b,h,i,j)
     scaled = (content + rel) * scale
-    weights = masked_softmax(scaled, allowed)
+    weights = masked_softmax(scaled, allowed, max_bytes=max_bytes)
     used = weights if dropout is None else dropout(weights)
     content_out = used @ v  # (b,h,i,j),(b,h,j,d) -> (b,h,i,d)
     rel_out = relative_output(used)  # (b,h,i,d)

@@ -11,6 +11,7 @@ import torch
 
 import relpos_core as rc
 import relpos_core.guard as memory_module
+from relpos_core.schemes import make_scheme
 from scripts.measure_memory import peak_bytes
 from tests.largest_tensor import LargestTensor
 
@@ -1281,3 +1282,28 @@ AT_THE_LIMIT = [
 def test_junk_arguments_at_the_limit_are_named(call, error, parts):
     with pytest.raises(error, match=message_with(*parts)):
         call()
+
+
+@pytest.mark.parametrize("method", ["bucket", "banded"])
+@pytest.mark.parametrize("trace", [False, True])
+def test_a_max_bytes_above_the_device_memory_reaches_every_inner_guard(monkeypatch, method, trace):
+    """max_bytes overrides the device's memory for the whole call: the mask's and the
+    softmax's own guards take the caller's limit, not the (here tiny) device's."""
+    gen = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(1, 2, 16, 4, generator=gen) for _ in range(3))
+    table = torch.randn(5, 4, generator=gen)
+    options = dict(mask=(torch.arange(16) % 4 != 0).float(), causal=True, trace=trace)
+
+    def outputs():
+        out = rc.relative_attention(
+            q, k, v, table, table, **options, method=method, max_bytes=10**9
+        )
+        scheme = make_scheme("t5", 2, 4)(
+            q, k, v, mask=options["mask"], causal=True, max_bytes=10**9
+        )
+        return (out.output if trace else out), scheme[0]
+
+    want = outputs()
+    monkeypatch.setattr(memory_module, "device_memory_bytes", lambda device=None: 1000)
+    for got, expected in zip(outputs(), want, strict=True):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
