@@ -33,7 +33,7 @@ from relpos_core.checks import (
 from relpos_core.flex import flex_attention_relative
 from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
-from relpos_core.masks import combine_masks, masked_softmax, user_mask
+from relpos_core.masks import combine_masks, mask_cells, masked_softmax, user_mask
 from relpos_core.memory import attention_bytes
 from relpos_core.methods import FLEX, METHOD_NAMES, choose_method, get_method
 from relpos_core.precision import HALF_DTYPES, compute_itemsize, no_autocast, upcast
@@ -189,7 +189,7 @@ def relative_attention(
     b, h, n_q, d = q.shape
     n_k, d_v = v.shape[-2:]
     shape = (b, h, n_q, n_k)
-    allowed = user_mask(mask, shape)  # bool, 4-D: every broadcastable rank on every path
+    cells = mask_cells(mask, shape)  # checked, but converted only once the call fits
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
     if method == "auto":
         chosen = choose_method(
@@ -206,7 +206,7 @@ def relative_attention(
     need = attention_bytes(
         chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=compute_itemsize(dtype), trace=trace,
         return_weights=return_weights, grad=grad, causal=causal,
-        mask_cells=0 if allowed is None else allowed.numel(), dropout=dropout_p > 0,
+        mask_cells=cells, dropout=dropout_p > 0,
     )  # fmt: skip
     if dtype in HALF_DTYPES:  # the float32 copies of q, k, v
         need += 4 * (q.numel() + k.numel() + v.numel())
@@ -218,6 +218,7 @@ def relative_attention(
     if trace:  # a pass over q, k and v, paid only for the step-by-step view
         for name, t in (("q", q), ("k", k), ("v", v)):
             check_tensor(name, t, 4)
+    allowed = user_mask(mask, shape)  # bool, 4-D: every broadcastable rank on every path
     with no_autocast(q.device):  # float32 stays float32 inside, under torch.autocast too
         if chosen is FLEX:  # FlexAttention takes half inputs itself, statistics in float32
             return flex_attention_relative(
@@ -232,7 +233,7 @@ def relative_attention(
             if return_weights:
                 return tuple(t.to(dtype) for t in result)
             return result.to(dtype)
-        allowed = combine_masks(allowed, causal, shape, query_offset)
+        allowed = combine_masks(allowed, causal, shape, query_offset, max_bytes=max_bytes)
         steps = attend(
             q,
             k,
@@ -241,6 +242,7 @@ def relative_attention(
             allowed,
             lambda weights: chosen.value_term(weights, table_v, query_offset),
             dropout=_dropout(dropout_p, generator),
+            max_bytes=max_bytes,
         )
     steps = {
         name: t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
@@ -273,13 +275,15 @@ def attend(
     allowed: torch.Tensor,
     relative_output: Callable[[torch.Tensor], torch.Tensor],
     dropout: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    max_bytes: int | None = None,
 ) -> dict[str, object]:
     """Eqs. 2-4 once the relative logits ``rel`` (b,h,i,j) and the bool mask are known;
-    ``relative_output(weights)`` gives sum_j alpha_ij a^V_ij, (b,h,i,d). Returns the steps."""
+    ``relative_output(weights)`` gives sum_j alpha_ij a^V_ij, (b,h,i,d). Returns the steps.
+    ``max_bytes``: the caller's limit, for the softmax's own guard."""
     scale = 1.0 / math.sqrt(q.shape[-1])
     content = q @ k.transpose(-2, -1)  # (b,h,i,d),(b,h,d,j) -> (b,h,i,j)
     scaled = (content + rel) * scale
-    weights = masked_softmax(scaled, allowed)
+    weights = masked_softmax(scaled, allowed, max_bytes=max_bytes)
     used = weights if dropout is None else dropout(weights)
     content_out = used @ v  # (b,h,i,j),(b,h,j,d) -> (b,h,i,d)
     rel_out = relative_output(used)  # (b,h,i,d)

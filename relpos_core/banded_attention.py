@@ -162,7 +162,15 @@ banded_attention_op.register_autograd(_backward_rule, setup_context=_setup_conte
 
 
 class _Blocks:
-    """What every block shares: inputs flattened to (b·h, ..), the buckets, the mask."""
+    """What every block shares: inputs flattened to (b·h, ..), the buckets, the mask, and the
+    buffers every block reuses.
+
+    Each (b·h, rows, cols) temporary of a block is a view of one buffer of (b·h, rows, n_k),
+    made once. A causal block is as wide as the last key it sees, so temporaries made per
+    block would grow block by block; the allocator cannot reuse the smaller blocks it freed
+    for the next, larger one and keeps them (at n = 131072 the resident set grew to 11 times
+    the estimate). What a block still allocates is (b·h, rows, 2k+1) or smaller.
+    """
 
     def __init__(self, q, k, v, table_k, table_v, allowed, causal, query_offset, dropout_p, seed):
         self.b, self.h, self.n_q, d = q.shape
@@ -170,15 +178,20 @@ class _Blocks:
         bh = self.b * self.h
         self.scale = 1.0 / math.sqrt(d)
         self.kk = clip_distance_from_table(table_k)
-        self.qs = (q * self.scale).reshape(bh, self.n_q, d)  # scaled once, on n·d values
-        self.keys = k.reshape(bh, self.n_k, d)
-        self.values = v.reshape(bh, self.n_k, self.d_v)
+        self.qs = q.new_empty(bh, self.n_q, d)  # scaled once, on n·d values, contiguous
+        torch.mul(q, self.scale, out=self.qs.view(q.shape))
+        # contiguous: bmm would copy a stride-0 (expanded) operand again in every block
+        self.keys = k.reshape(bh, self.n_k, d).contiguous()
+        self.values = v.reshape(bh, self.n_k, self.d_v).contiguous()
         self.shifted = self.qs @ (table_k - table_k[:1]).T  # (bh,i,2k+1): q_i·(w_r - w_-k)/√d
         self.allowed, self.causal, self.offset = allowed, causal, query_offset
         self.dropout_p, self.seed = dropout_p, seed
         self.rows = block_rows(self.n_q, self.n_k, bh)
         self.strips = Strips(self.n_k, self.kk, q.device)
-        self.buffer = q.new_empty(bh * self.rows * self.n_k)  # reused by every block
+        self.buffers: dict[str, torch.Tensor] = {}
+        self.minus_inf = q.new_full((), float("-inf"))
+        # row r of a block may not see column c of the block's own columns [p0, p0 + rows): c > r
+        self.upper = torch.ones(self.rows, self.rows, dtype=torch.bool, device=q.device).triu_(1)
 
     def spans(self):
         """(i0, i1, cols) per block: causal blocks stop at the last key their last row sees."""
@@ -187,39 +200,37 @@ class _Blocks:
             cols = min(self.n_k, self.offset + i1) if self.causal else self.n_k
             yield i0, i1, cols
 
+    def buffer(self, name: str, i0: int, i1: int, cols: int) -> torch.Tensor:
+        """The buffer ``name`` as (bh, i1 - i0, cols), made on first use."""
+        bh = self.b * self.h
+        if name not in self.buffers:
+            self.buffers[name] = self.qs.new_empty(bh * self.rows * self.n_k)
+        return self.buffers[name][: bh * (i1 - i0) * cols].view(bh, i1 - i0, cols)
+
     def scores(self, i0: int, i1: int, cols: int) -> torch.Tensor:
         """Scaled logits of rows [i0, i1) less q_i · w_-k, -inf where masked: (bh, rows, cols)."""
-        bh = self.b * self.h
-        s = self.buffer[: bh * (i1 - i0) * cols].view(bh, i1 - i0, cols)
+        s = self.buffer("scores", i0, i1, cols)
         torch.bmm(self.qs[:, i0:i1], self.keys[:, :cols].transpose(1, 2), out=s)
         add_by_bucket(
             s, self.shifted[:, i0:i1], self.offset + i0, self.kk, shift=True, strips=self.strips
         )
-        blocked = self.blocked(i0, i1, cols)
-        if blocked is not None:
-            s.view(self.b, self.h, i1 - i0, cols).masked_fill_(blocked, float("-inf"))
-        return s
-
-    def blocked(self, i0: int, i1: int, cols: int) -> torch.Tensor | None:
-        """Bool (b|1, h|1, rows|1, cols): True where rows [i0, i1) may not attend."""
-        blocked = None
         if self.allowed is not None:  # broadcastable: slice only the axes it really has
             mask = self.allowed
             mask = mask[..., i0:i1, :] if mask.shape[-2] > 1 else mask
-            blocked = ~(mask[..., :cols] if mask.shape[-1] > 1 else mask)
+            mask = mask[..., :cols] if mask.shape[-1] > 1 else mask
+            s4 = s.view(self.b, self.h, i1 - i0, cols)
+            torch.where(mask, s4, self.minus_inf, out=s4)
         p0 = self.offset + i0
-        if self.causal and cols > p0 + 1:
-            device = self.qs.device
-            keys = torch.arange(cols, device=device)[None, :]
-            upper = keys > torch.arange(p0, self.offset + i1, device=device)[:, None]  # j > i
-            blocked = upper if blocked is None else blocked | upper
-        return blocked
+        if self.causal and cols > p0 + 1:  # keys j > i all lie in the columns [p0, cols)
+            s[..., p0:].masked_fill_(self.upper[: i1 - i0, : cols - p0], float("-inf"))
+        return s
 
-    def keep_scale(self, i0: int, shape: tuple[int, ...]) -> torch.Tensor:
+    def keep_scale(self, i0: int, i1: int, cols: int) -> torch.Tensor:
         """Dropout's keep-mask / (1 - p) for the block at i0: the same in forward and backward."""
+        keep = self.buffer("keep", i0, i1, cols)
         gen = torch.Generator(device=self.qs.device).manual_seed(self.seed + i0)
-        u = torch.rand(shape, generator=gen, device=self.qs.device, dtype=self.qs.dtype)
-        return (u >= self.dropout_p).to(self.qs.dtype) / (1.0 - self.dropout_p)
+        torch.rand(keep.shape, generator=gen, out=keep)
+        return keep.ge_(self.dropout_p).div_(1.0 - self.dropout_p)  # u >= p as 1.0 or 0.0
 
     def mass(self, weights: torch.Tensor, i0: int, rows_sum_to_one: bool = False) -> torch.Tensor:
         return bucket_mass(weights, self.offset + i0, self.kk, self.strips, rows_sum_to_one)
@@ -238,17 +249,19 @@ def _forward(
     content, masses = [], []
     for i0, i1, cols in blocks.spans():
         s = blocks.scores(i0, i1, cols)
-        if lse is not None:
-            row_lse = torch.logsumexp(s, -1)  # (bh, rows); -inf for a row with nothing allowed
-            row_lse = row_lse.masked_fill(row_lse == float("-inf"), 0.0)  # its P is then 0
-            lse[:, i0:i1] = row_lse
-            a = s.sub_(row_lse[..., None]).exp_()
+        if lse is not None:  # softmax in place, keeping L = m + log(sum_j exp(s_j - m))
+            top = s.amax(-1)  # (bh, rows); -inf for a row with nothing allowed
+            top.masked_fill_(top == float("-inf"), 0.0)  # its P is then 0, and its L 0
+            a = s.sub_(top[..., None]).exp_()
+            total = a.sum(-1).clamp_min_(1.0)  # exp(0) = 1 at the maximum of an allowed row
+            a.div_(total[..., None])
+            lse[:, i0:i1] = top + total.log()
         else:
             a = _softmax_out(s, -1, False, out=s)  # in place: each row is read before written
             if allowed is not None:  # a row with nothing allowed is NaN: make it all zeros
                 a.nan_to_num_(nan=0.0)
         if dropout_p > 0:
-            a.mul_(blocks.keep_scale(i0, tuple(a.shape)))
+            a.mul_(blocks.keep_scale(i0, i1, cols))
         masses.append(blocks.mass(a, i0, rows_sum_to_one))
         content.append(a @ blocks.values[:, :cols])  # (bh,rows,j),(bh,j,d_v) -> (bh,rows,d_v)
         if weights is not None:
@@ -266,36 +279,33 @@ def _backward(
     bh, n_q, d_v, kk = blocks.b * blocks.h, blocks.n_q, blocks.d_v, blocks.kk
     g = grad_out.reshape(bh, n_q, d_v)
     g_by_bucket = g @ table_v.T  # (bh,i,2k+1): g_i · w^V_r
-    g_dot_z = (g * out.reshape(bh, n_q, d_v)).sum(-1)  # D_i without dropout
-    d_qs = torch.zeros_like(blocks.qs)
-    d_keys = torch.zeros_like(blocks.keys)
-    d_values = torch.zeros_like(blocks.values)
-    d_table_k = torch.zeros_like(table_k)
-    d_table_v = torch.zeros_like(table_v)
+    # D_i = sum_j P_ij dP_ij = g_i · sum_j P_ij keep_ij (v_j + a^V_ij) = g_i · z_i, dropout or not
+    g_dot_z = (g * out.reshape(bh, n_q, d_v)).sum(-1)
+    # contiguous, as the registered fake promises: zeros_like would copy the strides of a
+    # head view (b, n, h, d) or a transposed table, and a compiled graph checks them
+    d_qs, d_keys, d_values, d_table_k, d_table_v = (
+        t.new_zeros(t.shape) for t in (blocks.qs, blocks.keys, blocks.values, table_k, table_v)
+    )
     for i0, i1, cols in blocks.spans():
         p = blocks.scores(i0, i1, cols).sub_(lse[:, i0:i1, None]).exp_()  # P, rebuilt
         g_blk, qs_blk = g[:, i0:i1], blocks.qs[:, i0:i1]
-        keep = blocks.keep_scale(i0, tuple(p.shape)) if dropout_p > 0 else None
-        used = p * keep if keep is not None else p  # the weights the output used
-        d_values[:, :cols] += used.transpose(1, 2) @ g_blk  # (bh,j,i),(bh,i,d_v)
+        d_p = blocks.buffer("grad", i0, i1, cols)
+        keep = blocks.keep_scale(i0, i1, cols) if dropout_p > 0 else None
+        used = p if keep is None else torch.mul(p, keep, out=d_p)  # the weights z used
+        d_values[:, :cols].baddbmm_(used.transpose(1, 2), g_blk)  # += (bh,j,i),(bh,i,d_v)
         d_table_v += blocks.mass(used, i0).reshape(-1, 2 * kk + 1).T @ g_blk.reshape(-1, d_v)
-        del used
-        d_p = g_blk @ blocks.values[:, :cols].transpose(1, 2)  # (bh,rows,cols): g_i · v_j
+        torch.bmm(g_blk, blocks.values[:, :cols].transpose(1, 2), out=d_p)  # g_i · v_j
         add_by_bucket(d_p, g_by_bucket[:, i0:i1], query_offset + i0, kk, strips=blocks.strips)
         if keep is not None:
             d_p.mul_(keep)
-            row_d = (p * d_p).sum(-1)
-        else:
-            row_d = g_dot_z[:, i0:i1]
-        d_s = d_p.sub_(row_d[..., None]).mul_(p)  # (bh,rows,cols), 0 where masked
-        del p
+        d_s = d_p.sub_(g_dot_z[:, i0:i1, None]).mul_(p)  # (bh,rows,cols), 0 where masked
         mass_s = blocks.mass(d_s, i0)  # (bh,rows,2k+1)
         d_qs[:, i0:i1] = d_s @ blocks.keys[:, :cols] + mass_s @ table_k
-        d_keys[:, :cols] += d_s.transpose(1, 2) @ qs_blk
+        d_keys[:, :cols].baddbmm_(d_s.transpose(1, 2), qs_blk)  # += (bh,j,i),(bh,i,d)
         d_table_k += mass_s.reshape(-1, 2 * kk + 1).T @ qs_blk.reshape(-1, qs_blk.shape[-1])
     shape = blocks.b, blocks.h
     return (
-        (d_qs * blocks.scale).view(*shape, n_q, -1),
+        d_qs.mul_(blocks.scale).view(*shape, n_q, -1),
         d_keys.view(*shape, blocks.n_k, -1),  # Q was scaled already
         d_values.view(*shape, blocks.n_k, d_v),
         d_table_k,

@@ -136,14 +136,29 @@ def check_tensor(
     if floating and value.dtype not in FLOAT_DTYPES:
         raise TypeError(f"{name} must be float16, bfloat16, float32 or float64, got {value.dtype}")
     # a compiled graph cannot branch on values: there NaN and inf propagate, as in torch's own ops
-    if (
-        finite
-        and floating
-        and not torch.compiler.is_compiling()
-        and not bool(value.isfinite().all())
-    ):
+    if finite and floating and not torch.compiler.is_compiling() and not all_finite(value):
         raise ValueError(f"{name} must be finite (no NaN or inf), got a tensor containing them")
     return value
+
+
+def distinct_view(t: torch.Tensor) -> torch.Tensor:
+    """``t`` without its repeats: size 1 on every axis of stride 0 (an ``expand``), so that
+    ``distinct_view(t).expand(t.shape)`` is ``t``. A pass over it touches each stored value once.
+
+    >>> distinct_view(torch.zeros(3).expand(1000, 3)).shape
+    torch.Size([1, 3])
+    """
+    return t[tuple(slice(0, 1) if step == 0 else slice(None) for step in t.stride())]
+
+
+def all_finite(t: torch.Tensor) -> bool:
+    """No NaN or inf in ``t``: its extremes are finite (NaN propagates to both). A reduction,
+    so nothing of the size of ``t`` is allocated (``isfinite`` would make a bool copy)."""
+    t = distinct_view(t)
+    if t.numel() == 0:
+        return True
+    low, high = torch.aminmax(t)
+    return bool(low.isfinite() & high.isfinite())
 
 
 def check_same_dtype(**tensors: torch.Tensor) -> None:
@@ -175,10 +190,48 @@ def check_mask(mask: object) -> torch.Tensor:
         return mask
     if mask.is_complex():
         raise TypeError(f"mask must be bool or hold 0/1 values, got {mask.dtype}")
-    if not bool(((mask == 0) | (mask == 1)).all()):
-        bad = mask[(mask != 0) & (mask != 1)].flatten()[0].item()
+    values = distinct_view(mask)  # an expanded mask is converted once per stored value
+    if not bool(((values == 0) | (values == 1)).all()):
+        bad = values[(values != 0) & (values != 1)].flatten()[0].item()
         raise ValueError(
             "mask must be bool (True = attend) or hold only 0 and 1, "
             f"got a {mask.dtype} mask containing {bad}"
         )
-    return mask != 0
+    return (values != 0).expand(mask.shape)
+
+
+#: Bytes ``check_mask`` allocates per stored value of a numeric mask at its peak: the two
+#: comparisons with 0 and 1 and their union (then the bool mask it returns, one byte).
+MASK_CHECK_BYTES = 3
+
+
+def check_device(name: str, value: object) -> torch.device | None:
+    """None, a ``torch.device`` or a name torch reads as one ("cpu", "cuda:0"), as a device.
+
+    >>> check_device("device", "cpu")
+    device(type='cpu')
+    """
+    if value is None or isinstance(value, torch.device):
+        return value
+    allowed = "None, a torch.device or a device name such as 'cpu' or 'cuda:0'"
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be {allowed}, got {type(value).__name__} {value!r}")
+    try:
+        return torch.device(value)
+    except RuntimeError:
+        raise ValueError(f"{name} must be {allowed}, got {value!r}") from None
+
+
+def check_shape(name: str, value: object, ndim: int) -> tuple[int, ...]:
+    """A shape of ``ndim`` sizes, each an int >= 0 (a tuple, list or ``torch.Size``).
+
+    >>> check_shape("shape", torch.Size([1, 2]), 2)
+    (1, 2)
+    """
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(
+            f"{name} must be a sequence of {ndim} ints, got {type(value).__name__} {value!r}"
+        )
+    if len(value) != ndim:
+        raise ValueError(f"{name} must hold {ndim} sizes, got {len(value)}: {tuple(value)!r}")
+    return tuple(check_int(f"{name}[{i}]", size, 0) for i, size in enumerate(value))

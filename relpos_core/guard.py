@@ -4,24 +4,33 @@ allocates anything. The estimates themselves come from ``relpos_core.memory``.
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 from pathlib import Path
 
 import torch
 
-from relpos_core.checks import check_max_bytes
+from relpos_core.checks import check_device, check_max_bytes
 
 
 def device_memory_bytes(device: torch.device | str | None = None) -> int | None:
     """Total memory of ``device``: for the CPU, physical RAM or the process's control-group
     limit, whichever is smaller (a container's limit is the memory it really has); the card's
     memory for CUDA; None where torch cannot tell (then nothing is refused)."""
-    device = torch.device("cpu" if device is None else device)
+    device = check_device("device", device)
+    device = torch.device("cpu") if device is None else device
     return _total_memory(device.type, device.index)
 
 
 def _total_memory(kind: str, index: int | None) -> int | None:
     if kind == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (index or 0) >= count:
+            have = f"cuda:0 to cuda:{count - 1}" if count else "none here"
+            raise ValueError(
+                f"device must be a CUDA device this machine has ({have}), got cuda:{index or 0}"
+            )
         return int(torch.cuda.get_device_properties(index).total_memory)
     if kind == "cpu":
         sizes = [size for size in (_physical_memory(), cgroup_memory_limit()) if size]
@@ -86,6 +95,12 @@ def format_bytes(count: int) -> str:
     >>> format_bytes(256 * 2**20), format_bytes(3 * 2**30), format_bytes(1536)
     ('256.0 MiB', '3.0 GiB', '1.5 KiB')
     """
+    if isinstance(count, bool) or not isinstance(count, numbers.Real):
+        raise TypeError(
+            f"count (bytes) must be a number (int or float), got {type(count).__name__} {count!r}"
+        )
+    if not (0 <= count < math.inf):  # NaN fails too
+        raise ValueError(f"count (bytes) must be a finite number >= 0, got {count}")
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if count >= size:
             return f"{count / size:.1f} {unit}"
@@ -109,6 +124,12 @@ def check_fits(
     ...
     ValueError: demo needs about 1073741824.0 TiB, more than max_bytes = ... (...); ...
     """
+    if not isinstance(what, str):
+        raise TypeError(f"what (the call to name) must be a str, got {type(what).__name__}")
+    if isinstance(need, bool) or not isinstance(need, (numbers.Integral, torch.SymInt)):
+        raise TypeError(f"need (bytes) must be an int, got {type(need).__name__} {need!r}")
+    if need < 0:
+        raise ValueError(f"need (bytes) must be >= 0, got {need}")
     max_bytes = check_max_bytes(max_bytes)
     limit = device_memory_bytes(device) if max_bytes is None else max_bytes
     if limit is None or need <= limit:

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 import torch
 
-from relpos_core.checks import check_int, check_same_dtype, check_tensor
+from relpos_core.checks import check_int, check_max_bytes, check_same_dtype, check_tensor
+from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
-from relpos_core.methods import METHOD_NAMES, get_method
-from relpos_core.precision import no_autocast, upcast
+from relpos_core.methods import INDEX_BYTES, METHOD_NAMES, Method, Sizes, get_method
+from relpos_core.precision import HALF_DTYPES, compute_itemsize, no_autocast, upcast
 from relpos_core.trace import Trace
 
 LOGIT_METHODS = METHOD_NAMES
@@ -41,17 +42,35 @@ def check_key_term_inputs(
     return n_q, n_k
 
 
+def key_term_bytes(method: Method, q: torch.Tensor, table: torch.Tensor, n_k: int) -> int:
+    """Peak of ``method``'s key term for q (b, h, n_q, d) and n_k keys: its own model, with the
+    float32 copies of half inputs and the result's cast back to their dtype."""
+    b, h, n_q, d = q.shape
+    k = clip_distance_from_table(table)
+    s = Sizes.of((b, h, n_q, n_k, d, d), k, compute_itemsize(q.dtype))
+    need = method.term_bytes(s).key
+    half = q.dtype in HALF_DTYPES
+    if half or not q.is_contiguous():  # a float32 or contiguous copy of q
+        need += s.queries
+    if half:  # the table's copy, the result's cast back
+        need += s.tables + q.element_size() * b * h * n_q * n_k
+    return need
+
+
 def relative_logits(
     q: torch.Tensor,
     table: torch.Tensor,
     n_k: int | None = None,
     method: str = "bucket",
     query_offset: int = 0,
+    *,
+    max_bytes: int | None = None,
 ) -> torch.Tensor:
     """q_i · a^K_ij for every head: (b, h, n_q, d), (2k+1, d) -> (b, h, n_q, n_k).
 
     Axis meaning of the result: [batch, head, query_position, key_position], the queries at
     positions query_offset.. . ``n_k`` defaults to n_q. ``method`` names a registered method.
+    ``max_bytes`` as in ``relative_attention`` (None: the device's memory).
 
     >>> q = torch.ones(1, 1, 2, 1)
     >>> w = torch.tensor([[-1.0], [0.0], [1.0]])  # k = 1
@@ -64,6 +83,12 @@ def relative_logits(
     reason = chosen.unsupported(n_q, n_k, query_offset)
     if reason:
         raise ValueError(f"method {method!r} cannot run here: {reason}")
+    check_fits(
+        f"relative_logits with method {chosen.name!r}, q {tuple(q.shape)}, n_k = {n_k}",
+        key_term_bytes(chosen, q, table, n_k),
+        check_max_bytes(max_bytes),
+        q.device,
+    )
     with no_autocast(q.device):  # half inputs: float32 inside, the inputs' dtype out
         return chosen.key_term(*upcast(q, table), n_k, query_offset).to(q.dtype)
 
@@ -92,14 +117,27 @@ class MatmulTrace(Trace):
 
 
 def trace_matmul_logits(
-    q: torch.Tensor, table: torch.Tensor, n_k: int | None = None, query_offset: int = 0
+    q: torch.Tensor,
+    table: torch.Tensor,
+    n_k: int | None = None,
+    query_offset: int = 0,
+    *,
+    max_bytes: int | None = None,
 ) -> MatmulTrace:
     """The relative key term by transpose -> reshape -> matmul -> reshape -> transpose.
 
     Every intermediate is returned for display; ``.result`` equals ``relative_logits``.
+    ``max_bytes`` as in ``relative_attention`` (None: the device's memory).
     """
     n_q, n_k = check_key_term_inputs(q, table, n_k, query_offset)
     b, h, _, d = q.shape
+    pairs = n_q * n_k
+    check_fits(  # the index (two while clipped), a^K, the reshaped queries and the product
+        f"trace_matmul_logits with q {tuple(q.shape)}, n_k = {n_k} (a ({n_q}, {n_k}, {d}) a^K)",
+        2 * INDEX_BYTES * pairs + q.element_size() * (pairs * d + q.numel() + b * h * pairs),
+        check_max_bytes(max_bytes),
+        q.device,
+    )
     k = clip_distance_from_table(table)
     a_k = gather_relative(table, relative_index_unguarded(n_q, n_k, k, query_offset, table.device))
     q_t = q.permute(2, 0, 1, 3)  # (i,b,h,d)

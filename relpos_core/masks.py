@@ -6,11 +6,23 @@ This is the convention of torch's scaled_dot_product_attention and of seed 001's
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-from relpos_core.checks import broadcast_shape, check_bool, check_int, check_mask, check_tensor
+from relpos_core.checks import (
+    MASK_CHECK_BYTES,
+    broadcast_shape,
+    check_bool,
+    check_int,
+    check_mask,
+    check_max_bytes,
+    check_shape,
+    check_tensor,
+    distinct_view,
+)
 from relpos_core.guard import check_fits
-from relpos_core.precision import compute_dtype
+from relpos_core.precision import HALF_DTYPES, compute_dtype, compute_itemsize
 
 
 def causal_mask(n_q: int, n_k: int | None = None, first: int = 0) -> torch.Tensor:
@@ -41,9 +53,11 @@ def _causal_rows(n_q: int, n_k: int, first: int) -> torch.Tensor:
     return torch.arange(n_k)[None, :] <= torch.arange(first, first + n_q)[:, None]  # (i,j)
 
 
-def padding_mask(tokens: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
+def padding_mask(
+    tokens: torch.Tensor, pad_id: int = 0, *, max_bytes: int | None = None
+) -> torch.Tensor:
     """Keys that are real tokens: (b, n) token ids -> bool (b, 1, 1, n), broadcast over heads
-    and queries.
+    and queries. ``max_bytes`` as in ``relative_attention`` (None: the device's memory).
 
     >>> padding_mask(torch.tensor([[1, 21, 777, 0, 0]])).int().flatten()
     tensor([1, 1, 1, 0, 0], dtype=torch.int32)
@@ -52,6 +66,12 @@ def padding_mask(tokens: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     check_int("pad_id", pad_id, -(2**63))
     if tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
         raise TypeError(f"tokens must hold integer ids, got {tokens.dtype}")
+    check_fits(
+        f"padding_mask of tokens {tuple(tokens.shape)} (a bool {tuple(tokens.shape)} mask)",
+        tokens.numel(),
+        check_max_bytes(max_bytes),
+        tokens.device,
+    )
     return (tokens != pad_id)[:, None, None, :]  # (b,1,1,j)
 
 
@@ -67,12 +87,14 @@ def trailing_padding_mask(n: int, n_pad: int) -> torch.Tensor:
     return (torch.arange(n) < n - n_pad)[None, None, None, :]
 
 
-def masked_softmax(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+def masked_softmax(
+    logits: torch.Tensor, allowed: torch.Tensor, *, max_bytes: int | None = None
+) -> torch.Tensor:
     """Softmax over the last axis restricted to ``allowed``.
 
     A row with no allowed key gets all-zero weights (so its output is 0), never NaN.
     ``logits`` must be finite (forbid keys through ``allowed``, not -inf); ``allowed`` is bool
-    and broadcasts to ``logits``.
+    and broadcasts to ``logits``. ``max_bytes`` as in ``relative_attention``.
 
     >>> masked_softmax(torch.zeros(2, 2), torch.tensor([[True, True], [False, False]]))
     tensor([[0.5000, 0.5000],
@@ -87,11 +109,29 @@ def masked_softmax(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
             f"allowed of shape {tuple(allowed.shape)} does not broadcast to the logits "
             f"{tuple(logits.shape)}"
         )
-    masked = logits.masked_fill(~allowed, float("-inf"))
+    rows = allowed[..., 0].numel() if allowed.dim() and allowed.shape[-1] else 1
+    check_fits(
+        f"masked_softmax of logits {tuple(logits.shape)}",
+        softmax_bytes(logits.numel(), allowed.numel(), rows, logits.dtype),
+        check_max_bytes(max_bytes),
+        logits.device,
+    )
+    safe = logits.masked_fill(~allowed, float("-inf"))
     any_allowed = allowed.any(-1, keepdim=True)
-    safe = masked.masked_fill(~any_allowed, 0.0)  # a fully masked row would be all -inf
-    weights = torch.softmax(safe, dim=-1, dtype=compute_dtype(logits.dtype))  # half: float32 sums
+    safe.masked_fill_(~any_allowed, 0.0)  # a fully masked row would be all -inf
+    weights = torch.softmax(safe, dim=-1, dtype=compute_dtype(logits.dtype))  # half: float32
+    del safe  # the softmax keeps its output, not its input
     return weights.to(logits.dtype) * any_allowed
+
+
+def softmax_bytes(cells: int, allowed_cells: int, rows: int, dtype: torch.dtype) -> int:
+    """Peak of ``masked_softmax`` on ``cells`` logits of ``dtype``: the mask's negation (kept
+    for the backward), the masked copy beside the softmax and, for a half dtype, the float32
+    copy the softmax reads (later the cast back and the result take their place); the rows'
+    any-allowed flags and their negation."""
+    size, compute = torch.empty((), dtype=dtype).element_size(), compute_itemsize(dtype)
+    upcast = compute if dtype in HALF_DTYPES else 0
+    return 2 * rows + allowed_cells + cells * (size + compute + upcast)
 
 
 def _broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size | None:
@@ -108,12 +148,27 @@ def user_mask(mask: object, shape: tuple[int, int, int, int]) -> torch.Tensor | 
     """
     if mask is None:
         return None
+    mask_cells(mask, shape)
     allowed = check_mask(mask)
-    if _broadcast_shape(allowed.shape, torch.Size(shape)) != shape:  # must not grow the logits
-        raise ValueError(
-            f"mask of shape {tuple(allowed.shape)} does not broadcast to the logits {shape}"
-        )
     return allowed.reshape((1,) * (len(shape) - allowed.dim()) + tuple(allowed.shape))
+
+
+def mask_cells(mask: object, shape: tuple[int, ...]) -> int:
+    """Stored values of the user's mask, checked to broadcast to ``shape`` unchanged (0 for
+    None): what turning it into bools reads, before anything is converted.
+
+    >>> mask_cells(torch.ones(()).expand(1000, 8), (1, 1, 1000, 8))
+    1
+    """
+    if mask is None:
+        return 0
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"mask must be a torch.Tensor or None, got {type(mask).__name__}")
+    if _broadcast_shape(mask.shape, torch.Size(shape)) != shape:  # must not grow the logits
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} does not broadcast to the logits {shape}"
+        )
+    return distinct_view(mask).numel()
 
 
 def combine_masks(
@@ -121,16 +176,35 @@ def combine_masks(
     causal: bool,
     shape: tuple[int, int, int, int],
     query_offset: int = 0,
+    *,
+    max_bytes: int | None = None,
 ) -> torch.Tensor:
     """Broadcast a user mask (True = attend) and the causal mask to bool ``shape``.
 
     Row r is the query at position ``query_offset + r``; causal lets it see keys j <= that.
+    The result is a broadcast view: it holds the user's mask, the causal rows (n_q, n_k) and
+    their union. ``max_bytes`` as in ``relative_attention`` (None: the device's memory).
     """
-    check_bool("causal", causal)
+    causal = check_bool("causal", causal)
+    shape = check_shape("shape (b, h, n_q, n_k)", shape, 4)
+    query_offset = check_int("query_offset (position of the first query)", query_offset, 0)
+    cells = mask_cells(mask, shape)
+    n_q, n_k = shape[-2:]
+    need = 0 if mask is None or mask.dtype == torch.bool else MASK_CHECK_BYTES * cells
+    if causal:  # the positions (int64), the rows, their union with the mask's stored values
+        held = () if mask is None else distinct_view(mask).shape
+        need += 8 * (n_q + n_k) + n_q * n_k + math.prod(broadcast_shape(held, (n_q, n_k)))
+    device = mask.device if mask is not None else None
+    check_fits(
+        f"combine_masks with shape {shape} (a bool {shape} mask)",
+        need,
+        check_max_bytes(max_bytes),
+        device,
+    )
     allowed = user_mask(mask, shape)
     if allowed is None:
         allowed = torch.ones((), dtype=torch.bool)
-    if causal:
-        rows = _causal_rows(shape[-2], shape[-1], query_offset).to(allowed.device)
-        allowed = allowed & rows
+    if causal:  # on the mask's stored values: the axes it repeats stay views
+        rows = _causal_rows(n_q, n_k, query_offset).to(allowed.device)
+        allowed = distinct_view(allowed) & rows
     return allowed.expand(shape)

@@ -8,7 +8,7 @@ guard (``relpos_core.guard``), the explorer's budget and the benchmark read.
 
 from __future__ import annotations
 
-from relpos_core.checks import check_bool, check_int
+from relpos_core.checks import check_bool, check_int, check_shape
 from relpos_core.methods import Method, Sizes, TermBytes, get_method
 
 SMALL_BYTES = 1024  # scalars and other tensors of a few elements that every call makes
@@ -69,7 +69,7 @@ def memory_bytes(
 
 
 def attention_bytes(
-    method: Method,
+    method: Method | str,
     shape: tuple[int, int, int, int, int, int],
     max_relative_position: int,
     *,
@@ -83,10 +83,11 @@ def attention_bytes(
 ) -> int:
     """Estimated peak bytes of one ``relative_attention`` call, an upper bound for the guard.
 
-    ``shape`` = (b, h, n_q, n_k, d, d_v); ``mask_cells`` the number of elements of the user's
-    mask (0 for none); ``dropout`` whether dropout_p > 0. With ``grad`` the bound covers the
-    backward too, the gradients of the inputs included. Everything the call allocates counts,
-    its result too; the inputs do not. ``scripts/measure_memory.py`` measures each method's
+    ``method`` a registered method or its name; ``shape`` = (b, h, n_q, n_k, d, d_v);
+    ``mask_cells`` the number of values the user's mask stores (0 for none); ``dropout``
+    whether dropout_p > 0. With ``grad`` the bound covers the backward too, the gradients of
+    the inputs included. Everything the call allocates counts, its result too; the inputs do
+    not. ``scripts/measure_memory.py`` measures each method's
     peak against this bound.
 
     The fused banded path has its own model (``Banded.fused_bytes``). The unfused path runs
@@ -104,17 +105,36 @@ def attention_bytes(
     negation and what the terms keep, and the backward adds three squares or the terms' own
     backward, whichever is larger.
     """
-    b, h, n_q, n_k, d, d_v = shape
+    method = get_method(method) if isinstance(method, str) else method
+    if not isinstance(method, Method):
+        raise TypeError(f"method must be a Method or its name, got {type(method).__name__}")
+    shape = b, h, n_q, n_k, d, d_v = check_shape("shape (b, h, n_q, n_k, d, d_v)", shape, 6)
+    max_relative_position = check_int(
+        "max_relative_position (clip distance k)", max_relative_position, 0
+    )
+    itemsize = check_int("itemsize", itemsize, 1)
+    trace, return_weights, grad, causal, dropout = (
+        check_bool(name, value)
+        for name, value in (
+            ("trace", trace),
+            ("return_weights", return_weights),
+            ("grad", grad),
+            ("causal", causal),
+            ("dropout", dropout),
+        )
+    )
+    mask_cells = check_int("mask_cells", mask_cells, 0)
     s = Sizes.of(shape, max_relative_position, itemsize)
     check = 4 * mask_cells  # a numeric mask checked for 0 and 1, then turned into bools
+    # contiguous copies of the keys and values (of a head view, or a stride-0 expand)
+    copies = s.keys + s.values
     if method.fused and not trace and not (grad and return_weights):
-        flags = s.block // itemsize  # a block's mask and its union with the causal rows
-        masks = mask_cells + 2 * flags if (mask_cells or causal) else 0
-        need = masks + method.fused_bytes(s, grad, return_weights, dropout)
+        need = mask_cells + copies + method.fused_bytes(s, grad, return_weights, dropout)
     else:
         allowed = mask_cells + (2 * n_q * n_k if causal else 0)  # the user's, the causal rows
         allowed += s.flags if mask_cells and causal else 0  # and their union
         need = allowed + _unfused_bytes(s, method.term_bytes(s), trace, grad, dropout)
+        need += copies + s.queries  # the queries' too, for the key term
     return SMALL_BYTES + max(check, need)
 
 

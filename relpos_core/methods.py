@@ -24,6 +24,7 @@ from typing import ClassVar, NamedTuple
 import torch
 
 from relpos_core.banded import STRIP_ROWS, banded_logits, banded_values, block_rows
+from relpos_core.checks import check_bool, check_device, check_int
 from relpos_core.flex import BAND_ROWS, flex_available
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
 from relpos_core.skew import absolute_to_relative_unmasked, skew_embeddings_unguarded, skew_unmasked
@@ -353,24 +354,23 @@ class Banded(Method):
     def fused_bytes(self, s: Sizes, grad: bool, return_weights: bool, dropout: bool) -> int:
         """Peak of the fused path (``banded_attention``) with or without its backward.
 
-        Forward: the scaled queries, Q (w^K - w^K_-k)^T, one reused block, each block's output
-        and bucket mass (and their concatenation), a block's temporaries (its mask, the
-        log-sum-exp's copy, dropout's draw and keep-mask), and the weights if returned.
-        Backward: the same block twice (P and dP), the gradients of q, k, v and their
-        per-block products, and the bucket terms of the output gradient.
+        Forward: the scaled queries, Q (w^K - w^K_-k)^T, the block buffer every block reuses
+        (and dropout's keep-mask beside it), each block's output and bucket mass (and their
+        concatenation), the rows' log-sum-exp, and the weights if returned.
+        Backward: the block buffers for P and dP (and the keep-mask), the gradients of q, k,
+        v, the scaled queries, and the bucket terms of the output gradient.
         """
+        blocks = 2 if dropout else 1
         vectors = s.queries + s.keys + s.values + s.output
-        forward = s.queries + 3 * s.buckets + 2 * s.output + 2 * s.block + s.strips + s.tables
-        if dropout:
-            forward += 3 * s.block
+        forward = s.queries + 3 * s.buckets + 2 * s.output + blocks * s.block + s.strips
+        forward += s.tables + s.rows
         if return_weights:
             forward += s.square
         if not grad:
             return forward
-        backward = 2 * vectors + 4 * s.buckets + 3 * s.block + s.strips + 2 * s.tables
-        if dropout:
-            backward += 3 * s.block
-        return max(forward + s.block, s.output + backward)
+        backward = 2 * vectors + 4 * s.buckets + (blocks + 1) * s.block + s.strips
+        backward += 2 * s.tables + s.rows
+        return max(forward, s.output + backward)
 
 
 class Flex(Banded):
@@ -433,7 +433,20 @@ def choose_method(
     >>> choose_method(1024, 1024).name, choose_method(1024, 1024, device="cuda").name
     ('banded', 'flex')
     """
-    if flex_available(torch.device("cpu" if device is None else device)):
+    n_q = check_int("n_q (number of queries)", n_q, 1)
+    n_k = check_int("n_k (number of keys)", n_k, 1)
+    query_offset = check_int("query_offset (position of the first query)", query_offset, 0)
+    trace, grad, dropout, weights = (
+        check_bool(name, value)
+        for name, value in (
+            ("trace", trace),
+            ("grad", grad),
+            ("dropout", dropout),
+            ("weights", weights),
+        )
+    )
+    device = check_device("device", device)
+    if flex_available(torch.device("cpu") if device is None else device):
         if not (trace or dropout or weights):
             return FLEX
     for name in AUTO_ORDER:

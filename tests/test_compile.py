@@ -81,3 +81,78 @@ def test_compiled_layer_under_autocast_equals_eager():
         out, want = compiled(x, x, x), layer(x, x, x)
     assert out.dtype == want.dtype == torch.bfloat16
     torch.testing.assert_close(out, want, rtol=1.6e-2, atol=1e-2)  # inductor fuses differently
+
+
+# Non-contiguous inputs: with b = 1 the layer's head views (b, n, h, d) -> (b, h, n, d) flatten
+# to (b·h, n, d) without a copy, so the fused backward sees their strides. Its gradients must
+# have the layout its registered fake promises, or the compiled backward stops on a stride check.
+
+
+def layer_and_input(seed, dropout=0.0):
+    torch.manual_seed(seed)
+    layer = RelativeMultiHeadAttention(32, 2, 4, dropout=dropout)
+    x = torch.randn(1, 48, 32, requires_grad=True)
+    return layer, x
+
+
+def test_compiled_layer_backward_through_head_views_equals_eager():
+    layer, x = layer_and_input(3)
+    compiled = torch.compile(layer, fullgraph=True)
+    params = [x, *layer.parameters()]
+    for causal in (False, True):
+        out, want = compiled(x, x, x, causal=causal), layer(x, x, x, causal=causal)
+        torch.testing.assert_close(out, want)
+        for got, expected in zip(grads(out, params), grads(want, params), strict=True):
+            torch.testing.assert_close(got, expected)
+
+
+def test_compiled_call_with_transposed_and_sliced_inputs_equals_eager():
+    gen = torch.Generator().manual_seed(4)
+    base = torch.randn(1, 20, 2, 4, generator=gen, requires_grad=True)  # (b, n, h, d)
+    wide = torch.randn(1, 2, 24, 6, generator=gen, requires_grad=True)
+    table_k_t = torch.randn(4, 7, generator=gen, requires_grad=True)  # (d, 2k+1), k = 3
+    table_v_wide = torch.randn(9, 3, generator=gen, requires_grad=True)
+    leaves = [base, wide, table_k_t, table_v_wide]
+
+    def attend(base, wide, table_k_t, table_v_wide):
+        q = base.transpose(1, 2)  # (b, h, n_q, d), strides of (b, n, h, d)
+        k = wide[:, :, ::2, :4]  # every other key, the first 4 channels
+        v = wide[:, :, 1::2, 3:]  # (b, h, 12, 3)
+        table_v = table_v_wide[1:8]  # (2k+1, d_v), a slice
+        return relative_attention(q[:, :, :12], k, v, table_k_t.T, table_v, causal=True)
+
+    compiled = torch.compile(attend, fullgraph=True)
+    out, want = compiled(*leaves), attend(*leaves)
+    torch.testing.assert_close(out, want)
+    for got, expected in zip(grads(out, leaves), grads(want, leaves), strict=True):
+        assert got.shape == expected.shape
+        torch.testing.assert_close(got, expected)
+
+
+def test_compiled_layer_with_dropout_trains_through_head_views():
+    layer, x = layer_and_input(5, dropout=0.3)
+    compiled = torch.compile(layer, fullgraph=True)
+    params = [x, *layer.parameters()]
+    # inductor's own RNG differs from eager's; with fallback_random it draws the seed as eager
+    with torch._inductor.config.patch(fallback_random=True):
+        torch.manual_seed(6)
+        out = compiled(x, x, x, causal=True)
+        torch.manual_seed(6)
+        want = layer(x, x, x, causal=True)
+    torch.testing.assert_close(out, want)
+    for got, expected in zip(grads(out, params), grads(want, params), strict=True):
+        assert got.shape == expected.shape and torch.isfinite(got).all()
+        torch.testing.assert_close(got, expected)
+
+
+def test_compiled_layer_backward_under_autocast_equals_eager():
+    layer, x = layer_and_input(7)
+    compiled = torch.compile(layer, fullgraph=True)
+    params = [x, *layer.parameters()]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out, want = compiled(x, x, x), layer(x, x, x)
+    assert out.dtype == want.dtype == torch.bfloat16
+    torch.testing.assert_close(out, want, rtol=1.6e-2, atol=1e-2)
+    for got, expected in zip(grads(out, params), grads(want, params), strict=True):
+        assert got.dtype == expected.dtype
+        torch.testing.assert_close(got, expected, rtol=5e-2, atol=5e-2)

@@ -6,11 +6,15 @@ live tensor bytes that does not depend on timing or on the machine's load. Small
 the script measures n = 1024 and beyond.
 """
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
 from relpos_core import METHOD_NAMES, attention_bytes, get_method, relative_attention
 from scripts.measure_memory import Case, estimate, measure, peak_bytes
+from tests import call_peaks, resident
 
 MODES = ("forward", "train", "trace", "weights", "train+weights")
 SHAPES = [
@@ -67,3 +71,45 @@ def test_a_call_at_the_estimate_runs_and_one_byte_less_is_refused():
     relative_attention(q, q, q, table, table, method="einsum", causal=True, max_bytes=need)
     with pytest.raises(ValueError, match="needs about"):
         relative_attention(q, q, q, table, table, method="einsum", causal=True, max_bytes=need - 1)
+
+
+# The resident set of the fused path, in a child process (``tests.resident``): a causal block
+# is as wide as the last key it sees, and temporaries made per block grew with it; the heap
+# kept every one it freed (at n = 131072 the resident set reached 11x the estimate).
+RESIDENT = [
+    Case("banded", 1, 1, 8192, 8192, 8, 8, 4, "forward", causal=True),
+    Case("banded", 1, 1, 8192, 8192, 8, 8, 4, "train", causal=True),
+    Case("banded", 1, 1, 8192, 8192, 8, 8, 4, "forward", causal=True, dropout=0.1),
+    Case("banded", 1, 1, 8192, 8192, 8, 8, 4, "train", causal=True, mask="key"),
+    Case("banded", 1, 1, 8192, 8192, 8, 8, 4, "train"),
+]
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not Path("/proc/self/clear_refs").exists(),
+    reason="reads the resident set's high-water mark from /proc (Linux)",
+)
+@pytest.mark.parametrize(
+    "case",
+    RESIDENT,
+    ids=lambda c: f"{c.mode}-{'causal' if c.causal else 'full'}-{c.mask}-p{c.dropout}",
+)
+def test_the_resident_set_of_the_fused_path_stays_near_the_estimate(case):
+    """The resident set is what the machine sees; it may hold a little more than the live
+    tensors (the allocator's own pieces), never a multiple of the estimate."""
+    assert resident.run(case) <= 1.5 * estimate(case)
+
+
+def test_every_public_call_is_guarded_by_an_estimate_near_its_peak():
+    """Each public call that allocates (``tests.call_peaks``: every method, modes, half
+    precision, head views, expanded inputs, the schemes) asks the guard about an estimate
+    that its measured peak stays within 1.5x of, and that is not far above it either."""
+    results = call_peaks.run()
+    unguarded = sorted(name for name, (need, _) in results.items() if need is None)
+    assert not unguarded, f"no guard asked before these allocated: {unguarded}"
+    over = {n: round(peak / need, 2) for n, (need, peak) in results.items() if peak > 1.5 * need}
+    assert not over, f"measured peak / estimate above 1.5: {over}"
+    cautious = {
+        n: round(need / peak, 2) for n, (need, peak) in results.items() if need > 3 * peak + 2**20
+    }
+    assert not cautious, f"estimate / measured peak above 3: {cautious}"

@@ -11,6 +11,8 @@ import torch
 
 import relpos_core as rc
 import relpos_core.guard as memory_module
+from relpos_core.schemes import make_scheme
+from scripts.measure_memory import peak_bytes
 from tests.largest_tensor import LargestTensor
 
 NAN = float("nan")
@@ -983,6 +985,11 @@ def test_zero_batch_or_heads_gives_an_empty_output_on_every_method(method, empty
     assert logits.shape == (b, h, 4, 4)
 
 
+def expanded(*shape, dtype=torch.float32):
+    """A tensor of any size that holds one value (a stride-0 view): no memory."""
+    return torch.ones((), dtype=dtype).expand(*shape)
+
+
 # sizes that would need terabytes: refused by the guard before anything is allocated
 HUGE_INDEX = torch.zeros(1, 1, dtype=torch.int64).expand(10**5, 10**4)  # views: no memory
 HUGE_ENCODING = torch.zeros(1, 8).expand(10**7, 8)
@@ -1016,6 +1023,76 @@ ALLOCATING_HELPERS = [
         lambda: rc.encoding_similarity(HUGE_ENCODING),
         ("10000000 positions",),
     ),
+    # found at the limit: each of these allocated first (8 GB to 10^12 bytes) and raised
+    # torch's own error, or ran on
+    (
+        "relative_logits n_k",
+        lambda: rc.relative_logits(torch.zeros(1, 1, 4, 8), torch.zeros(9, 8), n_k=10**9),
+        ("relative_logits", "'bucket'", "n_k = 1000000000"),
+    ),
+    (
+        "trace_matmul_logits n_k",
+        lambda: rc.trace_matmul_logits(torch.zeros(1, 1, 4, 8), torch.zeros(9, 8), n_k=10**9),
+        ("trace_matmul_logits", "n_k = 1000000000"),
+    ),
+    (
+        "relative_logits banded",
+        lambda: rc.relative_logits(expanded(1, 1, 10**6, 8), torch.zeros(9, 8), method="banded"),
+        ("relative_logits", "'banded'", "(1, 1, 1000000, 8)"),
+    ),
+    (
+        "combine_masks causal",
+        lambda: rc.combine_masks(None, True, (1, 1, 10**6, 10**6)),
+        ("combine_masks", "(1, 1, 1000000, 1000000)"),
+    ),
+    (
+        "relative_values",
+        lambda: rc.relative_values(expanded(1, 1, 10**6, 10**6), torch.zeros(9, 8)),
+        ("relative_values", "(1, 1, 1000000, 1000000)"),
+    ),
+    (
+        "masked_softmax",
+        lambda: rc.masked_softmax(expanded(1, 10**6, 10**6), torch.ones((), dtype=torch.bool)),
+        ("masked_softmax", "(1, 1000000, 1000000)"),
+    ),
+    ("skew_masked", lambda: rc.skew_masked(expanded(10**6, 10**6)), ("L = 1000000",)),
+    (
+        "skew_unmasked",
+        lambda: rc.skew_unmasked(expanded(10**6, 2 * 10**6 - 1)),
+        ("L = 1000000",),
+    ),
+    ("trace_skew_masked", lambda: rc.trace_skew_masked(expanded(10**6, 10**6)), ("L = 1000000",)),
+    (
+        "trace_skew_unmasked",
+        lambda: rc.trace_skew_unmasked(expanded(10**6, 2 * 10**6 - 1)),
+        ("L = 1000000",),
+    ),
+    (
+        "absolute_to_relative_masked",
+        lambda: rc.absolute_to_relative_masked(expanded(10**6, 10**6)),
+        ("absolute_to_relative_masked", "L = 1000000"),
+    ),
+    (
+        "absolute_to_relative_unmasked",
+        lambda: rc.absolute_to_relative_unmasked(expanded(10**6, 10**6)),
+        ("absolute_to_relative_unmasked", "L = 1000000"),
+    ),
+    (
+        "padding_mask",
+        lambda: rc.padding_mask(expanded(10**6, 10**7, dtype=torch.int64)),
+        ("padding_mask", "(1000000, 10000000)"),
+    ),
+    (
+        "relative_attention with an expanded key",  # bmm would copy 32 GB of keys
+        lambda: rc.relative_attention(
+            torch.zeros(1, 1, 1, 8),
+            expanded(1, 1, 10**9, 8),
+            expanded(1, 1, 10**9, 8),
+            torch.zeros(9, 8),
+            torch.zeros(9, 8),
+        ),  # fmt: skip
+        ("relative_attention", "k (1, 1, 1000000000, 8)"),
+    ),
 ]
 
 
@@ -1033,3 +1110,200 @@ def test_an_allocating_helper_refuses_terabytes_with_its_estimate(machine_16_gib
     assert re.search(r"needs about [\d.]+ [GT]iB, more than max_bytes = 17179869184", message)
     for part in parts:
         assert part in message
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.uint8])
+def test_a_numeric_mask_is_refused_before_it_is_converted(dtype):
+    """The guard counted the mask's conversion to bools, but ran after it: a (2048, 2048) mask
+    under max_bytes = 1 MiB made three 4 MiB bool copies before the refusal."""
+    n = 2048
+    q, table = torch.zeros(1, 1, n, 8), torch.zeros(9, 8)
+    mask = torch.ones(n, n, dtype=dtype)
+
+    def refused():
+        with pytest.raises(ValueError, match=message_with("needs about", "max_bytes = 1048576")):
+            rc.relative_attention(q, q, q, table, table, mask=mask, max_bytes=2**20)
+
+    assert peak_bytes(refused) < n * n // 64  # what the allocator handed out meanwhile
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.uint8])
+def test_an_expanded_mask_of_a_trillion_cells_is_refused_by_name(dtype):
+    """An expanded (10^6, 10^6) mask holds one value: its conversion touches that value, and
+    the call is refused by the guard (it raised torch's allocation error for 10^12 bools)."""
+    n = 10**6
+    q, table = expanded(1, 1, n, 8), torch.zeros(9, 8)
+    watch = LargestTensor()
+    with watch, pytest.raises(ValueError, match=message_with("needs about", "max_bytes = 1048576")):
+        rc.relative_attention(
+            q, q, q, table, table, mask=expanded(n, n, dtype=dtype), max_bytes=2**20
+        )
+    assert watch.largest < 10**6
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("method", ["banded", "bucket"])
+def test_an_expanded_numeric_mask_means_what_its_copy_means(method, causal):
+    """A mask expanded over the queries (one key mask per row, stride 0) is converted once per
+    stored value and gives exactly what its dense copy gives."""
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, 2, 24, 4, generator=gen) for _ in range(3))
+    table = torch.randn(5, 4, generator=gen)
+    keys = (torch.arange(24) % 5 != 1).to(torch.int64)
+    mask = keys.expand(2, 1, 24, 24)
+    got = rc.relative_attention(q, k, v, table, table, mask=mask, causal=causal, method=method)
+    want = rc.relative_attention(
+        q, k, v, table, table, mask=mask.contiguous(), causal=causal, method=method
+    )
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    combined = rc.combine_masks(mask, causal, (2, 2, 24, 24), 0)
+    assert torch.equal(combined, rc.combine_masks(mask.contiguous(), causal, (2, 2, 24, 24)))
+
+
+AT_THE_LIMIT = [
+    (
+        "combine_masks shape of one size",
+        lambda: rc.combine_masks(None, True, (1,)),
+        ValueError,
+        ("shape", "4 sizes", "(1,)"),
+    ),
+    (
+        "combine_masks negative size",
+        lambda: rc.combine_masks(None, True, (1, 1, -2, 2)),
+        ValueError,
+        ("shape", ">= 0", "-2"),
+    ),
+    (
+        "combine_masks query_offset 2**70",
+        lambda: rc.combine_masks(None, True, (1, 1, 2, 2), query_offset=2**70),
+        ValueError,
+        ("query_offset", "2**62", str(2**70)),
+    ),
+    (
+        "combine_masks query_offset -5",
+        lambda: rc.combine_masks(None, True, (1, 1, 2, 2), query_offset=-5),
+        ValueError,
+        ("query_offset", ">= 0", "-5"),
+    ),
+    (
+        "device_memory_bytes(-1)",
+        lambda: rc.device_memory_bytes(-1),
+        TypeError,
+        ("device", "torch.device", "int -1"),
+    ),
+    (
+        "device_memory_bytes of a name torch does not know",
+        lambda: rc.device_memory_bytes("gpu0"),
+        ValueError,
+        ("device", "'cpu'", "'gpu0'"),
+    ),
+    (
+        "device_memory_bytes of a card this machine lacks",
+        lambda: rc.device_memory_bytes("cuda:99"),
+        ValueError,
+        ("device", "CUDA device", "cuda:99"),
+    ),
+    (
+        "choose_method device 3",
+        lambda: rc.choose_method(3, 3, device=3),
+        TypeError,
+        ("device", "torch.device", "int 3"),
+    ),
+    (
+        "choose_method sizes as strings",
+        lambda: rc.choose_method("x", "y"),
+        TypeError,
+        ("n_q", "int", "'x'"),
+    ),
+    (
+        "choose_method n_k 0",
+        lambda: rc.choose_method(3, 0),
+        ValueError,
+        ("n_k", ">= 1", "0"),
+    ),
+    (
+        "choose_method trace a string",
+        lambda: rc.choose_method(3, 3, trace="yes"),
+        TypeError,
+        ("trace", "bool", "'yes'"),
+    ),
+    (
+        "format_bytes of a tensor",
+        lambda: rc.format_bytes(torch.tensor([])),
+        TypeError,
+        ("count", "number", "Tensor"),
+    ),
+    ("format_bytes nan", lambda: rc.format_bytes(NAN), ValueError, ("count", ">= 0", "nan")),
+    ("format_bytes -1", lambda: rc.format_bytes(-1), ValueError, ("count", ">= 0", "-1")),
+    (
+        "check_fits need -1",
+        lambda: rc.check_fits("w", -1, 10),
+        ValueError,
+        ("need", ">= 0", "-1"),
+    ),
+    (
+        "attention_bytes method a number",
+        lambda: rc.attention_bytes(3, (1, 1, 4, 4, 4, 4), 2),
+        TypeError,
+        ("method", "Method", "int"),
+    ),
+    (
+        "attention_bytes shape of three sizes",
+        lambda: rc.attention_bytes("banded", (1, 1, 4), 2),
+        ValueError,
+        ("shape", "6 sizes", "(1, 1, 4)"),
+    ),
+    (
+        "attention_bytes negative n_q",
+        lambda: rc.attention_bytes("banded", (1, 1, -4, 4, 4, 4), 2),
+        ValueError,
+        ("shape", ">= 0", "-4"),
+    ),
+    (
+        "attention_bytes negative k",
+        lambda: rc.attention_bytes("banded", (1, 1, 4, 4, 4, 4), -2),
+        ValueError,
+        ("max_relative_position", ">= 0", "-2"),
+    ),
+    (
+        "check_fits need a float",
+        lambda: rc.check_fits("w", 1.5, 10),
+        TypeError,
+        ("need", "int", "1.5"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "parts"),
+    [c[1:] for c in AT_THE_LIMIT],
+    ids=[c[0] for c in AT_THE_LIMIT],
+)
+def test_junk_arguments_at_the_limit_are_named(call, error, parts):
+    with pytest.raises(error, match=message_with(*parts)):
+        call()
+
+
+@pytest.mark.parametrize("method", ["bucket", "banded"])
+@pytest.mark.parametrize("trace", [False, True])
+def test_a_max_bytes_above_the_device_memory_reaches_every_inner_guard(monkeypatch, method, trace):
+    """max_bytes overrides the device's memory for the whole call: the mask's and the
+    softmax's own guards take the caller's limit, not the (here tiny) device's."""
+    gen = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(1, 2, 16, 4, generator=gen) for _ in range(3))
+    table = torch.randn(5, 4, generator=gen)
+    options = dict(mask=(torch.arange(16) % 4 != 0).float(), causal=True, trace=trace)
+
+    def outputs():
+        out = rc.relative_attention(
+            q, k, v, table, table, **options, method=method, max_bytes=10**9
+        )
+        scheme = make_scheme("t5", 2, 4)(
+            q, k, v, mask=options["mask"], causal=True, max_bytes=10**9
+        )
+        return (out.output if trace else out), scheme[0]
+
+    want = outputs()
+    monkeypatch.setattr(memory_module, "device_memory_bytes", lambda device=None: 1000)
+    for got, expected in zip(outputs(), want, strict=True):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)

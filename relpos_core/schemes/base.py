@@ -205,8 +205,9 @@ class PositionScheme(nn.Module):
         with no_autocast(q.device):  # half inputs: logits, softmax and sums in float32
             q, k, v = upcast(q, k, v)
             logits = sum(self._terms(q, k, causal, query_offset).values())
-            allowed = combine_masks(mask, causal, tuple(logits.shape), query_offset)
-            weights = masked_softmax(logits, allowed)
+            shape = tuple(logits.shape)
+            allowed = combine_masks(mask, causal, shape, query_offset, max_bytes=max_bytes)
+            weights = masked_softmax(logits, allowed, max_bytes=max_bytes)
             z = weights @ v  # (b,h,i,j),(b,h,j,d_v) -> (b,h,i,d_v)
             extra = self.relative_values(weights, causal, query_offset)
         return (z if extra is None else z + extra).to(dtype), weights.to(dtype)
