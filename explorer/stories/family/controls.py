@@ -1,13 +1,16 @@
 """The URL-bound settings of the six position schemes, shared by the Position schemes and the
 Compare schemes pages. Each control reads and writes its own URL key; the result is one checked
-:class:`explorer.stories.family.settings.FamilySettings`."""
+:class:`explorer.stories.family.settings.FamilySettings`. Also the Position schemes page's chart
+controls: what the profile chart and the learned-term charts draw."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import streamlit as st
 
 from explorer.frame.params import ViewParams
-from explorer.frame.widgets import choice, int_number, md_escape, toggle
+from explorer.frame.widgets import choice, int_number, int_slider, md_escape, toggle
 from explorer.stories.family import settings
 from explorer.weights.schemes import SCHEME_LABELS
 from relpos_core.schemes import SCHEME_NAMES
@@ -130,3 +133,69 @@ def scheme_settings(
     if picked is not None:
         values["scheme"] = picked
     return settings.FamilySettings(**values, **chosen)
+
+
+@dataclass(frozen=True)
+class ProfileChoice:
+    """What the profile chart draws: one head (None: pooled), which part, scaled or not, and
+    the trained length it marks."""
+
+    head: int | None
+    position_only: bool
+    normalise: bool
+    built_for: int
+
+
+def profile_controls(heads: int, with_content: bool, n: int) -> ProfileChoice:
+    """The profile chart's URL-bound controls: the curves (pooled or a head) on a row of their
+    own (up to 9 buttons), then the term, the normalising toggle and the trained length."""
+    which = choice(
+        "curves",
+        ["pooled", *(f"head {h}" for h in range(heads))],
+        "profile_head",
+        help="Pooled: every cell of every head at that distance.",
+    )
+    part_column, middle, right = st.columns([2, 1, 3])
+    with part_column:
+        part = choice(
+            "term",
+            ["with content", "position only"] if with_content else ["position only"],
+            "profile_part",
+            help="Position only: q and k replaced by their mean over positions, so the term is "
+            "a function of j - i alone: what each scheme does at every distance.",
+        )
+    with middle:
+        normalise = toggle("normalise", "profile_norm", True)
+    with right:
+        longest = max(1, n)
+        built_for = (
+            int_slider(
+                "built for (trained length)",
+                1,
+                longest,
+                "built_for",
+                value=min(DEFAULTS.built_for, longest),
+                help="Marks ±(length - 1): the distances a model trained on sequences this "
+                "long has seen.",
+            )
+            if longest > 1
+            else 1
+        )
+    return ProfileChoice(
+        head=None if which == "pooled" else int(str(which).split()[-1]),
+        position_only=part == "position only",
+        normalise=normalise,
+        built_for=built_for,
+    )
+
+
+def learned_part() -> str:
+    """Which reading of the trained schemes' terms to draw (URL key ``learned_part``)."""
+    return choice(
+        "term",
+        ["position only", "on the text"],
+        "learned_part",
+        help="Position only: q and k replaced by their mean over the text, so the term is a "
+        "function of j - i alone. On the text: the mean of the term over every pair of the "
+        "text at that distance, content included.",
+    )

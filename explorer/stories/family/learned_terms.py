@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from explorer.frame.memory import cached
+from explorer.weights.schemes import SCHEME_LABELS
 from explorer.weights.trained import held_out_passage, model_scheme, trained_tensors
 from relpos_core.schemes import SCHEME_NAMES, content_free, distance_profile
 from relpos_lab.family import results
@@ -38,6 +39,13 @@ class LearnedTerms:
         """scheme -> (h, m) of ``part`` ("position only" or "on the text") at ``layer``."""
         data = self.position_only if part == "position only" else self.on_text
         return {name: data[s, layer] for s, name in enumerate(SCHEME_NAMES)}
+
+    def titled_curves(self, part: str, layer: int, k: int) -> dict[str, np.ndarray]:
+        """:meth:`curves` under each scheme's chart title (Shaw's with its clip distance)."""
+        return {
+            SCHEME_LABELS[s] + (f", k = {k}" if s == "shaw" else ""): c
+            for s, c in self.curves(part, layer).items()
+        }
 
 
 def _terms(name: str, text: str) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from explorer.frame.memory import cached
 from relpos_lab.family import results
+from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe
 
 COLOURS = pc.qualitative.D3
@@ -51,6 +52,32 @@ def length_curves(names: tuple[str, ...]) -> LengthCurves:
         lengths=np.array(lengths, dtype=np.int64),
         bpc=bpc,
         corpus=shipped["corpus"]["name"],
+    )
+
+
+def family_lengths() -> LengthCurves:
+    """The curves of the family's models: one per scheme, and nope and sinusoidal."""
+    return length_curves(SCHEME_MODELS)
+
+
+def lengths_caption(curves: LengthCurves) -> str:
+    """What the length curves are: which models, trained and scored on what."""
+    return (
+        f"One small character model per scheme, identical but for position, trained on "
+        f"{curves.context}-character windows of {curves.corpus}; held-out bits per character "
+        "at every evaluation length (Press et al. 2022, Fig. 1), read from the shipped results."
+    )
+
+
+def reach_note(curves: LengthCurves) -> str:
+    """Which model's bits per character change least and most past the training length."""
+    longest = int(curves.lengths.max())
+    flat, worst = min(curves.bpc, key=curves.change), max(curves.bpc, key=curves.change)
+    return (
+        f"From {curves.context} to {longest} characters, {describe(flat)} changes least "
+        f"({curves.at(flat, curves.context):.2f} to {curves.at(flat, longest):.2f} bits per "
+        f"character) and {describe(worst)} most ({curves.at(worst, curves.context):.2f} to "
+        f"{curves.at(worst, longest):.2f})."
     )
 
 

@@ -1,17 +1,21 @@
 """Figures for the trained models: arrays in, a plotly ``go.Figure`` out. Never shows or saves.
 
-Heatmaps of tables and attention weights come from ``explorer.figures.plots.heatmap``; this module
-adds the two kinds of chart it does not draw: accuracy curves over sequence length, and an
-input / target / prediction strip.
+Heatmaps of tables and their cosines come from ``explorer.figures.plots.heatmap``, grids of
+attention weights from ``explorer.figures.heatmaps``; this module adds the two kinds of chart
+they do not draw: accuracy curves over sequence length, and an input / target / prediction
+strip.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+
+from explorer.figures.heatmaps import Panel, Scale, make_scale, mark_position, panel_grid
+from explorer.figures.plots import heatmap
 
 MODEL_COLOURS = {"relative": "#1f77b4", "absolute": "#d62728"}
 OTHER_COLOUR = "#7f7f7f"
@@ -154,3 +158,46 @@ def prediction_figure(
         "plot_bgcolor": "#ffffff",
     }
     return go.Figure({"data": [trace], "layout": layout})
+
+
+def table_figure(name: str, table: np.ndarray, layer: int, distances: Sequence[str]) -> go.Figure:
+    """A distance table ``name`` (``w^K``, ``w^V``) of one layer: a row per distance."""
+    return heatmap(
+        table,
+        title=f"{name}, layer {layer}",
+        x_title="channel",
+        y_title="distance j - i",
+        y_labels=distances,
+    )
+
+
+def cosine_figure(name: str, cos: np.ndarray, distances: Sequence[str]) -> go.Figure:
+    """The cosine similarity between the vectors of every two distances of table ``name``."""
+    return heatmap(
+        cos,
+        title=f"cosine similarity between distances of {name}",
+        x_title="distance",
+        y_title="distance",
+        x_labels=distances,
+        y_labels=distances,
+        zrange=(-1.0, 1.0),
+    )
+
+
+def attention_grids(weights: np.ndarray, train_max_len: int) -> tuple[list[go.Figure], Scale]:
+    """One figure per layer of every head's weights (layers, heads, n, n), all on one scale;
+    when n is past ``train_max_len``, a dashed line where the positions no training input had
+    begin."""
+    layers, heads, n = weights.shape[:3]
+    scale = make_scale("weights", list(weights.reshape(-1, n, n)), n_keys=n)
+    figures = []
+    for layer in range(layers):
+        panels = [
+            Panel(weights[layer, head], title=f"layer {layer}, head {head}")
+            for head in range(heads)
+        ]
+        fig = panel_grid(panels, scale, columns=heads, image_side=256)
+        if n > train_max_len:
+            mark_position(fig, heads, train_max_len, f"trained up to {train_max_len}")
+        figures.append(fig)
+    return figures, scale

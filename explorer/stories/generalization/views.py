@@ -53,6 +53,11 @@ class GeneralizationView:
     config: dict  # the relative model's config
     table: np.ndarray  # (L, 2 * models) the accuracies as one matrix, for download
 
+    @property
+    def losses(self) -> np.ndarray:
+        """(steps, models) every model's training loss, in ``loss_curves`` order."""
+        return np.stack([loss for _, loss in self.loss_curves.values()]).T
+
 
 @cached(1)
 def generalization_view() -> GeneralizationView:
@@ -169,7 +174,7 @@ def download_arrays(
             corner="length \\ model metric",
         ),
         "training_loss": Labelled(
-            np.stack([loss for _, loss in gen.loss_curves.values()]).T,
+            gen.losses,
             "training loss per step",
             rows=[str(int(s)) for s in steps],
             cols=list(gen.loss_curves),
@@ -210,3 +215,14 @@ def download_arrays(
         split=("layer", "head"),
     )
     return arrays
+
+
+def shown_record(kind: str, tables_kind: str, layer: int) -> dict[str, object]:
+    """What a download records of the models shown: their weights and the page's own picks."""
+    return {
+        "_attention_weights": KIND_WEIGHTS[kind],
+        "_tables_weights": KIND_WEIGHTS[tables_kind],
+        "trained_model": KIND_LABELS[kind],
+        "trained_tables_kind": KIND_LABELS[tables_kind],
+        "trained_tables_layer": layer,
+    }

@@ -1,0 +1,109 @@
+"""What the Position schemes and Compare schemes pages' downloads hold: their arrays, labelled
+for ``explorer.frame.downloads``, and the settings and models their params.json records."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.frame.downloads import Labelled, position_labels
+from explorer.frame.params import ViewParams
+from explorer.stories.family.controls import DEFAULTS
+from explorer.stories.family.learned_terms import learned_terms
+from explorer.stories.family.settings import FamilySettings
+from explorer.stories.family.views import CompareView, PositionView, ProfileView
+from explorer.weights.source import Weights
+
+
+def changed_settings(settings: FamilySettings, *left_out: str) -> dict[str, object]:
+    """The settings that differ from their defaults, but for ``left_out`` (another page's)."""
+    return {
+        key: value
+        for key, value in vars(settings).items()
+        if key not in left_out and value != getattr(DEFAULTS, key)
+    }
+
+
+def learned_arrays(weights: Weights, heads: int) -> dict[str, Labelled]:
+    """Each trained scheme's learned term by j - i, both readings; none for random weights."""
+    if not weights.trained:
+        return {}
+    layer = weights.params.layer
+    learned = learned_terms(weights.model("shaw"))
+    tables = {}
+    for part in ("position only", "on the text"):
+        curves = learned.curves(part, layer)
+        tables["learned_" + part.replace(" ", "_")] = Labelled(
+            np.stack([c.T for c in curves.values()]),  # (schemes, m, h)
+            f"layer {layer}: each scheme's trained position term by j - i, {part}; "
+            f"schemes in order {', '.join(learned.models)}",
+            rows=[str(int(r)) for r in learned.distance],
+            cols=[f"head {h}" for h in range(heads)],
+            corner="j - i \\ head",
+            split="scheme",
+        )
+    return tables
+
+
+def family_arrays(
+    weights: Weights,
+    name: str,
+    view: PositionView | None,
+    profiles: dict[str, ProfileView],
+    first: ProfileView,
+) -> dict[str, Labelled]:
+    """The Position schemes page's arrays: the picked scheme's term on the window (when it
+    runs), what the trained schemes learned (trained weights) and every scheme's profile."""
+    params = weights.params
+    labels = position_labels(params, *params.window)
+    profile_columns, profile_values = [], []
+    for s in profiles:
+        mean, std = profiles[s].curve()
+        profile_columns += [f"{s} mean", f"{s} std"]
+        profile_values += [mean, std]
+    tables = {}
+    if view is not None:
+        tables["position_term"] = Labelled(
+            view.term,
+            f"{name} position term per head on the window, logit units, masked cells empty",
+            rows=labels,
+            cols=labels,
+            corner="query i \\ key j",
+            split="head",
+        )
+    return {
+        **tables,
+        **learned_arrays(weights, params.heads),
+        "profiles": Labelled(
+            np.stack(profile_values, axis=1),
+            "every scheme's position term by distance, pooled over heads: mean and std"
+            + ("" if first.with_content else " (position-only part)"),
+            rows=[str(int(r)) for r in first.distance],
+            cols=profile_columns,
+            corner="j - i \\ value",
+        ),
+    }
+
+
+def compare_arrays(params: ViewParams, a: str, b: str, both: CompareView) -> dict[str, Labelled]:
+    """The Compare schemes page's arrays: both schemes' weights and their difference."""
+    labels = position_labels(params, *params.window)
+    pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+    return {
+        "weights_a": Labelled(
+            both.weights_a, f"{a}: alpha per head, window", **pairs, split="head"
+        ),
+        "weights_b": Labelled(
+            both.weights_b, f"{b}: alpha per head, window", **pairs, split="head"
+        ),
+        "difference": Labelled(
+            both.difference, "alpha_B - alpha_A per head", **pairs, split="head"
+        ),
+    }
+
+
+def compare_models(weights: Weights, a: str, b: str) -> dict[str, object]:
+    """The two trained models compared, in the order A, B, for params.json (nothing for random
+    weights). A list, as earlier downloads recorded it, even when A and B are one scheme."""
+    if not weights.trained:
+        return {}
+    return {"_model": [weights.model(a), weights.model(b)]}

@@ -1,0 +1,150 @@
+"""The position-scheme pages' figures, built from their views: the heatmaps of every head's
+position term, one head's, Transformer-XL's four terms and two schemes' weights with their
+difference (each with the caption the page draws it with), and the profile chart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from explorer.figures.heatmaps import (
+    Panel,
+    Scale,
+    grid_columns,
+    make_scale,
+    panel_grid,
+    pooled_note,
+)
+from explorer.frame.params import ViewParams
+from explorer.stories.family import text
+from explorer.stories.family.controls import ProfileChoice
+from explorer.stories.family.plots import profile_figure
+from explorer.stories.family.views import (
+    CompareView,
+    PositionView,
+    ProfileView,
+    colour_range,
+    scheme_terms,
+    term_scales,
+)
+from explorer.weights.example import axis_labels
+from explorer.weights.schemes import SCHEME_LABELS, SchemeConfig
+
+XL_TERM_TITLES = {
+    "content": "(a) content q·k",
+    "position": "(b) q · W_R R",
+    "global_content": "(c) u · k",
+    "global_position": "(d) v · W_R R",
+}
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A heatmap figure and its caption; ``scales``: each head's colour scale, where it has
+    one the page reuses (the one-head view under the grid)."""
+
+    figure: go.Figure
+    caption: str
+    scales: tuple[Scale, ...] = ()
+
+
+def window_axes(params: ViewParams) -> dict[str, object]:
+    """A panel's placement on the window: offsets and the tokens along both axes."""
+    rows, cols = axis_labels(params)
+    start, _ = params.window
+    return {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
+
+
+def heads_grid(view: PositionView, params: ViewParams, config: SchemeConfig, shared: bool) -> Drawn:
+    """Every head's position term of one scheme, each on its own colour scale or on one."""
+    start, stop = params.window
+    at = window_axes(params)
+    heads = params.heads
+    grid_side = 256 if stop - start > 256 else 512
+    grid = [Panel(view.term[h], title=f"head {h}", **at) for h in range(heads)]
+    scales, scale_caption = term_scales(list(view.term), shared)
+    fig = panel_grid(
+        grid, scales[0] if shared else scales, columns=grid_columns(heads), image_side=grid_side
+    )
+    caption = (
+        f"The position term of every head ({config.text or 'no settings'}). "
+        + scale_caption
+        + text.mask_note(params)
+        + " "
+        + pooled_note(grid, grid_side)
+    )
+    return Drawn(fig, caption, tuple(scales))
+
+
+def head_panel(view: PositionView, params: ViewParams, name: str, head: int) -> list[Panel]:
+    """One head's position term of scheme ``name``, as one panel."""
+    title = f"{SCHEME_LABELS[name]}, head {head}"
+    return [Panel(view.term[head], title=title, **window_axes(params))]
+
+
+def xl_terms(params: ViewParams, config: SchemeConfig, head: int) -> Drawn:
+    """Transformer-XL's four terms (a)-(d) of one head, on one diverging scale."""
+    at = window_axes(params)
+    terms = scheme_terms(params, config, head)
+    panels = [Panel(z, title=XL_TERM_TITLES[t], **at) for t, z in terms.items()]
+    term_range = colour_range([p.z for p in panels])
+    term_scale = make_scale("diverging", [p.z for p in panels], zrange=term_range.zrange)
+    caption = (
+        text.XL_TERMS_NOTE
+        + " "
+        + term_scale.caption
+        + " "
+        + term_range.note
+        + " "
+        + pooled_note(panels, 256)
+    )
+    return Drawn(panel_grid(panels, term_scale, columns=2, image_side=256), caption)
+
+
+def compare_weights(params: ViewParams, both: CompareView, a: str, b: str, head: int) -> Drawn:
+    """Both schemes' attention weights of one head, side by side on one scale."""
+    at = window_axes(params)
+    panels = [
+        Panel(both.weights_a[head], title=f"A: {SCHEME_LABELS[a]}, α, head {head}", **at),
+        Panel(both.weights_b[head], title=f"B: {SCHEME_LABELS[b]}, α, head {head}", **at),
+    ]
+    scale = make_scale("weights", [p.z for p in panels], n_keys=params.length)
+    caption = scale.caption + text.mask_note(params) + " " + pooled_note(panels, 256)
+    return Drawn(panel_grid(panels, scale, columns=2, image_side=256), caption)
+
+
+def compare_difference(params: ViewParams, both: CompareView, head: int) -> Drawn:
+    """B - A of one head's weights, on a diverging scale of its own."""
+    panels = [Panel(both.difference[head], title=f"B - A, head {head}", **window_axes(params))]
+    diff_range = colour_range([both.difference[head]])
+    scale = make_scale("diverging", [both.difference[head]], zrange=diff_range.zrange)
+    caption = (
+        scale.caption.replace("; one scale for every panel", "")
+        + " "
+        + diff_range.note
+        + " "
+        + pooled_note(panels, 256)
+    )
+    return Drawn(panel_grid(panels, scale, max_width=480, image_side=256), caption)
+
+
+def profile_chart(
+    profiles: dict[str, ProfileView], first: ProfileView, name: str, pick: ProfileChoice
+) -> go.Figure:
+    """Every scheme's profile against j - i, the picked scheme's with its band, the distances
+    a model built for ``pick.built_for`` positions has seen marked."""
+    curves = {
+        SCHEME_LABELS[s]: p.curve(pick.head, pick.normalise, pick.position_only)
+        for s, p in profiles.items()
+    }  # name -> (mean, std)
+    reach = pick.built_for - 1
+    return profile_figure(
+        first.distance,
+        curves,
+        y_title="position term / its largest |mean|" if pick.normalise else "position term (logit)",
+        highlight=SCHEME_LABELS[name],
+        bands=(SCHEME_LABELS[name],),
+        marks=(reach, -reach) if reach > 0 else (0,),
+        mark_label=f"built for {pick.built_for}: ±{reach}",
+    )

@@ -1,0 +1,169 @@
+"""The words of the Position schemes and Compare schemes pages: their introductions, and the
+captions and notes that read the numbers drawn (every string here is shown as it is built)."""
+
+from __future__ import annotations
+
+from explorer.frame.params import ViewParams
+from explorer.stories.family.controls import ProfileChoice
+from explorer.stories.family.learned_terms import LearnedTerms
+from explorer.stories.family.plots import DENSE_DISTANCE, shown_distances
+from explorer.stories.family.views import TOEPLITZ_RTOL, ProfileView
+from explorer.weights.schemes import SCHEME_LABELS
+from explorer.weights.source import Weights
+from relpos_core.schemes import SCHEMES
+
+LABELS = SCHEME_LABELS
+
+INTRO = (
+    "Six published ways to make attention depend on the distance j - i, each on the same "
+    "queries, keys and values as every other page. All share the content term "
+    "q_i · k_j / √d; they differ only in what position adds to the logit, the **position "
+    "term** drawn here (in logit units, 1/√d applied)."
+)
+ALIBI_NOTE = "The paper's 8 in m_h is max_bias below; h counts heads from 1."
+XL_TERMS_NOTE = (
+    "(b) + (d) is the position term above; (c) depends on the key alone, so each column is "
+    "constant."
+)
+
+
+def compare_intro(weights: Weights) -> str:
+    """What the Compare schemes page puts side by side: two trained models, or two schemes on
+    one q, k, v."""
+    if weights.trained:
+        return (
+            "Two trained models of the family on the same characters. They are identical but for "
+            "how position enters (same data, seed and steps), and each draws its own queries, "
+            "keys and values: every difference comes from position, directly in the logit and "
+            "through what each model learned around it."
+        )
+    return (
+        "Two position schemes on the same queries, keys and values (the sidebar's): the "
+        "content term q_i · k_j / √d is the same, so every difference in the weights comes from "
+        "what each scheme adds for position."
+    )
+
+
+def mask_note(params: ViewParams) -> str:
+    """The caption sentence for the blank cells of a masked view ("" without a mask)."""
+    return "" if params.mask == "none" else f" Masked cells ({params.mask} mask) are blank."
+
+
+def toeplitz_intro(first: ProfileView, params: ViewParams) -> str:
+    """What the table of section 2 measures, and where."""
+    n, heads = params.length, params.heads
+    start, stop = params.window
+    size = stop - start
+    where = (
+        "over the whole n x n matrix"
+        if first.over == "whole"
+        else f"on the window's {size} x {size} block (the whole matrix would take too long at "
+        f"n = {n} with {heads} heads)"
+    )
+    return (
+        "A term is a function of j - i alone when it is constant along every diagonal (a "
+        "Toeplitz matrix). The table gives its largest distance to the nearest Toeplitz matrix, "
+        f"{where}, for the position term as computed with these q and k, and for its "
+        "position-only part (q and k replaced by their mean over positions: content removed). "
+        "Schemes that read the query or key (Shaw, Music, Transformer-XL, RoPE) are not Toeplitz "
+        "with content; every position-only part is. *yes* allows float32 rounding: a deviation "
+        f"up to {TOEPLITZ_RTOL:g} of the term's largest |value|."
+    )
+
+
+def missing_note(missing: dict[str, str]) -> str:
+    """The schemes left out of the table and the profiles, and why."""
+    return (
+        "Left out here and below, as they cannot run on this view: "
+        + "; ".join(f"{LABELS[s]} ({reason})" for s, reason in missing.items())
+        + "."
+    )
+
+
+def memory_note(params: ViewParams, name: str) -> str:
+    """What the table's memory column counts, and what the picked scheme builds besides."""
+    n, heads = params.length, params.heads
+    return (
+        f"Memory: each scheme's own estimate (logit_bytes) of its logit terms, their sum and its "
+        f"position work for one sequence of n = {n} with {heads} heads, float32. The picked "
+        f"scheme is in bold; besides its terms, {LABELS[name]} builds "
+        f"{SCHEMES[name].memory_text}."
+    )
+
+
+def profile_caption(
+    first: ProfileView,
+    params: ViewParams,
+    name: str,
+    pick: ProfileChoice,
+    *,
+    schemes: int,
+    picked: str,
+) -> str:
+    """The caption under the profile chart of ``schemes`` schemes: what each curve and band is
+    on this view, then ``picked``, the note on the distance picked on the page."""
+    n, heads = params.length, params.heads
+    head, position_only = pick.head, pick.position_only
+    _, stride = shown_distances(first.distance)
+    what = (
+        f"the mean over every cell at that distance; the band around {LABELS[name]} (the "
+        "picked scheme) is ± one standard deviation, the content's spread"
+        + (" and the heads' differences" if head is None and heads > 1 else "")
+        if not position_only
+        else "the position-only part (content removed), exact from the first and last query "
+        "rows"
+        + (
+            ""
+            if first.with_content
+            else f" (the term with content over all {n} x {n} cells and {heads} heads of six "
+            "schemes would take several seconds)"
+        )
+        + (
+            f"; the band around {LABELS[name]} is ± one standard deviation over the heads"
+            if head is None and heads > 1
+            else ""
+        )
+    )
+    parts = [
+        f"shape ({schemes} schemes, {len(first.distance)} distances).",
+        f"{'Pooled over all ' + str(heads) + ' heads' if head is None else 'Head ' + str(head)}: "
+        f"{what}.",
+        "Each curve divided by its largest |mean| (scales differ: ALiBi falls to -m·n)."
+        if pick.normalise
+        else "",
+        f"Distances beyond ±{DENSE_DISTANCE - 1} are drawn every {stride}th." if stride > 1 else "",
+        "Causal mask: only j <= i exists." if params.causal else "",
+        "Padding keys count in the profile (it is the term, not the weights)."
+        if "padding" in params.mask
+        else "",
+        picked.strip(),
+    ]
+    return " ".join(p for p in parts if p)
+
+
+def beyond_intro(trained_length: int, marked: str) -> str:
+    """The sentence above the table of what each scheme does past a training length."""
+    return (
+        f"A model trained on sequences of {trained_length} positions has seen |j - i| <= "
+        f"{trained_length - 1} ({marked}). Beyond them each scheme:"
+    )
+
+
+def learned_caption(learned: LearnedTerms, part: str, layer: int, picked: str) -> str:
+    """The caption under the charts of what each trained scheme learned."""
+    return (
+        f"Layer {layer} of each scheme's trained model (Shaw's: "
+        f"{learned.models[0]}), read on {len(learned.distance)} held-out characters, four "
+        f"times the training length: the position term in logit units (1/√d applied), "
+        + (
+            "with q and k replaced by their mean over the text (content removed), so each "
+            "line is the function of j - i the head learned"
+            if part == "position only"
+            else "averaged over every pair of the text at that distance (few pairs at the "
+            "far left: the text's one pair at j - i = "
+            f"{int(learned.distance[0])} is not an average)"
+        )
+        + f". One line per head, each chart on its own scale. Dashed: j - i = "
+        f"-{learned.context - 1}, the farthest a {learned.context}-character training "
+        "window holds; shaded: distances no training window held." + picked
+    )
