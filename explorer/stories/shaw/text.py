@@ -3,6 +3,7 @@ figures, written from the view's sizes."""
 
 from __future__ import annotations
 
+from explorer.figures.notes import band_note, clip_note
 from explorer.frame.params import ViewParams
 
 # ---- lookup ---------------------------------------------------------------------------------
@@ -24,4 +25,53 @@ def a_k_intro(params: ViewParams) -> str:
         f"a^K has shape (n, n, d_z) = ({n}, {n}, {d}): the tensor the efficient methods never "
         "build. Here it is read one slice at a time straight from the table, so its size never "
         "matters."
+    )
+
+
+# ---- relative logits ------------------------------------------------------------------------
+
+LOGITS_INTRO = (
+    "The logit of query i for key j has a content term and a relative term (Shaw et al. 2018, "
+    "eq. 4). Every chart shows a term as it enters the softmax, the factor 1/√d_z included "
+    "(as on every page): the queries are scaled first, as tensor2tensor does."
+)
+
+
+def logits_window(params: ViewParams) -> str:
+    """On a window: why the relative term of its block is the whole story."""
+    start, stop = params.window
+    return (
+        "The relative term depends on j - i only, so on the window it equals the relative term "
+        f"of the window's {stop - start} queries over a sequence of {stop - start}: every method "
+        "below runs on that block."
+    )
+
+
+def relative_note(params: ViewParams) -> str:
+    """What to notice in every head's relative term: its band, and k = 0's one vector."""
+    n, k = params.length, params.k
+    return band_note(n, k) + (" " + clip_note(n, 0) if k == 0 else "")
+
+
+def definition_block(params: ViewParams, side: int) -> str | None:
+    """When the loop definition ran on a corner of the window only (``side`` x ``side``)."""
+    start, stop = params.window
+    if side >= stop - start:
+        return None
+    return (
+        f"The definition is a Python loop over pairs: it runs on the window's top-left {side} "
+        f"x {side} block ({side * side} pairs), and the badges compare that block, every "
+        "head. The relative term depends on j - i only, so the block is exactly that corner."
+    )
+
+
+def t2t_intro(params: ViewParams) -> str:
+    """How a tensor of four axes is drawn, and what the matmul multiplies."""
+    start, stop = params.window
+    return (
+        "A tensor of shape (A, B, R, C) is drawn as a grid of its R x C slices, one per (a, b). "
+        "The matmul is batched over queries: each query i multiplies its b·h rows by its own "
+        "a^K_i, of shape (n_k, d). The queries come in scaled by 1/√d_z, so the last step is the "
+        "relative term drawn above."
+        + (f" Here on the window's block: n_q = n_k = {stop - start}." if params.windowed else "")
     )
