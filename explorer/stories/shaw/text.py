@@ -3,8 +3,12 @@ figures, written from the view's sizes."""
 
 from __future__ import annotations
 
-from explorer.figures.notes import band_note, clip_note
+from explorer.figures.notes import band_note, clip_note, focus_note
+from explorer.figures.token_view import LINES_PER_HEAD, WEIGHT_MIN, TokenView
 from explorer.frame.params import ViewParams
+from explorer.frame.widgets import md_escape
+from explorer.pair.definition import Pair
+from explorer.stories.shaw.views import AttentionView
 
 # ---- lookup ---------------------------------------------------------------------------------
 
@@ -74,4 +78,77 @@ def t2t_intro(params: ViewParams) -> str:
         "a^K_i, of shape (n_k, d). The queries come in scaled by 1/√d_z, so the last step is the "
         "relative term drawn above."
         + (f" Here on the window's block: n_q = n_k = {stop - start}." if params.windowed else "")
+    )
+
+
+# ---- attention ------------------------------------------------------------------------------
+
+ATTENTION_INTRO = (
+    "Shaw et al. 2018, eqs. 2-4: the logit, the weights over the keys the mask allows, "
+    "and the output, each with a relative term."
+)
+ALL_PADDING = "Every key is padding: all weights and outputs are zero (no key to attend to)."
+
+
+def mask_caption(params: ViewParams) -> str:
+    """Which keys each query sees, and how a masked cell looks."""
+    mask_text = {
+        "none": "no mask: every query sees every key",
+        "causal": "causal mask: query i sees keys j <= i",
+        "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
+        "causal-padding": f"causal mask and the last {params.n_pad} key(s) as padding",
+    }[params.mask]
+    return f"{mask_text}. Masked cells are blank (grey). d_z = {params.head_dim}."
+
+
+def attention_window(params: ViewParams) -> str:
+    """On a window: why its query rows are exact though softmax reads every key."""
+    return (
+        f"Each of the window's query rows is computed against all {params.length} keys (softmax "
+        "needs them all): rows are independent, so the window is exact."
+    )
+
+
+def focus_text(params: ViewParams, view: AttentionView, head: int) -> str:
+    """Where the head puts its weight, read on the window when there is one."""
+    return focus_note(view.weights, head) + (" Read on the window." if params.windowed else "")
+
+
+def weight_inside(view: AttentionView) -> str:
+    """On a window: how much of each row's weight falls on the window's keys."""
+    low, high = view.weight_inside
+    return (
+        f"The weights drawn are the window's keys only: each row puts between {low:.1%} and "
+        f"{high:.1%} of its weight on them (100% over all keys)."
+    )
+
+
+def tokens_caption(tokens: TokenView, pair: Pair | None) -> str:
+    """How the token view is read, and what it leaves out."""
+    left_out = []
+    if tokens.tokens_shown < tokens.tokens_total:
+        left_out.append(f"the first {tokens.tokens_shown} of {tokens.tokens_total} tokens")
+    left_out.append(
+        f"lines for weights of at least {WEIGHT_MIN}, at most {LINES_PER_HEAD} per "
+        f"head ({tokens.lines_shown} of {tokens.lines_total} drawn)"
+    )
+    return md_escape(
+        "Query tokens left, key tokens right; a line's width and opacity grow with α, one "
+        "colour per head (click a head in the legend to hide it, a token to keep only its "
+        "lines)"
+        + (f"; the black line is the picked pair ({pair.i}, {pair.j})" if pair else "")
+        + ". Drawn: "
+        + "; ".join(left_out)
+        + "."
+    )
+
+
+def repeated_note(params: ViewParams) -> str | None:
+    """Repeated tokens: only the relative term tells their copies apart."""
+    repeated = sorted({t for t in params.tokens if params.tokens.count(t) > 1})
+    if not repeated:
+        return None
+    return md_escape(
+        "Repeated tokens (" + ", ".join(repeated[:8]) + ") have identical content, so "
+        "identical queries, keys and values: only the relative term tells the copies apart."
     )
