@@ -1,0 +1,130 @@
+"""The Relative logits page's figures: one head's two terms, one method's relative term,
+tensor2tensor's steps as grids of slices, and the arrays its download holds."""
+
+from __future__ import annotations
+
+from explorer.figures.heatmaps import (
+    Panel,
+    grid_columns,
+    make_scale,
+    own_scales,
+    own_scales_caption,
+    panel_grid,
+    pooled_note,
+)
+from explorer.frame.downloads import Labelled, position_labels
+from explorer.frame.params import ViewParams
+from explorer.stories.shaw.panels import Drawn, window_axes
+from explorer.stories.shaw.views import LogitsView, TensorStep
+
+#: method -> (its panel's title, its formula)
+METHODS = {
+    "definition": (
+        "loop over (i, j)",
+        r"q_i \cdot w^K_{\operatorname{clip}(j-i,\,k)} / \sqrt{d_z}",
+    ),
+    "einsum": ("einsum over the gathered a^K", r"\mathrm{einsum}(bhid,\,ijd \to bhij)"),
+    "matmul": ("transpose, reshape, matmul", r"\text{tensor2tensor's relative attention inner}"),
+}
+STEP_NAMES = {
+    "q": "1 queries",
+    "a_k": "a^K gathered",
+    "q_t": "2 transposed",
+    "q_t_r": "3 reshaped",
+    "product": "4 matmul",
+    "product_r": "5 reshaped",
+    "result": "6 transposed back",
+}
+
+
+def terms_figure(params: ViewParams, view: LogitsView, head: int, shared: bool) -> Drawn:
+    """One head's content and relative term, on one scale (``shared``) or each on its own."""
+    n = params.length
+    at = window_axes(params)
+    panels = [
+        Panel(view.content[head], title=f"content term, head {head}", **at),
+        Panel(view.relative[head], title=f"relative term, head {head}", **at),
+    ]
+    one = make_scale("diverging", [p.z for p in panels]) if shared else None
+    scales = one or own_scales("diverging", panels)
+    return Drawn(
+        panel_grid(panels, scales, columns=2),
+        panels,
+        scales,
+        shape=(n, n),
+        caption=(
+            one.caption + " The relative term is small beside the content term."
+            if one
+            else own_scales_caption(scales)
+        ),
+    )
+
+
+def method_figure(params: ViewParams, view: LogitsView, head: int, method: str) -> Drawn:
+    """One method's relative term for ``head``, on the scale of the relative term's values."""
+    start, stop = params.window
+    values = getattr(view, method)[head]
+    side = values.shape[0]
+    block = "" if side == stop - start else f"the top-left {side} x {side} block of the window"
+    title, latex = METHODS[method]
+    scale = make_scale("diverging", [view.relative[head]])
+    panels = [Panel(values, title=f"{title}, head {head}", **window_axes(params))]
+    return Drawn(
+        panel_grid(panels, scale),
+        panels,
+        scale,
+        shape=(1, params.heads, side, side),
+        caption=", ".join(
+            p for p in (block, "on the colour scale of the relative term's own values") if p
+        ),
+        latex=latex,
+    )
+
+
+def step_figure(step: TensorStep) -> Drawn:
+    """One of tensor2tensor's steps, its tensor as a grid of its first slices."""
+    lead = step.axes[:-2]
+    panels = [
+        Panel(
+            z,
+            title=", ".join(f"{a} = {v}" for a, v in zip(lead, index, strict=True)),
+            x_title=step.axes[-1],
+            y_title=step.axes[-2],
+            x_symbol=step.axes[-1],
+            y_symbol=step.axes[-2],
+        )
+        for z, index in zip(step.slices, step.index, strict=True)
+    ]
+    scale = make_scale("diverging", [p.z for p in panels])
+    shown = len(panels)
+    return Drawn(
+        panel_grid(panels, scale, columns=grid_columns(shown), image_side=256),
+        panels,
+        scale,
+        shape=step.shape,
+        caption=f"{step.formula}. Axes ({', '.join(step.axes)}); "
+        + (
+            f"the first {shown} of {step.slice_count} slices."
+            if shown < step.slice_count
+            else f"all {shown} slice(s)."
+        )
+        + " "
+        + scale.caption
+        + " "
+        + pooled_note(panels, 256),
+    )
+
+
+def logits_arrays(params: ViewParams, view: LogitsView) -> dict[str, Labelled]:
+    """What the page's download holds: both terms of every head."""
+    start, stop = params.window
+    labels = position_labels(params, start, stop)
+    pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+    return {
+        "content_term": Labelled(
+            view.content, "q_i . k_j / sqrt(d_z) per head", **pairs, split="head"
+        ),
+        "relative_term": Labelled(
+            view.relative, "q_i . a^K_ij / sqrt(d_z) per head", **pairs, split="head"
+        ),
+    }

@@ -1,0 +1,147 @@
+"""The Lookup table page's figures: the distances and their clipped index, the tables w^K and
+w^V, one slice of the gathered a^K, and the arrays its download holds."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.figures.heatmaps import Panel, Scale, make_scale, panel_grid
+from explorer.frame.downloads import Labelled, position_labels
+from explorer.frame.params import ViewParams
+from explorer.stories.shaw.panels import Drawn, window_axes
+from explorer.stories.shaw.views import LookupView
+from explorer.weights.example import axis_labels
+
+
+def distance_figure(params: ViewParams, view: LookupView) -> Drawn:
+    """j - i and its clipped value, each on its own scale."""
+    n, k = params.length, params.k
+    at = window_axes(params)
+    panels = [
+        Panel(view.distance, title="distance j - i", cell_text=view.distance.astype(int), **at),
+        Panel(view.clipped, title=f"clipped to ±{k}", cell_text=view.clipped.astype(int), **at),
+    ]
+    # Each on its own scale: at n = 1024 j - i spans ±1023 and a shared scale would blank ±k.
+    scales = [
+        make_scale("diverging", [view.distance]),
+        make_scale("diverging", [view.clipped], zrange=(-max(k, 1), max(k, 1))),
+    ]
+    return Drawn(
+        panel_grid(panels, scales, columns=2, max_width=700),
+        panels,
+        scales,
+        shape=(n, n),
+        caption=f"Each panel has its own scale centred at 0: j - i spans ±{n - 1}, the clipped "
+        f"distances stop at ±{k}, so the band |j - i| <= {k} is what the right panel shows.",
+    )
+
+
+def index_figure(params: ViewParams, view: LookupView) -> Drawn:
+    """The row of the table each pair reads, clip(j - i, k) + k."""
+    n, k = params.length, params.k
+    scale = make_scale("index", [view.index], zrange=(0, max(2 * k, 1)))
+    panel = Panel(
+        view.index,
+        title="index into the table",
+        cell_text=view.index.astype(int),
+        **window_axes(params),
+    )
+    return Drawn(
+        panel_grid([panel], scale, max_width=340),
+        [panel],
+        scale,
+        shape=(n, n),
+        caption=f"values 0..{2 * k}",
+    )
+
+
+def tables_figure(params: ViewParams, view: LookupView) -> Drawn:
+    """w^K and w^V side by side, one row per clipped distance, on one scale."""
+    k = params.k
+    table_rows = [f"w{r - k:+d}" if r != k else "w0" for r in range(2 * k + 1)]
+    panels = [
+        Panel(
+            z,
+            title=name,
+            x_title="channel",
+            y_title="row (distance)",
+            y_labels=table_rows,
+            x_symbol="channel",
+            y_symbol="row",
+        )
+        for z, name in ((view.table_k, "w^K"), (view.table_v, "w^V"))
+    ]
+    scale = make_scale("diverging", [view.table_k, view.table_v])
+    return Drawn(
+        panel_grid(panels, scale, columns=2),
+        panels,
+        scale,
+        shape=view.table_k.shape,
+        caption="w^K and w^V, rows w_-k .. w_k. " + scale.caption,
+    )
+
+
+def channel_figure(params: ViewParams, block: np.ndarray, channel: int, scale: Scale) -> Drawn:
+    """a^K[:, :, channel] on the window (``block``, W x W), on the tables' ``scale``."""
+    n = params.length
+    panel = Panel(block, title=f"a^K[:, :, {channel}]", **window_axes(params))
+    return Drawn(
+        panel_grid([panel], scale),
+        [panel],
+        scale,
+        shape=(n, n),
+        caption="Same colour scale as the tables.",
+        latex=rf"a^K_{{ij}}[{channel}] = w^K_{{\operatorname{{clip}}(j - i,\, k)}}[{channel}]",
+    )
+
+
+def row_figure(params: ViewParams, block: np.ndarray, query: int, scale: Scale) -> Drawn:
+    """a^K[query, window] (``block``, W x d): the vectors one query meets, on the tables' scale."""
+    n, k, d = params.length, params.k, params.head_dim
+    start, stop = params.window
+    _, cols = axis_labels(params)
+    panel = Panel(
+        block,
+        title=f"a^K[{query}, :, :] (query {query})",
+        x_title="channel",
+        y_title="key j",
+        y_labels=cols,
+        row_offset=start,
+        x_symbol="channel",
+        y_symbol="j",
+    )
+    return Drawn(
+        panel_grid([panel], scale),
+        [panel],
+        scale,
+        shape=(n, d),
+        caption=("" if not params.windowed else f"keys {start}-{stop - 1} of {n}. ")
+        + "Same colour scale as the tables; row j is table row "
+        + f"clip(j - {query}, {k}) + {k}.",
+        latex=rf"a^K_{{{query}j}} = w^K_{{\operatorname{{clip}}(j - {query},\, k)}}",
+    )
+
+
+def lookup_arrays(params: ViewParams, view: LookupView) -> dict[str, Labelled]:
+    """What the page's download holds: the distances, the index and both tables."""
+    start, stop = params.window
+    labels = position_labels(params, start, stop)
+    pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
+    distances = [str(r) for r in range(-params.k, params.k + 1)]
+    return {
+        "distance": Labelled(view.distance, "j - i", **pairs),
+        "clipped": Labelled(view.clipped, "clip(j - i, k)", **pairs),
+        "index": Labelled(view.index, "clip(j - i, k) + k", **pairs),
+        "w_K": Labelled(
+            view.table_k,
+            "w^K, row r = distance r - k",
+            rows=distances,
+            corner="distance \\ channel",
+        ),
+        "w_V": Labelled(
+            view.table_v,
+            "w^V, row r = distance r - k",
+            rows=distances,
+            corner="distance \\ channel",
+        ),
+    }

@@ -1,0 +1,154 @@
+"""The prose of the lookup, logits and attention pages: what each page says above and under its
+figures, written from the view's sizes."""
+
+from __future__ import annotations
+
+from explorer.figures.notes import band_note, clip_note, focus_note
+from explorer.figures.token_view import LINES_PER_HEAD, WEIGHT_MIN, TokenView
+from explorer.frame.params import ViewParams
+from explorer.frame.widgets import md_escape
+from explorer.pair.definition import Pair
+from explorer.stories.shaw.views import AttentionView
+
+# ---- lookup ---------------------------------------------------------------------------------
+
+
+def lookup_intro(params: ViewParams) -> str:
+    """The page's first paragraph: which vector a pair reads, and the table's size."""
+    n, k, d = params.length, params.k, params.head_dim
+    return (
+        "Pair (i, j) uses the learned vector for its clipped distance (Shaw et al. 2018, eqs. "
+        f"3-4). Here n = {n}, k = {k}: {2 * k + 1} table rows of size d_z = {d}."
+    )
+
+
+def a_k_intro(params: ViewParams) -> str:
+    """Why a^K is read one slice at a time."""
+    n, d = params.length, params.head_dim
+    return (
+        f"a^K has shape (n, n, d_z) = ({n}, {n}, {d}): the tensor the efficient methods never "
+        "build. Here it is read one slice at a time straight from the table, so its size never "
+        "matters."
+    )
+
+
+# ---- relative logits ------------------------------------------------------------------------
+
+LOGITS_INTRO = (
+    "The logit of query i for key j has a content term and a relative term (Shaw et al. 2018, "
+    "eq. 4). Every chart shows a term as it enters the softmax, the factor 1/√d_z included "
+    "(as on every page): the queries are scaled first, as tensor2tensor does."
+)
+
+
+def logits_window(params: ViewParams) -> str:
+    """On a window: why the relative term of its block is the whole story."""
+    start, stop = params.window
+    return (
+        "The relative term depends on j - i only, so on the window it equals the relative term "
+        f"of the window's {stop - start} queries over a sequence of {stop - start}: every method "
+        "below runs on that block."
+    )
+
+
+def relative_note(params: ViewParams) -> str:
+    """What to notice in every head's relative term: its band, and k = 0's one vector."""
+    n, k = params.length, params.k
+    return band_note(n, k) + (" " + clip_note(n, 0) if k == 0 else "")
+
+
+def definition_block(params: ViewParams, side: int) -> str | None:
+    """When the loop definition ran on a corner of the window only (``side`` x ``side``)."""
+    start, stop = params.window
+    if side >= stop - start:
+        return None
+    return (
+        f"The definition is a Python loop over pairs: it runs on the window's top-left {side} "
+        f"x {side} block ({side * side} pairs), and the badges compare that block, every "
+        "head. The relative term depends on j - i only, so the block is exactly that corner."
+    )
+
+
+def t2t_intro(params: ViewParams) -> str:
+    """How a tensor of four axes is drawn, and what the matmul multiplies."""
+    start, stop = params.window
+    return (
+        "A tensor of shape (A, B, R, C) is drawn as a grid of its R x C slices, one per (a, b). "
+        "The matmul is batched over queries: each query i multiplies its b·h rows by its own "
+        "a^K_i, of shape (n_k, d). The queries come in scaled by 1/√d_z, so the last step is the "
+        "relative term drawn above."
+        + (f" Here on the window's block: n_q = n_k = {stop - start}." if params.windowed else "")
+    )
+
+
+# ---- attention ------------------------------------------------------------------------------
+
+ATTENTION_INTRO = (
+    "Shaw et al. 2018, eqs. 2-4: the logit, the weights over the keys the mask allows, "
+    "and the output, each with a relative term."
+)
+ALL_PADDING = "Every key is padding: all weights and outputs are zero (no key to attend to)."
+
+
+def mask_caption(params: ViewParams) -> str:
+    """Which keys each query sees, and how a masked cell looks."""
+    mask_text = {
+        "none": "no mask: every query sees every key",
+        "causal": "causal mask: query i sees keys j <= i",
+        "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
+        "causal-padding": f"causal mask and the last {params.n_pad} key(s) as padding",
+    }[params.mask]
+    return f"{mask_text}. Masked cells are blank (grey). d_z = {params.head_dim}."
+
+
+def attention_window(params: ViewParams) -> str:
+    """On a window: why its query rows are exact though softmax reads every key."""
+    return (
+        f"Each of the window's query rows is computed against all {params.length} keys (softmax "
+        "needs them all): rows are independent, so the window is exact."
+    )
+
+
+def focus_text(params: ViewParams, view: AttentionView, head: int) -> str:
+    """Where the head puts its weight, read on the window when there is one."""
+    return focus_note(view.weights, head) + (" Read on the window." if params.windowed else "")
+
+
+def weight_inside(view: AttentionView) -> str:
+    """On a window: how much of each row's weight falls on the window's keys."""
+    low, high = view.weight_inside
+    return (
+        f"The weights drawn are the window's keys only: each row puts between {low:.1%} and "
+        f"{high:.1%} of its weight on them (100% over all keys)."
+    )
+
+
+def tokens_caption(tokens: TokenView, pair: Pair | None) -> str:
+    """How the token view is read, and what it leaves out."""
+    left_out = []
+    if tokens.tokens_shown < tokens.tokens_total:
+        left_out.append(f"the first {tokens.tokens_shown} of {tokens.tokens_total} tokens")
+    left_out.append(
+        f"lines for weights of at least {WEIGHT_MIN}, at most {LINES_PER_HEAD} per "
+        f"head ({tokens.lines_shown} of {tokens.lines_total} drawn)"
+    )
+    return md_escape(
+        "Query tokens left, key tokens right; a line's width and opacity grow with α, one "
+        "colour per head (click a head in the legend to hide it, a token to keep only its "
+        "lines)"
+        + (f"; the black line is the picked pair ({pair.i}, {pair.j})" if pair else "")
+        + ". Drawn: "
+        + "; ".join(left_out)
+        + "."
+    )
+
+
+def repeated_note(params: ViewParams) -> str | None:
+    """Repeated tokens: only the relative term tells their copies apart."""
+    repeated = sorted({t for t in params.tokens if params.tokens.count(t) > 1})
+    if not repeated:
+        return None
+    return md_escape(
+        "Repeated tokens (" + ", ".join(repeated[:8]) + ") have identical content, so "
+        "identical queries, keys and values: only the relative term tells the copies apart."
+    )
