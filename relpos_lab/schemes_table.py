@@ -1,8 +1,8 @@
-"""The README's table of relative position schemes, generated from the schemes themselves.
+"""The table of relative position schemes in docs/library.md, generated from the schemes.
 
-    python -m relpos_lab.schemes_table                    # print the markdown table
-    python -m relpos_lab.schemes_table --check docs/library.md  # exit 1 if the README's copy differs
-    python -m relpos_lab.schemes_table --write docs/library.md  # replace the README's copy
+    python -m relpos_lab.schemes_table                          # print the markdown table
+    python -m relpos_lab.schemes_table --check docs/library.md  # exit 1 if its copy differs
+    python -m relpos_lab.schemes_table --write docs/library.md  # replace its copy
 
 One row per scheme of ``relpos_core.schemes.SCHEMES``, in its order. Every number is computed:
 the learned parameters are counted on a scheme built at the reference size (REFERENCE), the
@@ -10,7 +10,7 @@ memory is the scheme's own estimate (``position_bytes`` and ``logit_bytes``, flo
 n queries and n keys), and shift invariance is measured by ``scheme_profile`` on seeded random
 q and k: the largest distance of the position term from a function of j - i (0 for one),
 with content and for the position-only part (every position given the same content).
-The README holds the table between START and END.
+The document holds the table between START and END.
 """
 
 from __future__ import annotations

@@ -112,7 +112,9 @@ def read_only(value: Any, _seen: set[int] | None = None) -> None:
     """Make every numpy array reachable from ``value`` read-only (through the same containers
     as :func:`value_bytes`).
 
-    >>> a = np.zeros(2); read_only({"a": [a]}); a.flags.writeable
+    >>> a = np.zeros(2)
+    ... read_only({"a": [a]})
+    ... a.flags.writeable
     False
     """
     seen = set() if _seen is None else _seen

@@ -210,5 +210,7 @@ def test_distance_profile_of_a_large_term_holds_block_sized_copies():
         "distance_profile(t, causal=True)\n"
         "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     assert int(done.stdout) < 80 * 2**20, f"profiling grew the peak by {int(done.stdout):,} bytes"
