@@ -1,9 +1,9 @@
 """The README's tables of the family, generated from results.json.
 
     python -m relpos_lab.family table                  print them
-    python -m relpos_lab.family table --check docs/experiments.md   fail when the README's copy drifts
+    python -m relpos_lab.family table --check docs/experiments.md   fail when its copy drifts
 
-The README holds the generated text between ``BEGIN`` and ``END`` marker lines.
+docs/experiments.md holds the generated text between ``BEGIN`` and ``END`` marker lines.
 """
 
 from __future__ import annotations
