@@ -28,7 +28,8 @@ is 32 MiB. So:
 * :func:`admit` is asked before a computation by its estimate (``explorer.frame.budget`` does so for
   every one): if the process's resident memory plus the estimate would pass ``limit_bytes()``
   minus ``HEADROOM_BYTES``, the caches are emptied and freed memory handed back to the system;
-  it then waits up to ``ADMIT_WAIT_S`` for other visitors' reruns to free theirs; if it still
+  it then waits up to ``ADMIT_WAIT_S`` for memory being released (no other view runs meanwhile:
+  the view slot is held); if it still
   would not fit, a ``ValueError`` says so in words, and nothing is allocated.
 
 Why these sizes (measured with scripts/measure_host.py and the server's /proc/self/status):
@@ -69,7 +70,9 @@ HEADROOM_BYTES = 128 * 2**20
 # (the six schemes of Position schemes at n = 1024 peaked 190 MB above the server's base
 # without, measured with the server's RssAnon).
 COMPUTED_S = 0.02
-ADMIT_WAIT_S = 15.0  # how long a view waits for memory that other reruns are about to free
+# How long a view waits for memory being released (other sessions' messages being sent, garbage
+# collected) before it is refused; short, since it holds the view slot while it waits.
+ADMIT_WAIT_S = 2.0
 
 VIEW_SLOT = threading.RLock()  # one page run or fragment rerun at a time in the whole process
 COMPUTE_SLOT = threading.RLock()  # one computation at a time in the whole process
@@ -294,8 +297,8 @@ def trim_heap() -> None:
 def admit(what: str, need: int, wait_s: float = ADMIT_WAIT_S) -> None:
     """Refuse, before anything is allocated, a computation of about ``need`` bytes that would
     take the process past its limit. The caches are emptied first; then, for up to ``wait_s``,
-    it waits for other visitors' reruns to finish drawing (their figures are freed when they
-    do), and only then says no."""
+    it waits for memory being released (messages other sessions are sending, garbage not yet
+    collected), and only then says no."""
     limit = limit_bytes()
     if limit is None:
         return
