@@ -45,14 +45,16 @@ XL_LOGIT = (
 XL_POSITION = r"\frac{(q_i + v)^\top W_{k,R} R_{i-j}}{\sqrt{d}} \quad \text{(b) + (d)}"
 T5_LOGIT = r"e_{ij} = \frac{q_i \cdot k_j}{\sqrt{d}} + b_h\bigl(\operatorname{bucket}(j - i)\bigr)"
 T5_POSITION = r"b_h\bigl(\operatorname{bucket}(j - i)\bigr)"
+# Two lines (gathered): on a 390 px phone one line of both would scroll out of its column.
 ALIBI_LOGIT = (
-    r"e_{ij} = \frac{q_i \cdot k_j}{\sqrt{d}} - m_h\,|i - j|,\quad m_h = 2^{-8h/H}"
-    r"\ \ (h = 1, \dots, H)"
+    r"\begin{gathered}e_{ij} = \frac{q_i \cdot k_j}{\sqrt{d}} - m_h\,|i - j|,\\"
+    r"m_h = 2^{-8h/H}\ \ (h = 1, \dots, H)\end{gathered}"
 )
 ALIBI_POSITION = r"-m_h\,|i - j|"
 ROPE_LOGIT = (
-    r"e_{ij} = \frac{(R_{\Theta,i}\,q_i)^\top (R_{\Theta,j}\,k_j)}{\sqrt{d}}"
-    r" = \frac{q_i^\top R_{\Theta,\,j-i}\,k_j}{\sqrt{d}},\quad \theta_m = \mathrm{base}^{-2m/d}"
+    r"\begin{gathered}e_{ij} = \frac{(R_{\Theta,i}\,q_i)^\top (R_{\Theta,j}\,k_j)}{\sqrt{d}}"
+    r" = \frac{q_i^\top R_{\Theta,\,j-i}\,k_j}{\sqrt{d}},\\ \theta_m = \mathrm{base}^{-2m/d}"
+    r"\end{gathered}"
 )
 ROPE_POSITION = r"\frac{q_i^\top \bigl(R_{\Theta,\,j-i} - I\bigr)\,k_j}{\sqrt{d}}"
 # The distance profile: mean and spread of a position term p_ij along each diagonal j - i = r.
