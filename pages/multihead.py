@@ -16,20 +16,16 @@ from explorer.figures.heatmaps import (
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
 from explorer.frame.widgets import choice, md_escape, text_box
-from explorer.stories.multihead.plots import channel_cell_px
-from explorer.stories.multihead.views import (
+from explorer.stories.multihead.masks import (
     MASK_KINDS,
     TOKENS_DEFAULT,
-    TRAINED_MODEL,
-    drawn_note,
-    heads_spec,
     mask_note,
     mask_view,
-    multihead_view,
     parse_token_ids,
-    scope_note,
-    shares_note,
 )
+from explorer.stories.multihead.notes import drawn_note, scope_note, shares_note
+from explorer.stories.multihead.plots import channel_cell_px
+from explorer.stories.multihead.views import TRAINED_MODEL, heads_spec, multihead_view
 from explorer.weights.trained import sequence
 
 params = current_params()
