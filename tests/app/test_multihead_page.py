@@ -12,10 +12,8 @@ import torch
 
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
-from explorer.stories.multihead.views import (
-    SHOWN,
-    mask_note,
-)
+from explorer.stories.multihead.masks import mask_note
+from explorer.stories.multihead.views import SHOWN
 from explorer.weights.example import content_vector
 from explorer.weights.trained import sequence
 from relpos_core.basics import create_look_ahead_mask, create_padding_mask

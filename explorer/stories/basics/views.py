@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from explorer.frame.memory import cached
+from explorer.weights.source import Weights
 from relpos_core.basics import dot_product_scores, scaled_dot_product_attention
 from relpos_lab.copy_task import (
     CopyConfig,
@@ -29,8 +30,9 @@ from relpos_lab.copy_task import (
 
 # i output (query) · j input (key) · a additive width d_a · c state width
 
+CONFIG = CopyConfig()  # the copy task and the widths of the model the page draws
 ITEMS_DEFAULT = "1 3 5 2 4"  # the attention introduction's example sequence
-ITEMS_MAX = 12  # inputs the page reads; the model was trained on CopyConfig().n_in
+ITEMS_MAX = 12  # inputs the page reads; the model was trained on CONFIG.n_in
 MATRIX_ROWS_MAX = 8
 MATRIX_COLS_MAX = 6
 VALUE_MAX = 1e6
@@ -38,6 +40,7 @@ VALUE_MAX = 1e6
 EXAMPLE_K = "10 0 0; 0 10 0; 0 0 10; 0 0 10"
 EXAMPLE_V = "1 0; 10 0; 100 5; 1000 6"
 EXAMPLE_Q = "0 0 10; 0 10 0; 10 10 0"
+EXAMPLE_SOURCES = ("typed Q (cross-attention)", "the keys themselves (self-attention)")
 
 
 def parse_items(text: str, n_features: int, n_out: int) -> tuple[int, ...]:
@@ -58,6 +61,21 @@ def parse_items(text: str, n_features: int, n_out: int) -> tuple[int, ...]:
     if not all(1 <= item < n_features for item in items):
         raise ValueError(f"items must each be in [1, {n_features - 1}], got {text!r}")
     return items
+
+
+def items_or_default(text: str) -> tuple[tuple[int, ...], str | None]:
+    """The items typed, or the default ones and the warning that says why.
+
+    >>> items_or_default("7 8 9")
+    ((7, 8, 9), None)
+    >>> items_or_default("7")[0]
+    (1, 3, 5, 2, 4)
+    """
+    try:
+        return parse_items(text, CONFIG.n_features, CONFIG.n_out), None
+    except ValueError as error:
+        default = parse_items(ITEMS_DEFAULT, CONFIG.n_features, CONFIG.n_out)
+        return default, f"{error}; showing {ITEMS_DEFAULT} instead."
 
 
 def parse_matrix(name: str, text: str, rows: tuple[int, int] | None = None) -> np.ndarray:
@@ -96,6 +114,12 @@ def copy_model(trained: bool, seed: int) -> CopyModel:
     """The shipped copy model, or an untrained one from ``seed`` (shared, read only)."""
     model = load_copy_model() if trained else build_copy_model(CopyConfig(), seed)
     return model.requires_grad_(False)
+
+
+def copy_of(weights: Weights, items: tuple[int, ...]) -> CopyView:
+    """``items`` through the copy model of ``weights``: the shipped one, or one drawn from the
+    weights' seed."""
+    return copy_view(items, weights.trained, weights.seed)
 
 
 @dataclass(frozen=True)
@@ -186,3 +210,26 @@ def example_view(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> ExampleView:
         float(np.abs(output - np.array(want_output)).max() / max(1.0, np.abs(v).max())),
     )
     return ExampleView(q, k, v, result.logits.numpy(), weights, output, diff)
+
+
+def is_self_attention(source: str) -> bool:
+    """Whether the queries are the keys themselves (one of EXAMPLE_SOURCES)."""
+    return source == EXAMPLE_SOURCES[1]
+
+
+def example_of(
+    source: str, q_text: str, k_text: str, v_text: str
+) -> tuple[ExampleView, str | None]:
+    """The worked example on the matrices typed (Q = K for self-attention), or on the example's
+    own matrices and the warning that says why."""
+    try:
+        k = parse_matrix("K", k_text)
+        v = parse_matrix("V", v_text)
+        q = k if is_self_attention(source) else parse_matrix("Q", q_text)
+        return example_view(q, k, v), None
+    except ValueError as error:
+        q, k, v = (
+            parse_matrix(name, text)
+            for name, text in (("Q", EXAMPLE_Q), ("K", EXAMPLE_K), ("V", EXAMPLE_V))
+        )
+        return example_view(q, k, v), f"{error}. Showing the example's own matrices."

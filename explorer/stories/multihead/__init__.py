@@ -1,1 +1,2 @@
-"""The Multi-head and masks story: its cached views and its figure sizes."""
+"""The Multi-head and masks story: its cached views (multi-head attention, the masks), its
+notes, words, figures and download."""

@@ -1,15 +1,10 @@
-"""Cached views of the Multi-head and masks page: frozen numpy in, never a tensor out.
+"""The multi-head view of the Multi-head and masks page: frozen numpy in, never a tensor out.
 
-Two views, one per section of the page:
-
-* :func:`multihead_view`: one multi-head attention (``relpos_core.multihead``) on the first
-  ``SHOWN`` query positions, every step kept; seeded random weights, or layer L of the family's
-  ``nope`` model (plain causal attention, no position scheme) loaded into the same module;
-* :func:`mask_view`: the padding and look-ahead masks of a list of token ids, applied to one
-  set of seeded random logits.
-
-Masks here are those of ``relpos_core.basics``: 1 = hidden (the attention introduction's
-convention); the rest of the explorer draws the complement, 1 = allowed.
+:func:`multihead_view`: one multi-head attention (``relpos_core.multihead``) on the first
+``SHOWN`` query positions, every step kept; seeded random weights, or layer L of the family's
+``nope`` model (plain causal attention, no position scheme) loaded into the same module. Its
+mask is one of ``explorer.stories.multihead.masks`` (1 = hidden); the masks section's own view
+is there too.
 """
 
 # b batch · h heads · i query pos · j key pos · d d_model · c head width (d_model / heads)
@@ -17,22 +12,16 @@ convention); the rest of the explorer draws the complement, 1 = allowed.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from explorer.figures.notes import distance_word
 from explorer.frame.memory import cached
 from explorer.frame.params import TRAINED_D_MODEL, TRAINED_HEADS, ViewParams
-from explorer.weights.example import content_vector, derived_seed
+from explorer.stories.multihead.masks import hidden_mask
+from explorer.weights.example import content_vector
 from explorer.weights.trained import family_model, sequence, shown
-from relpos_core.basics import (
-    create_look_ahead_mask,
-    create_padding_mask,
-    scaled_dot_product_attention,
-)
 from relpos_core.multihead import MultiHeadAttention
 
 SHOWN = 32  # query positions a view computes and draws (n reaches 4096)
@@ -81,25 +70,6 @@ def heads_spec(params: ViewParams) -> HeadsSpec:
         names = names[:SHOWN]
     return HeadsSpec(params.d_model, params.heads, names, params.mask, n - params.n_pad,
                      params.seed)  # fmt: skip
-
-
-def hidden_mask(kind: str, ids: list[int] | tuple[int, ...], rows: int) -> torch.Tensor | None:
-    """The mask (1 = hidden) of ``kind`` for key ids ``ids`` (0 = padding), on the first
-    ``rows`` queries: the padding row (1, 1, 1, n), the look-ahead (n, n) or both, the
-    larger of the two in every cell (as the TensorFlow tutorial combines them) -> broadcastable
-    to (1, h, rows, n); None for no mask."""
-    n = len(ids)
-    parts = []
-    if "causal" in kind or "look-ahead" in kind or kind == "both":
-        parts.append(create_look_ahead_mask(n)[:rows])  # (rows, n)
-    if "padding" in kind or kind == "both":
-        parts.append(create_padding_mask([list(ids)]))  # (1, 1, 1, n)
-    if not parts:
-        return None
-    mask = parts[0]
-    for part in parts[1:]:
-        mask = torch.maximum(mask, part)  # hidden by either -> hidden
-    return mask
 
 
 def trained_layer(
@@ -238,184 +208,4 @@ def multihead_view(spec: HeadsSpec) -> MultiHeadView:
         labels=labels[:cols],
         definition_diff=float((trace.output[0] - reference).abs().max()),
         model_diff=None if own is None else float((trace.output - own[:, :rows]).abs().max()),
-    )
-
-
-def heads_note(weights: np.ndarray, unit: str = "position") -> str:
-    """Where each head puts its weight, read from the weights drawn (h, rows, cols): the
-    distance j - i, or the first key j = 0, with the most weight on average over query rows
-    1.. (row 0 may have a single key to see).
-
-    >>> w = np.stack([np.eye(3, k=-1) + np.eye(3) * [[1], [0], [0]], np.eye(3)])
-    >>> print(heads_note(w, "character"))
-    Over query rows 1-2: head 0 puts 100% of a row's weight on the previous character,
-    head 1 100% on the same character.
-    """
-    h, rows, cols = weights.shape
-    if not np.any(weights):
-        return "Every key is hidden: no row has a key to attend to, and every weight is 0."
-    if rows < 2:
-        return "One query row: each head puts all its weight on the keys it sees."
-    w = np.asarray(weights[:, 1:], dtype=np.float64)  # (h, rows - 1, cols), rows 1..
-    i = np.arange(1, rows)[:, None]
-    distance = np.arange(cols)[None, :] - i  # j - i
-    parts = []
-    for head in range(h):
-        mass = {
-            int(r): w[head][distance == r].sum() / (rows - 1) for r in np.unique(distance)
-        }  # r -> mean over rows of the weight at j - i = r
-        best = max(mass, key=lambda r: (mass[r], -abs(r)))
-        first = w[head, :, 0].mean()
-        if first > mass[best] and cols > 1:
-            where, share = f"the first {unit} (j = 0)", first
-        else:
-            where, share = distance_word(best).replace("position", unit), mass[best]
-        parts.append(f"head {head} puts {share:.0%} of a row's weight on {where}")
-    parts[1:] = [p.replace(" puts", "", 1).replace(" of a row's weight", "") for p in parts[1:]]
-    return f"Over query rows 1-{rows - 1}: " + ", ".join(parts) + "."
-
-
-def shares_note(head_share: np.ndarray) -> str:
-    """Which head's part of the output is largest: output = sum_h head_h W^O_h + b_o.
-
-    >>> print(shares_note(np.array([0.1, 0.6, 0.3])))
-    W^O mixes the heads: output = Σ_h head_h W^O_h + b_o, and head 1's part is the largest
-    (60% of the summed part sizes), head 0's the smallest (10%).
-    """
-    high, low = int(np.argmax(head_share)), int(np.argmin(head_share))
-    text = "W^O mixes the heads: output = Σ_h head_h W^O_h + b_o"
-    if not np.any(head_share):
-        return text + "; here every head's output is 0, so the output is the bias b_o alone."
-    if len(head_share) == 1:
-        return text + " with one head, h = 1: the output is that head's output times W^O."
-    return (
-        f"{text}, and head {high}'s part is the largest ({head_share[high]:.0%} of the summed "
-        f"part sizes), head {low}'s the smallest ({head_share[low]:.0%})."
-    )
-
-
-# ---- masks -----------------------------------------------------------------------------------
-
-MASK_KINDS = ("padding", "look-ahead", "both")
-TOKENS_DEFAULT = "1 21 777 0 0"  # the attention introduction's example
-TOKENS_MAX = 16
-TOKEN_ID_MAX = 999_999
-MASK_D_K = 16  # the width of the random q, k whose products are the logits
-
-
-def parse_token_ids(text: str) -> tuple[int, ...]:
-    """Token ids typed as whole numbers separated by spaces or commas; 0 is padding.
-
-    >>> parse_token_ids("1 21 777 0 0"), parse_token_ids(" 3, 4 ")
-    ((1, 21, 777, 0, 0), (3, 4))
-    >>> parse_token_ids("1 two")
-    Traceback (most recent call last):
-    ...
-    ValueError: must be 1 to 16 whole numbers from 0 to 999999 separated by spaces, got '1 two'
-    """
-    words = [w for w in re.split(r"[\s,]+", text) if w]
-    fits = 1 <= len(words) <= TOKENS_MAX and all(
-        w.isascii() and w.isdigit() and int(w) <= TOKEN_ID_MAX for w in words
-    )
-    if not fits:
-        shown_text = text if len(text) <= 40 else text[:40] + "..."
-        raise ValueError(
-            f"must be 1 to {TOKENS_MAX} whole numbers from 0 to {TOKEN_ID_MAX} separated by "
-            f"spaces, got {shown_text!r}"
-        )
-    return tuple(int(w) for w in words)
-
-
-@dataclass(frozen=True)
-class MaskView:
-    """The masks of ``tokens`` (1 = hidden) and what they do to one set of logits."""
-
-    tokens: tuple[int, ...]
-    padding: np.ndarray  # (1, n) create_padding_mask's (1, 1, 1, n), the keys that are padding
-    look_ahead: np.ndarray  # (n, n) create_look_ahead_mask(n)
-    mask: np.ndarray  # (n, n) the one applied, broadcast to the logits
-    logits: np.ndarray  # (n, n) q_i · k_j / sqrt(d_k), before the mask
-    weights: np.ndarray  # (n, n) exactly 0 where hidden
-    padding_text: str  # the tensor create_padding_mask returns, printed
-
-
-@cached(CACHE_ENTRIES)
-def mask_view(tokens: tuple[int, ...], kind: str, seed: int) -> MaskView:
-    n = len(tokens)
-    generator = torch.Generator().manual_seed(derived_seed(seed, "mask logits"))
-    q, k = torch.randn(2, 1, 1, n, MASK_D_K, generator=generator)  # (b,h,n,d_k) each
-    padding = create_padding_mask([list(tokens)])  # (1,1,1,n)
-    mask = hidden_mask(kind, tokens, n)
-    attention = scaled_dot_product_attention(q, k, k, mask)  # the values are not drawn
-    return MaskView(
-        tokens=tokens,
-        padding=_np(padding[0, 0]),
-        look_ahead=_np(create_look_ahead_mask(n)),
-        mask=_np((mask + torch.zeros(n, n)).reshape(n, n)),
-        logits=_np(attention.logits[0, 0]),
-        weights=_np(attention.weights[0, 0]),
-        padding_text=str(padding),
-    )
-
-
-def mask_note(mask: np.ndarray, weights: np.ndarray) -> str:
-    """What the first and last rows see, and where their weight goes.
-
-    >>> print(mask_note(np.array([[0, 1], [0, 0.0]]), np.array([[1, 0], [0.4, 0.6]])))
-    Row 0 sees 1 of 2 keys; its weights sum to 1 over that 1 and are exactly 0 on the other 1.
-    Row 1 sees 2 of 2 keys; its weights sum to 1 over those 2.
-    """
-    n = mask.shape[1]
-    sentences = []
-    for i in sorted({0, mask.shape[0] - 1}):
-        seen = int((mask[i] == 0).sum())
-        if seen == 0:
-            sentences.append(
-                f"Row {i} sees none of the {n} keys: its weights are all 0 (softmax has no key "
-                "to spread over)."
-            )
-            continue
-        total = float(weights[i][mask[i] == 0].sum())
-        those = "that 1" if seen == 1 else f"those {seen}"
-        rest = f" and are exactly 0 on the other {n - seen}" if seen < n else ""
-        sentences.append(
-            f"Row {i} sees {seen} of {n} keys; its weights sum to {total:.4g} over {those}{rest}."
-        )
-    return " ".join(sentences)
-
-
-def scope_note(view: MultiHeadView, length: int, trained: bool) -> str:
-    """What part of the sequence the page computes and draws, and why that part is exact."""
-    rows, cols, keys = view.rows, view.cols, view.keys
-    if length <= rows:
-        return f"All {length} positions are drawn; the shapes are those of this computation, b = 1."
-    if trained:
-        text = (
-            f"The page runs the model on the first {rows} of the {length} characters: it is "
-            "causal (its attention looks back only, the rest acts per position), so their "
-            f"tensors are the same as on all {length}."
-        )
-    elif keys == rows:
-        text = (
-            f"The page computes the first {rows} of the {length} queries; under the look-ahead "
-            f"mask they see keys 0-{rows - 1} only, so those are all the keys they need."
-        )
-    else:
-        text = (
-            f"The page computes the first {rows} of the {length} queries, each against all "
-            f"{keys} keys, and draws keys 0-{cols - 1}."
-        )
-    return text + " The shapes are those of this computation, b = 1."
-
-
-def drawn_note(view: MultiHeadView, unit: str = "position") -> str:
-    """With more keys than drawn (no look-ahead mask, long n): how much weight the drawn keys
-    hold; else where each head puts its weight (:func:`heads_note`)."""
-    if view.keys <= view.cols:
-        return heads_note(view.weights, unit)
-    low, high = float(view.weight_drawn.min()), float(view.weight_drawn.max())
-    return (
-        f"No look-ahead mask: every query row spreads its weight over all {view.keys} keys, "
-        f"and the {view.cols} keys drawn hold between {low:.1%} and {high:.1%} of a row's "
-        "weight (the rest falls on the keys not drawn)."
     )

@@ -1,0 +1,57 @@
+"""What the Attention basics page's download holds: every array it draws, with its axes named,
+and what params.json records about the copy model and the page's controls."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.frame.downloads import Labelled
+from explorer.stories.basics.figures import inputs_of, keys_of, outputs_of, queries_of
+from explorer.stories.basics.scaling import ScaleView
+from explorer.stories.basics.views import CopyView, ExampleView
+from explorer.weights.source import Weights
+
+
+def arrays(copy: CopyView, example: ExampleView, scales: ScaleView) -> dict[str, Labelled]:
+    """Name -> the copy model's alignment and scores, the worked example, the sqrt(d_k) curves."""
+    pairs = {"rows": outputs_of(copy), "cols": inputs_of(copy), "corner": "output i \\ input j"}
+    queries = queries_of(example)
+    d_k_rows = [str(int(v)) for v in scales.d_k]
+    return {
+        "alignment": Labelled(copy.weights, "alpha: output i over input j", **pairs),
+        "additive_scores": Labelled(copy.additive, "e_ij, additive", **pairs),
+        "dot_scores": Labelled(copy.dot, "s . h / sqrt(d), same states", **pairs),
+        "example_weights": Labelled(
+            example.weights,
+            "softmax(Q K^T / sqrt(d_k))",
+            rows=queries,
+            cols=keys_of(example),
+            corner="query i \\ key j",
+        ),
+        "score_spread": Labelled(
+            np.stack([scales.unscaled_std, scales.scaled_std], 1),
+            "std of q.k and of q.k / sqrt(d_k)",
+            rows=d_k_rows,
+            cols=["q.k", "q.k/sqrt(d_k)"],
+            corner="d_k \\ std of",
+        ),
+        "softmax_saturation": Labelled(
+            np.stack([scales.unscaled_max, scales.scaled_max], 1),
+            f"mean largest weight of a row of {scales.n} keys",
+            rows=d_k_rows,
+            cols=["unscaled", "scaled"],
+            corner="d_k \\ largest weight",
+        ),
+        "example_output": Labelled(
+            example.output, "alpha V", rows=queries, corner="query i \\ channel"
+        ),
+    }
+
+
+def extra(weights: Weights, copy: CopyView, scales: ScaleView) -> dict[str, object]:
+    """The copy model drawn (params.json only), the items typed and the keys per row."""
+    return {
+        "_model": "copy" if weights.trained else f"copy, random seed {weights.seed}",
+        "items": " ".join(map(str, copy.items)),
+        "scale_keys": scales.n,
+    }

@@ -1,0 +1,137 @@
+"""The heatmaps of the Attention basics page: the copy model's alignment, its additive and
+dot-product scores side by side, and the worked example's matrices. Arrays in, figures out;
+the panels come as rows of ``(key, figure, shape)``, one row per line of columns on the page."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.figures.plots import heatmap
+from explorer.stories.basics.views import CopyView, ExampleView
+
+Panel = tuple[str, go.Figure, tuple[int, ...]]  # chart key, figure, shape
+
+
+def inputs_of(copy: CopyView) -> list[str]:
+    """Input labels: position and item."""
+    return [f"{j}: {x}" for j, x in enumerate(copy.items)]
+
+
+def outputs_of(copy: CopyView) -> list[str]:
+    """Output labels: position and the item predicted."""
+    return [f"{i}: → {y}" for i, y in enumerate(copy.predicted)]
+
+
+def queries_of(example: ExampleView) -> list[str]:
+    return [f"q{i}" for i in range(example.weights.shape[0])]
+
+
+def keys_of(example: ExampleView) -> list[str]:
+    return [f"k{j}" for j in range(example.weights.shape[1])]
+
+
+def two_decimals(values: np.ndarray) -> np.ndarray:
+    return np.vectorize(lambda w: f"{w:.2f}")(values)
+
+
+def numbers(values: np.ndarray) -> np.ndarray:
+    """Cell text: 4 significant digits, and 0 for float rounding (|x| below 1e-9 of the
+    panel's largest).
+
+    >>> numbers(np.array([[1e-12, 2.0, 1 / 3]])).tolist()
+    [['0', '2', '0.3333']]
+    """
+    tiny = 1e-9 * max(float(np.abs(values).max()), 1e-30)
+    return np.vectorize(lambda x: "0" if abs(x) <= tiny else f"{x:.4g}")(values)
+
+
+def alignment_figure(copy: CopyView) -> go.Figure:
+    """alpha: the weight each output puts on each input, every cell written."""
+    return heatmap(
+        copy.weights,
+        title="α, the weights each output puts on each input",
+        x_title="input j: item",
+        y_title="output i: predicted item",
+        x_labels=inputs_of(copy),
+        y_labels=outputs_of(copy),
+        scale="sequential",
+        zrange=(0.0, 1.0),
+        cell_text=two_decimals(copy.weights),
+        height=260,
+    )
+
+
+def score_panels(copy: CopyView) -> list[list[Panel]]:
+    """Additive and dot-product scores in one row, their weights in the next."""
+    panels = {
+        "additive scores e": copy.additive,
+        "dot-product scores e": copy.dot,
+        "additive weights α": copy.weights,
+        "dot-product weights α": copy.dot_weights,
+    }
+    rows = (
+        ("additive scores e", "dot-product scores e"),
+        ("additive weights α", "dot-product weights α"),
+    )
+    inputs = inputs_of(copy)
+    drawn = []
+    for row in rows:
+        line = []
+        for name in row:
+            values, is_weight = panels[name], "weights" in name
+            fig = heatmap(
+                values,
+                title=name,
+                x_title="input j",
+                y_title="output i",
+                x_labels=inputs,
+                y_labels=[f"{i}" for i in range(len(values))],
+                scale="sequential" if is_weight else "diverging",
+                zrange=(0.0, 1.0) if is_weight else None,
+                cell_text=two_decimals(values),
+                height=240,
+            )
+            key = "basics_" + name.replace(" ", "_").replace("α", "alpha")
+            line.append((key, fig, values.shape))
+        drawn.append(line)
+    return drawn
+
+
+def _matrix(
+    key: str,
+    values: np.ndarray,
+    title: str,
+    axes: tuple[str, list[str], str, list[str]],
+    scale: str = "diverging",
+    zrange: tuple[float, float] | None = None,
+) -> Panel:
+    """One small matrix of the worked example, every cell written; ``axes``: the x title and
+    labels, then the y title and labels."""
+    x_title, x_labels, y_title, y_labels = axes
+    fig = heatmap(values, title=title, x_title=x_title, y_title=y_title, x_labels=x_labels,
+                  y_labels=y_labels, scale=scale, zrange=zrange, cell_text=numbers(values),
+                  height=250)  # fmt: skip
+    return key, fig, values.shape
+
+
+def example_panels(example: ExampleView) -> list[list[Panel]]:
+    """Q, K, V in one row; the logits, the weights and the output in the next."""
+    queries, keys = queries_of(example), keys_of(example)
+    top = [
+        _matrix(f"example_{name.lower()}", values, name,
+                ("channel", [f"{c}" for c in range(values.shape[1])], "row", rows))
+        for name, values, rows in (
+            ("Q", example.q, queries), ("K", example.k, keys), ("V", example.v, keys)
+        )
+    ]  # fmt: skip
+    channels = [f"{c}" for c in range(example.v.shape[1])]
+    bottom = [
+        _matrix("example_logits", example.logits, "logits Q Kᵀ / √d_k",
+                ("key j", keys, "query i", queries)),
+        _matrix("example_weights", example.weights, "weights α",
+                ("key j", keys, "query i", queries), "sequential", (0.0, 1.0)),
+        _matrix("example_output", example.output, "output α V",
+                ("channel", channels, "query i", queries)),
+    ]  # fmt: skip
+    return [top, bottom]
