@@ -116,8 +116,8 @@ def read_only(value: Any, _seen: set[int] | None = None) -> None:
     as :func:`value_bytes`).
 
     >>> a = np.zeros(2)
-    ... read_only({"a": [a]})
-    ... a.flags.writeable
+    >>> read_only({"a": [a]})
+    >>> a.flags.writeable
     False
     """
     seen = set() if _seen is None else _seen
