@@ -8,14 +8,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from explorer.figures.heatmaps import (
-    Panel,
-    Scale,
-    grid_columns,
-    make_scale,
-    panel_grid,
-    pooled_note,
-)
+from explorer.figures.heatmaps import Panel, grid_columns, panel_grid, pooled_note
+from explorer.figures.scales import Scale, make_scale
 from explorer.frame.params import ViewParams
 from explorer.stories.family import text
 from explorer.stories.family.controls import ProfileChoice

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.figures.heatmaps import Scale, make_scale, own_scales_caption
+from explorer.figures.scales import Scale, make_scale, own_scales_caption
 from explorer.frame.budget import plan_scheme, rows_within_budget
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
