@@ -15,12 +15,11 @@ import streamlit as st
 from explorer.figures.heatmaps import (
     IMAGE_SIDE,
     Panel,
-    Scale,
     grid_columns,
     inset_bounds,
     panel_grid,
-    per_panel,
 )
+from explorer.figures.scales import Scale, per_panel
 from explorer.frame.failures import fragment
 from explorer.frame.offline_view import ShownFigure, record_figure
 from explorer.frame.params import DISPLAY_MAX, ViewParams

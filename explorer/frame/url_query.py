@@ -11,59 +11,30 @@ real key: what the user meant is unambiguous, and the rewritten link teaches the
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from explorer.frame.params import (
-    D_MODEL_CHOICES,
-    D_MODEL_DEFAULT,
     DISPLAY_MAX,
-    HEADS_CHOICES,
-    HEADS_DEFAULT,
     K_DEFAULT,
-    K_MAX,
-    MASK_DEFAULT,
-    MASK_KINDS,
     N_DEFAULT,
     N_MAX,
-    PAD_DEFAULT,
-    SEED_DEFAULT,
-    SEED_MAX,
     TEXT_DEFAULT,
-    TEXT_MAX_CHARS,
     TRAINED_CLIPS,
     TRAINED_D_MODEL,
     TRAINED_HEADS,
-    TRAINED_LAYERS,
     TRAINED_MASK,
-    WEIGHTS_DEFAULT,
-    WEIGHTS_KINDS,
-    WIN_MAX,
     ViewParams,
     nearest_trained_clip,
     tokenize,
 )
+from explorer.frame.query_values import CHOICES, INT_LIMITS, quoted, to_int, validate
 
-_INT_LIMITS = {
-    "n": ("n (sequence length)", 1, N_MAX, N_DEFAULT),
-    "k": ("k (clip distance)", 0, K_MAX, K_DEFAULT),
-    "seed": ("seed", 0, SEED_MAX, SEED_DEFAULT),
-    "pad": ("pad (padded positions)", 0, N_MAX, PAD_DEFAULT),
-    "win": ("win (window start)", 0, WIN_MAX, 0),
-    "layer": ("layer (of the trained model)", 0, TRAINED_LAYERS - 1, 0),
-}
-_CHOICES: dict[str, tuple[tuple[object, ...], object]] = {
-    "d_model": (D_MODEL_CHOICES, D_MODEL_DEFAULT),
-    "heads": (HEADS_CHOICES, HEADS_DEFAULT),
-    "mask": (MASK_KINDS, MASK_DEFAULT),
-    "weights": (WEIGHTS_KINDS, WEIGHTS_DEFAULT),
-}
-QUERY_KEYS = (*_INT_LIMITS, *_CHOICES, "text")
+QUERY_KEYS = (*INT_LIMITS, *CHOICES, "text")
 #: What each shared key means when the URL leaves it out (a bound widget drops its default).
 DEFAULTS: dict[str, object] = {
-    **{key: limits[3] for key, limits in _INT_LIMITS.items()},
-    **{key: choice[1] for key, choice in _CHOICES.items()},
+    **{key: limits[3] for key, limits in INT_LIMITS.items()},
+    **{key: choice[1] for key, choice in CHOICES.items()},
     "text": TEXT_DEFAULT,
 }
 #: Names users type for the shared parameters (matched case-insensitively, as are the real keys).
@@ -76,8 +47,6 @@ ALIASES = {
     "padding": "pad",
     "sentence": "text", "tokens": "text",
 }  # fmt: skip
-# Characters a browser may draw out of order or not at all: removed, with a warning.
-_BIDI_CONTROLS = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 @dataclass(frozen=True)
@@ -95,10 +64,6 @@ class ParsedQuery:
     corrections: dict[str, object] = field(default_factory=dict)
     remove: tuple[str, ...] = ()
     other_keys: tuple[str, ...] = ()
-
-
-def _shown(raw: str, limit: int = 40) -> str:
-    return repr(raw if len(raw) <= limit else raw[:limit] + "...")
 
 
 def _values(value: str | Sequence[str]) -> list[str]:
@@ -157,14 +122,14 @@ def parse_query(
     remove: list[str] = []
     for key in QUERY_KEYS:
         if key in kept:
-            values[key] = _validate(key, str(kept[key]))[0]
+            values[key] = validate(key, str(kept[key]))[0]
             remove.extend(url_key for url_key, _ in given.get(key, ()) if url_key != key)
             continue
         if key not in given:
             continue
         text, reworded, note = _one_value(key, given[key], remove)
         warnings.extend(note)
-        value, problem = _validate(key, text)
+        value, problem = validate(key, text)
         if problem:
             warnings.append(problem)
         if problem or reworded:
@@ -213,62 +178,13 @@ def _one_value(
         )
         reworded = True
     if len(chosen) > 1:
-        listed = ", ".join(_shown(v, 12) for _, v in chosen)
+        listed = ", ".join(quoted(v, 12) for _, v in chosen)
         notes.append(
             f"URL parameter {chosen[-1][0]} is given {len(chosen)} times ({listed}); "
-            f"using the last one, {_shown(chosen[-1][1])}"
+            f"using the last one, {quoted(chosen[-1][1])}"
         )
         reworded = True
     return chosen[-1][1], reworded, notes
-
-
-def _validate(key: str, text: str) -> tuple[object, str]:
-    """(the value used, a warning or '') for one raw value of a shared key."""
-    if key in _INT_LIMITS:
-        name, low, high, default = _INT_LIMITS[key]
-        number = _to_int(text)
-        use = default if number is None else min(high, max(low, number))
-        if number is None or use != number or text.strip() != str(number):
-            return use, (
-                f"URL parameter {key}: {name} must be an integer in [{low}, {high}], "
-                f"got {_shown(text)}; using {use}"
-            )
-        return use, ""
-    if key in _CHOICES:
-        choices, default = _CHOICES[key]
-        match = next((c for c in choices if str(c) == text.strip()), None)
-        if match is None:
-            allowed = ", ".join(str(c) for c in choices)
-            return default, (
-                f"URL parameter {key}: must be one of {allowed}, got {_shown(text)}; "
-                f"using {default}"
-            )
-        return match, ""
-    return _clean_text(text)
-
-
-def _clean_text(text: str) -> tuple[str, str]:
-    """The text as the app uses it and a warning when anything was changed.
-
-    Markup (``<b>``, ``[CLS]``, ``_``, ``*``) is never a problem: the app shows text literally.
-    Only what is actually changed is reported: control characters that cannot be drawn,
-    bidirectional controls that would reorder what is drawn, and text beyond the limit.
-    """
-    notes = []
-    kept = "".join(
-        ch
-        for ch in text
-        if ch.isspace() or (unicodedata.category(ch) != "Cc" and ch not in _BIDI_CONTROLS)
-    )
-    if len(kept) < len(text):
-        notes.append(f"removed {len(text) - len(kept)} control character(s) that cannot be shown")
-    if len(kept) > TEXT_MAX_CHARS:
-        notes.append(f"at most {TEXT_MAX_CHARS} characters, got {len(kept)}; truncated")
-        kept = kept[:TEXT_MAX_CHARS]
-    count = len(kept.split())
-    if count > N_MAX:
-        notes.append(f"{count} tokens; only the first {N_MAX} are used")
-    return kept, ("URL parameter text: " + "; ".join(notes) if notes else "")
 
 
 def _fit_trained(
@@ -299,7 +215,7 @@ def _fit_trained(
             )
             warnings.append(
                 f"URL parameter {key}: with trained weights {key} is {allowed}, got "
-                f"{_shown(given[key][-1][1])}; using {use} (weights=random frees it)"
+                f"{quoted(given[key][-1][1])}; using {use} (weights=random frees it)"
             )
 
 
@@ -317,7 +233,7 @@ def _fit_window(
     win = int(values["win"])  # type: ignore[call-overload]
     last = max(0, length - DISPLAY_MAX)
     if last == 0:
-        if win or _to_int(given["win"][-1][1]) != 0:
+        if win or to_int(given["win"][-1][1]) != 0:
             warnings[:] = [w for w in warnings if not w.startswith("URL parameter win")]
             warnings.append(
                 f"URL parameter win: the window start applies only above n = {DISPLAY_MAX} "
@@ -330,19 +246,7 @@ def _fit_window(
         warnings[:] = [w for w in warnings if not w.startswith("URL parameter win:")]
         warnings.append(
             f"URL parameter win: win (window start) must be an integer in [0, {last}] at "
-            f"n = {length}, got {_shown(given['win'][-1][1])}; using {min(win, last)}"
+            f"n = {length}, got {quoted(given['win'][-1][1])}; using {min(win, last)}"
         )
         values["win"] = min(win, last)
         corrections["win"] = min(win, last)
-
-
-def _to_int(text: str) -> int | None:
-    """An integer, or a finite decimal truncated toward zero as Streamlit does; else None."""
-    try:
-        return int(text.strip())
-    except ValueError:
-        pass
-    try:
-        return int(float(text))
-    except (ValueError, OverflowError):
-        return None

@@ -13,9 +13,10 @@ from functools import partial
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.frame.allowed import Allowed, int_range
 from explorer.frame.controls import PARAMS_STATE_KEY
 from explorer.frame.params import DISPLAY_MAX, ViewParams
-from explorer.frame.widgets import Allowed, fit, int_range
+from explorer.frame.widgets import fit
 from explorer.pair.definition import Pair, hidden_reason, window_for
 from explorer.pair.marks import clicked_pair, distance_shapes, pair_shapes
 

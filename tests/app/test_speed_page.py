@@ -87,11 +87,11 @@ def test_over_budget_sizes_are_refused_with_a_message() -> None:
 def test_a_second_measurement_waits_for_the_first() -> None:
     """Two measurements at once would time each other: while one holds the server's lock,
     another session's click explains and measures nothing."""
-    from explorer.stories.speed import views as speed
+    from explorer.stories.speed import benchmark
 
     at = open_page("speed")
     at.select_slider(key="speed_max_n").set_value(32).run()
-    lock = speed.measurement_lock()
+    lock = benchmark.measurement_lock()
     assert lock.acquire(blocking=False)
     try:
         at.button(key="speed_measure").click().run()
@@ -118,7 +118,7 @@ def test_a_busy_machine_and_a_wide_spread_are_named() -> None:
 
 
 def test_the_benchmark_warms_up_and_times_every_repeat(monkeypatch) -> None:
-    from explorer.stories.speed import views as speed
+    from explorer.stories.speed import benchmark as speed
 
     calls: dict[str, int] = {}
 

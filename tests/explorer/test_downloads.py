@@ -17,14 +17,8 @@ import plotly.graph_objects as go
 import pytest
 from plotly.offline import get_plotlyjs
 
-from explorer.frame.downloads import (
-    Labelled,
-    csv_text,
-    file_name,
-    position_labels,
-    view_link,
-    zip_bytes,
-)
+from explorer.frame.csv_tables import Labelled, csv_text
+from explorer.frame.downloads import file_name, position_labels, view_link, zip_bytes
 from explorer.frame.offline_view import ShownFigure, view_html
 from explorer.frame.params import ViewParams
 

@@ -11,6 +11,7 @@ import torch
 
 from explorer.frame.budget import plan_scheme, rows_within_budget
 from explorer.frame.params import ViewParams
+from explorer.stories.family import profiles
 from explorer.stories.family import settings as family_settings
 from explorer.stories.family import views as family
 from explorer.stories.family.plots import shown_distances
@@ -109,7 +110,7 @@ def test_masked_cells_are_blank() -> None:
 def test_profile_matches_the_core_and_the_diagonals(mask: str) -> None:
     params = ViewParams(n=12, mask=mask, heads=2)
     for name in ("shaw", "rope"):
-        view = family.profile_view(params, SETTINGS.config(name, params))
+        view = profiles.profile_view(params, SETTINGS.config(name, params))
         scheme = SETTINGS.config(name, params).build(params)
         inputs = example_inputs(params)
         with torch.no_grad():
@@ -132,10 +133,10 @@ def test_profile_matches_the_core_and_the_diagonals(mask: str) -> None:
 def large_n_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """profile_view takes its large-n path, with no view cached by the other path before or
     after (an app test in the same process may have drawn the same small view)."""
-    monkeypatch.setattr(family, "FULL_PROFILE_CELLS", 0)
-    family.profile_view.clear()
+    monkeypatch.setattr(profiles, "FULL_PROFILE_CELLS", 0)
+    profiles.profile_view.clear()
     yield
-    family.profile_view.clear()
+    profiles.profile_view.clear()
 
 
 @pytest.mark.parametrize("mask", ["none", "causal"])
@@ -143,7 +144,7 @@ def large_n_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.mark.usefixtures("large_n_path")
 def test_cheap_profile_is_the_position_only_diagonals(name: str, mask: str) -> None:
     params = ViewParams(n=20, mask=mask, heads=2, win=0)
-    view = family.profile_view(params, SETTINGS.config(name, params))
+    view = profiles.profile_view(params, SETTINGS.config(name, params))
     assert not view.with_content and view.over == "window"
     free = whole_term(params, name, content_free=True)  # (h, n, n), a function of j - i
     for r in range(-19, 20):
@@ -158,7 +159,7 @@ def test_cheap_profile_is_the_position_only_diagonals(name: str, mask: str) -> N
 @pytest.mark.parametrize("name", SCHEME_NAMES)
 def test_position_only_curve_is_the_content_free_diagonals(name: str) -> None:
     params = ViewParams(n=12, heads=2)
-    view = family.profile_view(params, SETTINGS.config(name, params))
+    view = profiles.profile_view(params, SETTINGS.config(name, params))
     assert view.with_content  # small: both curves offered
     free = whole_term(params, name, content_free=True)  # (h, n, n)
     for r in range(-11, 12):
@@ -173,7 +174,7 @@ def test_position_only_curve_is_the_content_free_diagonals(name: str) -> None:
 
 def test_curve_normalised_peaks_at_one() -> None:
     params = ViewParams(n=16)
-    view = family.profile_view(params, SETTINGS.config("alibi", params))
+    view = profiles.profile_view(params, SETTINGS.config("alibi", params))
     mean, std = view.curve(normalise=True)
     assert np.nanmax(np.abs(mean)) == pytest.approx(1.0)
     raw, _ = view.curve()

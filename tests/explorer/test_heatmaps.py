@@ -9,7 +9,9 @@ import io
 import numpy as np
 from PIL import Image
 
-from explorer.figures.heatmaps import IMAGE_SIDE, Panel, make_scale, panel_grid, pool
+from explorer.figures.heatmaps import IMAGE_SIDE, Panel, panel_grid
+from explorer.figures.panel_traces import pool
+from explorer.figures.scales import make_scale
 from explorer.figures.token_view import token_view
 
 

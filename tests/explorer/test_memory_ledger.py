@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from explorer.frame import memory
-from explorer.frame.memory import Ledger, admit, cached, value_bytes
+from explorer.frame.cache_ledger import Ledger, value_bytes
+from explorer.frame.memory import admit, cached
 
 
 def test_value_bytes_counts_arrays_tensors_and_text_once():

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 import relpos_core as rc
-from explorer.figures.heatmaps import Panel, make_scale, panel_grid
+from explorer.figures.heatmaps import Panel, panel_grid
+from explorer.figures.scales import make_scale
 from explorer.figures.token_view import token_view
 from explorer.frame.params import DISPLAY_MAX, ViewParams
 from explorer.pair.definition import Pair, pair_facts, window_for

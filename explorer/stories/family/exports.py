@@ -9,8 +9,9 @@ from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
 from explorer.stories.family.controls import DEFAULTS
 from explorer.stories.family.learned_terms import learned_terms
+from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.settings import FamilySettings
-from explorer.stories.family.views import CompareView, PositionView, ProfileView
+from explorer.stories.family.views import CompareView, PositionView
 from explorer.weights.source import Weights
 
 

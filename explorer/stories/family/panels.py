@@ -1,33 +1,23 @@
 """The position-scheme pages' figures, built from their views: the heatmaps of every head's
 position term, one head's, Transformer-XL's four terms and two schemes' weights with their
-difference (each with the caption the page draws it with), and the profile chart."""
+difference (each with the caption the page draws it with), and the profile chart. A few large
+values do not wash the rest out: a diverging scale may saturate, and its caption says so."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.heatmaps import (
-    Panel,
-    Scale,
-    grid_columns,
-    make_scale,
-    panel_grid,
-    pooled_note,
-)
+from explorer.figures.heatmaps import Panel, grid_columns, panel_grid, pooled_note
+from explorer.figures.scales import Scale, make_scale, own_scales_caption
 from explorer.frame.params import ViewParams
 from explorer.stories.family import text
 from explorer.stories.family.controls import ProfileChoice
 from explorer.stories.family.plots import profile_figure
-from explorer.stories.family.views import (
-    CompareView,
-    PositionView,
-    ProfileView,
-    colour_range,
-    scheme_terms,
-    term_scales,
-)
+from explorer.stories.family.profiles import ProfileView
+from explorer.stories.family.views import CompareView, PositionView, scheme_terms
 from explorer.weights.example import axis_labels
 from explorer.weights.schemes import SCHEME_LABELS, SchemeConfig
 
@@ -148,3 +138,47 @@ def profile_chart(
         marks=(reach, -reach) if reach > 0 else (0,),
         mark_label=f"built for {pick.built_for}: ±{reach}",
     )
+
+
+SATURATE_QUANTILE = 0.995  # a diverging scale bound at this quantile of |value| when it helps
+
+
+@dataclass(frozen=True)
+class ColourRange:
+    """The ±bound of a diverging colour scale for some panels, and what it leaves out."""
+
+    zrange: tuple[float, float] | None  # None: the largest |value| (the usual scale)
+    note: str  # a caption sentence when colours saturate, else ""
+
+
+def colour_range(panels: list[np.ndarray]) -> ColourRange:
+    """A few large values would wash every other cell out to white: when the largest |value|
+    is over twice the SATURATE_QUANTILE quantile of |value|, bound the scale there and say how
+    many cells saturate (hover and the zoom still give exact values)."""
+    values = np.abs(np.concatenate([np.ravel(p) for p in panels]))
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return ColourRange(None, "")
+    bound, top = float(np.quantile(values, SATURATE_QUANTILE)), float(values.max())
+    if bound <= 0 or top <= 2 * bound:
+        return ColourRange(None, "")
+    beyond = float((values > bound).mean())
+    return ColourRange(
+        (-bound, bound),
+        f"Colours saturate beyond ±{bound:.3g} ({beyond:.1%} of cells; the largest |value| is "
+        f"{top:.3g}).",
+    )
+
+
+def term_scales(terms: list[np.ndarray], shared: bool) -> tuple[list[Scale], str]:
+    """One colour scale per head (each its own, or one for all) and the caption that says so,
+    with any saturation note."""
+    groups = [terms] if shared else [[t] for t in terms]
+    ranges = [colour_range(g) for g in groups]
+    scales = [
+        make_scale("diverging", g, zrange=r.zrange) for g, r in zip(groups, ranges, strict=True)
+    ]
+    notes = " ".join(dict.fromkeys(r.note for r in ranges if r.note))
+    if shared:
+        return scales * len(terms), scales[0].caption + " " + notes
+    return scales, own_scales_caption(scales) + " " + notes

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from explorer.figures.draw import bytes_text, markdown_table
 from explorer.frame.params import ViewParams
+from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.settings import FamilySettings
-from explorer.stories.family.views import ProfileView
 from explorer.weights.schemes import SCHEME_LABELS
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 

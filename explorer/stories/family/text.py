@@ -7,7 +7,7 @@ from explorer.frame.params import ViewParams
 from explorer.stories.family.controls import ProfileChoice
 from explorer.stories.family.learned_terms import LearnedTerms
 from explorer.stories.family.plots import DENSE_DISTANCE, shown_distances
-from explorer.stories.family.views import TOEPLITZ_RTOL, ProfileView
+from explorer.stories.family.profiles import TOEPLITZ_RTOL, ProfileView
 from explorer.weights.schemes import SCHEME_LABELS
 from explorer.weights.source import Weights
 from relpos_core.schemes import SCHEMES

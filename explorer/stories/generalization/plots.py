@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.heatmaps import Panel, Scale, make_scale, mark_position, panel_grid
+from explorer.figures.heatmaps import Panel, mark_position, panel_grid
 from explorer.figures.plots import heatmap
+from explorer.figures.scales import Scale, make_scale
 
 MODEL_COLOURS = {"relative": "#1f77b4", "absolute": "#d62728"}
 OTHER_COLOUR = "#7f7f7f"

@@ -1,0 +1,205 @@
+"""The one colour-scale policy every heatmap shares, and the colour bar that shows it.
+
+One scale is fitted to all panels of a figure (or, with :func:`own_scales`, one per panel):
+
+* ``diverging``: logits and signed values, RdBu centred at 0, bound = the largest |value|;
+* ``weights``: attention weights on a log colour scale from 1 / (10 n_keys) to 1, so that a row
+  of near-uniform weights (about 1 / n_keys each) is as visible at n = 512 as at n = 8;
+* ``index``: integer tables (distances, indices), Viridis over the given range;
+* ``sequential``: a value whose point is its size, not its sign (a similarity that peaks on the
+  diagonal), Viridis from its smallest to its largest value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import plotly.colors as pc
+
+if TYPE_CHECKING:
+    from explorer.figures.panel_traces import Panel
+
+WEIGHT_FLOOR_FACTOR = 10  # weights scale: floor = 1 / (factor * n_keys)
+TICK_EVERY_MAX = 12  # up to this many rows or columns, every one gets its tick
+COLOURS = {
+    "diverging": pc.diverging.RdBu_r,
+    "weights": pc.sequential.Blues,
+    "index": pc.sequential.Viridis,
+    "sequential": pc.sequential.Viridis,
+}
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A colour scale shared by every panel: plotly stops over [zmin, zmax] and its caption."""
+
+    kind: str
+    zmin: float
+    zmax: float
+    stops: tuple[tuple[float, str], ...]
+    caption: str
+
+    def position(self, z: np.ndarray) -> np.ndarray:
+        """Where each value sits on the colour bar, in [0, 1] (NaN stays NaN)."""
+        if self.kind == "weights":
+            floor = self.zmin_display
+            with np.errstate(divide="ignore", invalid="ignore"):
+                p = np.log(np.maximum(z, floor) / floor) / math.log(self.zmax / floor)
+            return np.clip(p, 0.0, 1.0)
+        span = self.zmax - self.zmin or 1.0
+        return np.clip((z - self.zmin) / span, 0.0, 1.0)
+
+    @property
+    def zmin_display(self) -> float:
+        """The weights scale's floor (the lightest colour); zmin for the other scales."""
+        return float(self.stops[1][0]) * self.zmax if self.kind == "weights" else self.zmin
+
+
+def _rgb(colours: Sequence[str]) -> np.ndarray:
+    """(m, 3) float RGB of a plotly colour list ('rgb(..)' or '#rrggbb')."""
+    out = []
+    for colour in colours:
+        if colour.startswith("#"):
+            out.append([int(colour[i : i + 2], 16) for i in (1, 3, 5)])
+        else:
+            out.append([float(v) for v in colour[colour.index("(") + 1 : -1].split(",")[:3]])
+    return np.asarray(out, dtype=np.float64)
+
+
+def colour_at(kind: str, p: np.ndarray) -> np.ndarray:
+    """RGB (..., 3) uint8 of the colour list ``kind`` at positions p in [0, 1]."""
+    rgb = _rgb(COLOURS[kind])
+    grid = np.linspace(0, 1, len(rgb))
+    out = np.stack([np.interp(p, grid, rgb[:, c]) for c in range(3)], axis=-1)
+    return np.round(out).astype(np.uint8)
+
+
+def make_scale(
+    kind: str,
+    panels: Sequence[np.ndarray],
+    zrange: tuple[float, float] | None = None,
+    n_keys: int | None = None,
+) -> Scale:
+    """The one colour scale for ``panels``: see the module docstring for each ``kind``."""
+    if kind not in COLOURS:
+        raise ValueError(f"scale must be one of {', '.join(COLOURS)}, got {kind!r}")
+    finite = np.concatenate([np.asarray(z, np.float32)[np.isfinite(z)] for z in panels] or [[]])
+    if kind == "weights":
+        keys = n_keys or max(np.asarray(z).shape[-1] for z in panels)
+        top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+        floor = min(1.0 / (WEIGHT_FLOOR_FACTOR * keys), top / WEIGHT_FLOOR_FACTOR)
+        count = 16
+        values = floor * (top / floor) ** (np.arange(count + 1) / count)
+        colours = colour_at("weights", np.arange(count + 1) / count)
+        stops = [(0.0, _css(colours[0]))] + [
+            (float(v / top), _css(c)) for v, c in zip(values, colours, strict=True)
+        ]
+        stops[-1] = (1.0, stops[-1][1])
+        caption = (
+            f"Weights on a log colour scale from {floor:.2g} = 1/({WEIGHT_FLOOR_FACTOR} n) to "
+            f"the largest weight shown, {top:.3g} (smaller weights take the lightest colour); "
+            "one scale for every panel."
+        )
+        return Scale(kind, 0.0, top, tuple(stops), caption)
+    if kind == "diverging":
+        bound = float(np.abs(finite).max()) if finite.size else 1.0
+        low, high = (-bound, bound) if zrange is None else zrange
+        high = high if high > low else low + 1.0
+        caption = (
+            f"Diverging colour scale centred at 0, from {low:.3g} to {high:.3g}; "
+            "one scale for every panel."
+        )
+    else:
+        low, high = (
+            zrange
+            if zrange is not None
+            else ((float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0))
+        )
+        high = high if high > low else low + 1.0
+        caption = (
+            f"Sequential colour scale from the smallest value, {low:.3g}, to the largest, "
+            f"{high:.3g}; one scale for every panel."
+            if kind == "sequential"
+            else ""
+        )
+    colours = COLOURS[kind]
+    stops = [(i / (len(colours) - 1), c) for i, c in enumerate(colours)]
+    return Scale(kind, float(low), float(high), tuple(stops), caption)
+
+
+def _css(rgb: np.ndarray) -> str:
+    return f"rgb({int(rgb[0])},{int(rgb[1])},{int(rgb[2])})"
+
+
+def colourbar_trace(scale: Scale, place: dict | None = None) -> dict:
+    """An invisible marker carrying a colour bar (log ticks for weights): the figure's one bar,
+    or with ``place`` (plotly colorbar x, y, len) one panel's own bar beside it."""
+    marker: dict = {"size": 0.1, "opacity": 0, "showscale": True, "color": [scale.zmin]}
+    bar = {"thickness": 12, "len": 0.8, **(place or {})}
+    if scale.kind == "weights":
+        floor = scale.zmin_display
+        decades = [
+            math.log10(m * 10.0**e)
+            for e in range(math.floor(math.log10(floor)), 1)
+            for m in (1, 2, 5)
+            if floor <= m * 10.0**e <= scale.zmax
+        ]
+        marker.update(
+            colorscale=COLOURS["weights"],
+            cmin=math.log10(floor),
+            cmax=math.log10(scale.zmax),
+            color=[math.log10(scale.zmax)],
+            colorbar={
+                **bar,
+                "tickvals": decades,
+                "ticktext": [f"{10.0**e:.2g}" for e in decades],
+                "title": {"text": "α", "side": "top"},
+            },
+        )
+    else:
+        marker.update(
+            colorscale=[list(s) for s in scale.stops],
+            cmin=scale.zmin,
+            cmax=scale.zmax,
+            colorbar=bar
+            if scale.kind != "index" or scale.zmax - scale.zmin > TICK_EVERY_MAX
+            else {**bar, "dtick": 1},  # integer tables: integer ticks only
+        )
+    return {
+        "type": "scatter",
+        "x": [None],
+        "y": [None],
+        "mode": "markers",
+        "marker": marker,
+        "hoverinfo": "skip",
+        "showlegend": False,
+        "name": "colour bar",
+    }
+
+
+def per_panel(scale: Scale | Sequence[Scale], count: int) -> list[Scale]:
+    """The scale of each of ``count`` panels: one shared scale repeated, or one per panel."""
+    scales = [scale] * count if isinstance(scale, Scale) else list(scale)
+    if len(scales) != count:
+        raise ValueError(f"panel_grid needs one scale per panel, got {len(scales)} for {count}")
+    return scales
+
+
+def own_scales(kind: str, panels: Sequence[Panel], **options) -> list[Scale]:
+    """One scale per panel, each fitted to that panel's own values (``make_scale`` options)."""
+    return [make_scale(kind, [p.z], **options) for p in panels]
+
+
+def own_scales_caption(scales: Sequence[Scale]) -> str:
+    """The caption for panels on their own scales: the kind and each panel's range."""
+    if scales[0].kind == "weights":
+        return (
+            "Each panel has its own log colour scale, from its own largest weight (bar beside it)."
+        )
+    ranges = "; ".join(f"{s.zmin:.3g} to {s.zmax:.3g}" for s in scales)
+    centred = "centred at 0, " if scales[0].kind == "diverging" else ""
+    return f"Each panel has its own colour scale ({centred}its bar beside it): {ranges}."
