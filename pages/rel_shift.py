@@ -29,14 +29,13 @@ from explorer.stories.shift.rel_shift import (
     STORY_QUERIES,
     ShiftStory,
     holds_text,
-    locate,
-    result_cell_of,
     shift_check,
     shift_story,
     story_tables,
     wrong_cells,
 )
 from explorer.stories.shift.rel_shift_figures import step_figure
+from explorer.stories.shift.stepping import locate, result_cell_of
 
 MEMORY_DEFAULT = 2
 STEP_LABELS = [f"{number} {word}" for number, word in enumerate(STEP_WORDS, start=1)]

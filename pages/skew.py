@@ -26,11 +26,10 @@ from explorer.stories.shift.skew import (
     STEP_TEXT,
     STEPS,
     SkewStory,
-    locate,
-    result_cell_of,
     skew_story,
 )
 from explorer.stories.shift.skew_figures import cells_figure, image_figure, inset_window, is_small
+from explorer.stories.shift.stepping import locate, result_cell_of
 from explorer.weights.example import axis_labels
 
 STEP_WORDS = {1: "relative", 2: "padded", 3: "reshaped", 4: "sliced"}
