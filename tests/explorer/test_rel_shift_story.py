@@ -24,9 +24,9 @@ from explorer.stories.shift.rel_shift import (
     WRONG,
     shift_check,
     shift_story,
-    wrong_cells,
     xl_scheme,
 )
+from explorer.stories.shift.rel_shift_tables import wrong_cells
 from explorer.stories.shift.stepping import locate, result_cell_of
 from explorer.weights.example import example_inputs
 
