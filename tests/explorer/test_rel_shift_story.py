@@ -22,13 +22,12 @@ from explorer.stories.shift.rel_shift import (
     STEPS,
     STORY_QUERIES,
     WRONG,
-    locate,
-    result_cell_of,
     shift_check,
     shift_story,
-    wrong_cells,
     xl_scheme,
 )
+from explorer.stories.shift.rel_shift_tables import wrong_cells
+from explorer.stories.shift.stepping import locate, result_cell_of
 from explorer.weights.example import example_inputs
 
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}

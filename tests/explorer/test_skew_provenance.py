@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from explorer.frame.params import ViewParams
-from explorer.stories.shift.skew import STEPS, locate, result_cell_of, skew_story
+from explorer.stories.shift.skew import STEPS, skew_story
 from explorer.stories.shift.skew_figures import outline_path
+from explorer.stories.shift.stepping import locate, result_cell_of
 
 
 @pytest.mark.parametrize("masked", [True, False])

@@ -1,5 +1,6 @@
 """Transformer-XL's ``rel_shift`` as a story: every step, where each value came from and where
-it ends up, the cells the shift gets wrong, and one picked result cell followed through.
+it ends up, and the cells the shift gets wrong (:mod:`explorer.stories.shift.stepping` follows
+one picked result cell through the steps).
 
 Q queries follow M memory positions (K = Q + M keys); query row i sits at position M + i. The
 values are the XL position terms (b) + (d) of one head, (q_i + v)·W_R R_(i-j) / sqrt(d), from
@@ -13,16 +14,15 @@ reshape / slice arithmetic. The story is drawn for at most STORY_QUERIES queries
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
 
 from explorer.figures import formulas
 from explorer.frame.budget import REQUEST_BUDGET_BYTES
-from explorer.frame.downloads import Labelled
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
-from explorer.stories.shift.skew import code_position
 from explorer.weights.example import example_inputs
 from explorer.weights.schemes import SchemeConfig, scheme_for
 from relpos_core.lookup import relative_distances
@@ -131,6 +131,7 @@ class ShiftStory:
     distance: np.ndarray  # (Q, K) int, j - (M + i): the distance j - i of the definition
     definition: np.ndarray  # (Q, K) float32, the scheme's gathered (b) + (d) of the head
     start: int = 0  # position of the first query row (the story always starts at row 0)
+    follows_pads: ClassVar[bool] = True  # a click on a pad picks the result cell it lands in
 
     def step(self, name: str) -> ShiftStep:
         return self.steps[STEPS.index(name)]
@@ -260,117 +261,3 @@ def shift_check(params: ViewParams, memory: int) -> ShiftCheck:
         logit_bytes=scheme.logit_bytes(full, full + memory),
         position_bytes=scheme.position_bytes(full, full + memory),
     )
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where one value sits in one step: (row, col), and its value."""
-
-    row: int
-    col: int
-    value: float
-
-    @property
-    def x(self) -> int:  # axis coordinates, as the figures' pick mark reads them
-        return self.col
-
-    @property
-    def y(self) -> int:
-        return self.row
-
-
-def locate(story: ShiftStory, i: int, j: int) -> tuple[Place | None, ...]:
-    """The place of result cell (i, j) in every step (None where it is not there yet).
-
-    A value is found by its code; a pad by the value right before it (see :func:`fates`).
-    """
-    result = story.steps[-1]
-    target = int(result.code[i, j])
-    before = int(result.code.reshape(-1)[i * story.keys + j - 1]) if target == 0 else None
-    places: list[Place | None] = []
-    for step in story.steps:
-        at = code_position(step.code, target, before)
-        places.append(None if at is None else Place(*at, float(step.z[at])))
-    return tuple(places)
-
-
-def result_cell_of(story: ShiftStory, name: str, row: int, col: int) -> tuple[int, int] | None:
-    """The result cell (i, j) that shows the value at (row, col) of a step, if it gets there."""
-    step = story.step(name)
-    result = story.steps[-1].code.reshape(-1)
-    code = int(step.code[row, col])
-    if code == 0:  # a pad: the cell after the value before it
-        at = row * step.shape[1] + col
-        if at == 0:
-            return None
-        hits = np.flatnonzero(result[:-1] == step.code.reshape(-1)[at - 1]) + 1
-        hits = hits[result[hits] == 0]
-    else:
-        hits = np.flatnonzero(result == code)
-    if hits.size == 0:
-        return None
-    return divmod(int(hits[0]), story.keys)
-
-
-def holds_text(story: ShiftStory, code: int, plain: bool = False) -> str:
-    """What a value is: the pad zero, or (q_s + v)·W_R R_δ of input row s (the paper indexes
-    R by i - j: δ = -(j - i))."""
-    if code == 0:
-        return "the zero pad"
-    row, col = divmod(code - 1, story.keys)
-    distance = story.keys - 1 - col
-    if plain:
-        return f"(q_{row} + v)·W_R R_{distance}"
-    return f"$(q_{{{row}}} + v)^\\top W_R R_{{{distance}}}$"
-
-
-def wrong_cells(story: ShiftStory) -> dict[str, list]:
-    """Every result cell outside j <= M + i: what it holds, by the shift and by definition."""
-    result = story.steps[-1]
-    rows, cols = np.nonzero(~story.valid)
-    table: dict[str, list] = {"i": [], "j": [], "distance j-(M+i)": [], "holds": [],
-                              "by the shift": [], "by the definition": []}  # fmt: skip
-    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
-        code = int(result.code[i, j])
-        what = "zero pad" if code == 0 else "next row: " + holds_text(story, code, plain=True)
-        table["i"].append(i)
-        table["j"].append(j)
-        table["distance j-(M+i)"].append(int(story.distance[i, j]))
-        table["holds"].append(what)
-        table["by the shift"].append(float(result.z[i, j]))
-        table["by the definition"].append(float(story.definition[i, j]))
-    return table
-
-
-def story_tables(story: ShiftStory) -> dict[str, Labelled]:
-    """Every step of the story with its axes, the definition and the wrong cells, for the
-    page's download."""
-    corners = {"input": "query i \\ distance j - i", "padded": "query i \\ distance j - i",
-               "result": "query i \\ key j"}  # fmt: skip
-    tables = {}
-    for number, step in enumerate(story.steps, start=1):
-        tables[f"step{number}_{STEP_WORDS[number - 1]}"] = Labelled(
-            step.z, f"step {number} of rel_shift, head {story.head}", rows=list(step.y_ticks),
-            cols=list(step.x_ticks), corner=corners.get(step.name, "row \\ column"),
-        )  # fmt: skip
-    result = story.step("result")
-    tables["definition"] = Labelled(
-        story.definition,
-        f"(b) + (d) gathered by distance j - (M + i), head {story.head}: equals the result "
-        "where j <= M + i",
-        rows=list(result.y_ticks),
-        cols=list(result.x_ticks),
-        corner="query i \\ key j",
-    )
-    rows, cols = np.nonzero(~story.valid)
-    source, column, _ = result.origin()
-    tables["wrong_cells"] = Labelled(
-        np.column_stack([rows, cols, story.distance[rows, cols], source[rows, cols],
-                         column[rows, cols], result.z[rows, cols],
-                         story.definition[rows, cols]]),
-        "result cells with j > M + i: what the shift put there (source -1: the zero pad)",
-        cols=["i", "j", "distance j-(M+i)", "source input row", "source input column",
-              "by the shift", "by the definition"],
-        corner="cell",
-    )  # fmt: skip
-    return tables

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.stories.shift.rel_shift import DROPPED, KEPT, WRONG, Place, ShiftStory
+from explorer.stories.shift.rel_shift import DROPPED, KEPT, WRONG, ShiftStory
 from explorer.stories.shift.skew_figures import (
     OUTLINE,
     cell_click_trace,
@@ -23,6 +23,7 @@ from explorer.stories.shift.skew_figures import (
     value_trace,
     veil_trace,
 )
+from explorer.stories.shift.stepping import Place
 
 WRONG_COLOUR = "#c2185b"
 TEXT_CELLS_MAX = 40  # write the distance into the cells up to this many columns

@@ -1,5 +1,5 @@
-"""The skew as a story: every step of Huang et al.'s skew, where each value came from, and
-where one picked result cell sits in every step.
+"""The skew as a story: every step of Huang et al.'s skew and where each value came from
+(:mod:`explorer.stories.shift.stepping` follows one picked result cell through the steps).
 
 The values are ``relpos_core``'s traced skew of one head; the positions come from running the
 same skew on cell codes (:func:`explorer.weights.example.skew_provenance`), so nothing here
@@ -11,6 +11,7 @@ its result is exactly the window of the full result.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -122,6 +123,7 @@ class SkewStory:
     bytes_skew: int  # Er the skew needs at the full n
     bytes_materialized: int  # a^K the einsum / matmul paths need at the full n
     bytes_logits: int  # the (h, n, n) logits every path pays
+    follows_pads: ClassVar[bool] = False  # a click on a pad picks no cell
 
     def step(self, name: str) -> SkewStep:
         return self.steps[STEPS.index(name)]
@@ -221,69 +223,3 @@ def skew_story(params: ViewParams, head: int, masked: bool) -> SkewStory:
         bytes_materialized=rc.memory_bytes("einsum", full, d),
         bytes_logits=rc.logits_bytes(full, params.heads),
     )
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where one value sits in one step: array (row, col), axis (x, y) coordinates, value."""
-
-    row: int
-    col: int
-    x: int
-    y: int
-    value: float
-
-
-def locate(story: SkewStory, i: int, j: int) -> tuple[Place | None, ...]:
-    """The place of result cell (i, j) (absolute positions) in every step, None where absent.
-
-    A value is found by its provenance code. A pad zero has no code of its own: reshaping keeps
-    the row-major order, so it is the cell right after the one before it in every step that
-    holds it (none before the pad is added).
-    """
-    final = story.steps[-1]
-    row, col = i - story.start, j - story.start
-    target = int(final.code[row, col])
-    before = None
-    if target == 0:
-        before = int(final.code.reshape(-1)[row * final.shape[1] + col - 1])
-    places: list[Place | None] = []
-    for step in story.steps:
-        at = code_position(step.code, target, before)
-        if at is None:
-            places.append(None)
-            continue
-        r, c = at
-        places.append(Place(r, c, int(step.x[c]), int(step.y[r]), float(step.z[r, c])))
-    return tuple(places)
-
-
-def code_position(code: np.ndarray, target: int, before: int | None) -> tuple[int, int] | None:
-    """(row, col) of the cell holding provenance ``target`` in one step's code matrix, or of
-    the pad zero right after the cell holding ``before`` (a pad has no code of its own, and
-    pad, reshape and slice keep the row-major order); None where it is not in this step.
-
-    >>> code_position(np.array([[3, 0], [5, 7]]), 7, None), code_position(np.array([[3, 0]]), 0, 3)
-    ((1, 1), (0, 1))
-    """
-    flat = code.reshape(-1)
-    if before is None:
-        hits = np.flatnonzero(flat == target)
-    else:
-        hits = np.flatnonzero(flat[:-1] == before) + 1
-        hits = hits[flat[hits] == 0]
-    return divmod(int(hits[0]), code.shape[1]) if hits.size else None
-
-
-def result_cell_of(story: SkewStory, step_name: str, row: int, col: int) -> tuple[int, int] | None:
-    """The result cell (i, j) (absolute) that shows the value at (row, col) of a step, if any."""
-    step = story.step(step_name)
-    code = int(step.code[row, col])
-    final = story.steps[-1]
-    if code == 0:
-        return None
-    hits = np.argwhere(final.code == code)
-    if hits.size == 0:
-        return None
-    r, c = (int(v) for v in hits[0])
-    return r + story.start, c + story.start

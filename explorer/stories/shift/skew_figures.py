@@ -20,7 +20,8 @@ from PIL import Image
 
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
-from explorer.stories.shift.skew import Place, SkewStep, SkewStory, skew_story
+from explorer.stories.shift.skew import SkewStep, SkewStory, skew_story
+from explorer.stories.shift.stepping import Place
 
 SCALE = "RdBu_r"
 VEIL = "rgba(255,255,255,0.72)"  # laid over cells that do not reach a valid result cell
