@@ -16,7 +16,8 @@ from explorer.pair.controls import current_pair, pick_cell, rerun_whole_page
 from explorer.stories.shift import skew_text as text
 from explorer.stories.shift.controls import pick_from_chart, stepper
 from explorer.stories.shift.skew import E_R, STEP_TEXT, STEPS, skew_story
-from explorer.stories.shift.skew_figures import cells_figure, image_figure, inset_window, is_small
+from explorer.stories.shift.skew_figures import cells_figure
+from explorer.stories.shift.skew_image import image_figure, inset_window, is_small
 from explorer.stories.shift.skew_tables import skew_tables
 from explorer.stories.shift.stepping import locate
 from explorer.weights.example import axis_labels

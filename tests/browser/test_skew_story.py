@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from tests.browser.charts import settled_box
 
 TIMEOUT_MS = 30_000
-PICK_STROKE = "rgb(242, 183, 1)"  # explorer.stories.shift.skew_figures.PICK
+PICK_STROKE = "rgb(242, 183, 1)"  # explorer.stories.shift.step_drawing.PICK
 STEP_WORDS = ("relative", "padded", "reshaped", "sliced")
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from explorer.frame.params import ViewParams
 from explorer.stories.shift.skew import STEPS, skew_story
-from explorer.stories.shift.skew_figures import outline_path
+from explorer.stories.shift.step_drawing import outline_path
 from explorer.stories.shift.stepping import locate, result_cell_of
 
 

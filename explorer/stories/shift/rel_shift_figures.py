@@ -2,7 +2,7 @@
 the cells that become right result cells outlined, the ones that become wrong result cells
 hatched, the ones the slice drops greyed, and the picked value marked.
 
-It shares the Skew page's conventions and helpers (:mod:`explorer.stories.shift.skew_figures`):
+It shares the Skew page's conventions and helpers (:mod:`explorer.stories.shift.step_drawing`):
 one diverging scale for every step, the first row at the top, square cells, the gold pick.
 """
 
@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.stories.shift.rel_shift import DROPPED, KEPT, WRONG, ShiftStory
-from explorer.stories.shift.skew_figures import (
+from explorer.stories.shift.step_drawing import (
     OUTLINE,
     cell_click_trace,
     cell_text_trace,
