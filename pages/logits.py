@@ -12,7 +12,8 @@ from explorer.frame.failures import fragment
 from explorer.frame.widgets import choice, head_picker, shared_scale_picker
 from explorer.pair.card import pair_card
 from explorer.pair.controls import current_pair
-from explorer.stories.shaw import logits_figures, text, views
+from explorer.stories.shaw import logits_figures, text
+from explorer.stories.shaw import logits_views as views
 from explorer.stories.shaw.logits_figures import METHODS, STEP_NAMES
 from explorer.stories.shaw.panels import heads_figure
 

@@ -14,8 +14,8 @@ from explorer.figures.heatmaps import (
 )
 from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
+from explorer.stories.shaw.logits_views import LogitsView, TensorStep
 from explorer.stories.shaw.panels import Drawn, window_axes
-from explorer.stories.shaw.views import LogitsView, TensorStep
 
 #: method -> (its panel's title, its formula)
 METHODS = {
