@@ -171,9 +171,13 @@ def distance_profile(
     if min(term.shape) < 1:
         raise ValueError(f"term must hold at least one cell per axis, got {tuple(term.shape)}")
     rows = _block_rows(b, h, n_q, n_k)
+    # The blocks need little, but a term larger than memory (an expanded view) could never have
+    # been computed whole: it is refused as if it were held, and scheme_profile is the way to
+    # profile a term too large to hold (it computes it block by block).
+    whole = b * h * n_q * n_k * term.element_size()
     check_fits(
         f"distance_profile of a term of shape {tuple(term.shape)}",
-        _profile_bytes(b, h, rows, n_k),
+        max(_profile_bytes(b, h, rows, n_k), whole),
         None,
         term.device,
     )
