@@ -4,7 +4,8 @@ import streamlit as st
 
 from explorer.figures import formulas
 from explorer.figures.draw import agreement_badge, figure, inset, window_caption
-from explorer.figures.heatmaps import Panel, make_scale, panel_grid
+from explorer.figures.heatmaps import Panel, panel_grid
+from explorer.figures.scales import make_scale
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
 from explorer.stories.family.length_curves import length_curves, length_figure

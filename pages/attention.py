@@ -12,7 +12,8 @@ from explorer.figures.draw import (
     weights_caption,
     window_caption,
 )
-from explorer.figures.heatmaps import IMAGE_SIDE, make_scale
+from explorer.figures.heatmaps import IMAGE_SIDE
+from explorer.figures.scales import make_scale
 from explorer.figures.token_view import parse_focus, token_view
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view

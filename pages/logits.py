@@ -5,7 +5,7 @@ import streamlit as st
 
 from explorer.figures import formulas
 from explorer.figures.draw import agreement_badge, figure, inset, weights_caption, window_caption
-from explorer.figures.heatmaps import make_scale
+from explorer.figures.scales import make_scale
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment

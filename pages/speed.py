@@ -9,7 +9,7 @@ from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.screen import is_phone
 from explorer.frame.widgets import choice, choices, int_slider
-from explorer.stories.speed import views
+from explorer.stories.speed import benchmark, views
 
 RESULTS_KEY = "speed_results"  # this session's measurements, never shared with other sessions
 params = current_params()
@@ -53,26 +53,26 @@ st.markdown(
     "`relpos_lab.bench`: after a warm-up, the methods take turns call by call; the chart shows "
     "the median and, as bars, the interquartile range of the repeats. *sdpa* and *plain* are "
     "attention without relative terms, the yardsticks. A click runs for at most "
-    f"{views.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
+    f"{benchmark.BENCH_SECONDS:.0f} s; the results stay in this browser session only."
 )
-methods = choices("methods", views.BENCH_METHODS, "speed_methods")  # a row of its own
+methods = choices("methods", benchmark.BENCH_METHODS, "speed_methods")  # a row of its own
 middle, right = st.columns(2)
 with middle:
     largest = choice(
-        "largest n", views.BENCH_NS, "speed_max_n", kind="select_slider", default=512,
+        "largest n", benchmark.BENCH_NS, "speed_max_n", kind="select_slider", default=512,
         help="sizes: powers of 2 up to it",
     )  # fmt: skip
 with right:
     repeats = int_slider(
         "repeats",
         3,
-        views.BENCH_REPEATS_MAX,
+        benchmark.BENCH_REPEATS_MAX,
         "speed_repeats",
-        views.BENCH_REPEATS_DEFAULT,
+        benchmark.BENCH_REPEATS_DEFAULT,
         help="Timed calls per method and n, after the warm-up; the spread needs a few.",
     )
-ns = tuple(n for n in views.BENCH_NS if n <= largest)[-6:]  # the six largest sizes up to it
-allowed, refused = views.plan_benchmark(tuple(methods), ns, d, heads, k)
+ns = tuple(n for n in benchmark.BENCH_NS if n <= largest)[-6:]  # the six largest sizes up to it
+allowed, refused = benchmark.plan_benchmark(tuple(methods), ns, d, heads, k)
 if refused:
     st.warning(
         "Over the memory budget, refused before anything is allocated:\n"
@@ -80,7 +80,7 @@ if refused:
         icon=":material/block:",
     )
 if st.button("Measure now", key="speed_measure", type="primary", disabled=not allowed):
-    with views.exclusive_measurement() as ours:
+    with benchmark.exclusive_measurement() as ours:
         if not ours:
             st.info(
                 "Another session is measuring on this server right now, and two measurements "
@@ -89,7 +89,7 @@ if st.button("Measure now", key="speed_measure", type="primary", disabled=not al
             )
         else:
             bar = st.progress(0.0, text="starting")
-            st.session_state[RESULTS_KEY] = views.run_benchmark(
+            st.session_state[RESULTS_KEY] = benchmark.run_benchmark(
                 tuple(methods), ns, d, heads, k, repeats, bar.progress
             )
             bar.empty()
@@ -115,7 +115,7 @@ if isinstance(result, views.BenchResult) and result.rows:
     )
     if result.skipped:
         skipped = ", ".join(f"{m} at n = {n}" for m, n in result.skipped)
-        note += f" Skipped to stay within {views.BENCH_SECONDS:.0f} s: {skipped}."
+        note += f" Skipped to stay within {benchmark.BENCH_SECONDS:.0f} s: {skipped}."
     st.caption(note)
     for warning in views.noise_notes(result):
         st.warning(warning, icon=":material/speed:")

@@ -24,9 +24,6 @@ from explorer.figures.panel_traces import (
 )
 from explorer.figures.plots import MASKED_BACKGROUND
 from explorer.figures.scales import Scale, colourbar_trace, per_panel
-from explorer.figures.scales import make_scale as make_scale  # re-exported: pages import it here
-from explorer.figures.scales import own_scales as own_scales  # re-exported, as make_scale
-from explorer.figures.scales import own_scales_caption as own_scales_caption  # re-exported
 from explorer.frame.screen import figure_width
 from explorer.pair.marks import click_cells
 

@@ -11,14 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.figures.draw import shape_text
-from explorer.figures.heatmaps import (
-    Panel,
-    grid_columns,
-    make_scale,
-    own_scales,
-    own_scales_caption,
-    panel_grid,
-)
+from explorer.figures.heatmaps import Panel, grid_columns, panel_grid
+from explorer.figures.scales import make_scale, own_scales, own_scales_caption
 from explorer.stories.multihead.masks import MaskView
 from explorer.stories.multihead.plots import channel_cell_px
 from explorer.stories.multihead.views import MultiHeadView

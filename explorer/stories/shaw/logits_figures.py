@@ -3,15 +3,8 @@ tensor2tensor's steps as grids of slices, and the arrays its download holds."""
 
 from __future__ import annotations
 
-from explorer.figures.heatmaps import (
-    Panel,
-    grid_columns,
-    make_scale,
-    own_scales,
-    own_scales_caption,
-    panel_grid,
-    pooled_note,
-)
+from explorer.figures.heatmaps import Panel, grid_columns, panel_grid, pooled_note
+from explorer.figures.scales import make_scale, own_scales, own_scales_caption
 from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
 from explorer.stories.shaw.logits_views import LogitsView, TensorStep

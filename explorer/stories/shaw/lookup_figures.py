@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.figures.heatmaps import Panel, Scale, make_scale, panel_grid
+from explorer.figures.heatmaps import Panel, Scale, panel_grid
+from explorer.figures.scales import make_scale
 from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
 from explorer.stories.shaw.panels import Drawn, window_axes

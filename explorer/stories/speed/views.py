@@ -14,17 +14,7 @@ import plotly.graph_objects as go
 from explorer.frame.downloads import Labelled
 from explorer.frame.memory import cached
 from explorer.frame.widgets import md_escape
-
-# The page reads the benchmark through this module: these names are re-exported from benchmark.
-from explorer.stories.speed.benchmark import BENCH_METHODS as BENCH_METHODS
-from explorer.stories.speed.benchmark import BENCH_NS as BENCH_NS
-from explorer.stories.speed.benchmark import BENCH_REPEATS_DEFAULT as BENCH_REPEATS_DEFAULT
-from explorer.stories.speed.benchmark import BENCH_REPEATS_MAX as BENCH_REPEATS_MAX
-from explorer.stories.speed.benchmark import BENCH_SECONDS as BENCH_SECONDS
 from explorer.stories.speed.benchmark import BenchResult, Refusal
-from explorer.stories.speed.benchmark import exclusive_measurement as exclusive_measurement
-from explorer.stories.speed.benchmark import plan_benchmark as plan_benchmark
-from explorer.stories.speed.benchmark import run_benchmark as run_benchmark
 from relpos_core import logits_bytes, memory_bytes
 
 MEMORY_NS = 2 ** np.arange(4, 17)  # n = 16 .. 65536
