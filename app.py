@@ -16,7 +16,7 @@ from explorer.frame.controls import (
 )
 from explorer.frame.failures import shown_failures
 from explorer.frame.host import configure_process
-from explorer.frame.memory import freeze_loaded_code, one_view_at_a_time, trim_heap
+from explorer.frame.memory import one_view_at_a_time, trim_heap
 from explorer.frame.navigation import DEFAULT, PAGES, neighbours
 from explorer.frame.offline_view import start_recording
 from explorer.pair.controls import pair_inputs
@@ -56,7 +56,6 @@ def main() -> None:
     report_other_keys(parsed.other_keys, notes)
     story_links(next(stem for stem, p in pages.items() if p == page), pages)
     trim_heap()  # what the rerun freed goes back to the system, not to the next one's peak
-    freeze_loaded_code()  # the collector after each run skips the modules' objects
 
 
 def story_links(stem: str, pages: dict[str, st.Page]) -> None:

@@ -47,7 +47,6 @@ import ctypes
 import ctypes.util
 import functools
 import gc
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -177,31 +176,6 @@ def trim_heap() -> None:
     libc = c_library()
     if libc is not None and hasattr(libc, "malloc_trim"):
         libc.malloc_trim(0)
-
-
-class _Frozen:
-    """How many modules were loaded when the collector last froze what was alive."""
-
-    modules = 0
-    lock = threading.Lock()
-
-
-def freeze_loaded_code() -> None:
-    """Move every object alive now into the collector's permanent generation, once per set of
-    loaded modules (after a run that imported something new).
-
-    Streamlit collects every generation after each script run (``runner.postScriptGC``), and
-    with torch, plotly and the pages loaded that is about 260,000 objects: 100-150 ms of every
-    rerun on the host's one core, measured with py-spy on a key press, during which the
-    server sends nothing. Frozen, the modules' objects are skipped; what a rerun leaves in
-    cycles is still collected.
-    """
-    with _Frozen.lock:
-        if len(sys.modules) <= _Frozen.modules:
-            return
-        gc.collect()  # only the living are frozen
-        gc.freeze()
-        _Frozen.modules = len(sys.modules)
 
 
 def admit(what: str, need: int, wait_s: float = ADMIT_WAIT_S) -> None:

@@ -137,24 +137,3 @@ def test_the_heap_is_trimmed_after_a_computation_and_not_after_a_hit(monkeypatch
     view(5)
     assert len(trims) == 1
     view.clear()
-
-
-def test_what_is_alive_is_frozen_once_per_set_of_loaded_modules(monkeypatch):
-    """After a run that loaded new modules the living objects go to the permanent generation
-    (Streamlit's full collection after every run then skips them); with no new module, nothing
-    is collected or frozen again."""
-    import gc
-    import sys
-    import types
-
-    collections, freezes = [], []
-    monkeypatch.setattr(memory._Frozen, "modules", 0)
-    monkeypatch.setattr(gc, "collect", lambda *a: collections.append(a) or 0)
-    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
-    memory.freeze_loaded_code()
-    assert len(collections) == 1 and len(freezes) == 1
-    memory.freeze_loaded_code()  # nothing new imported
-    assert len(collections) == 1 and len(freezes) == 1
-    monkeypatch.setitem(sys.modules, "a_module_a_page_imported", types.ModuleType("m"))
-    memory.freeze_loaded_code()
-    assert len(collections) == 2 and len(freezes) == 2
