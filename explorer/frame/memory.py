@@ -69,8 +69,8 @@ HEADROOM_BYTES = 128 * 2**20
 # without, measured with the server's RssAnon).
 COMPUTED_S = 0.02
 # How long a view waits for memory being released (other sessions' messages being sent, garbage
-# collected) before it is refused; short, since it holds the view slot while it waits.
-ADMIT_WAIT_S = 2.0
+# collected) before it is refused.
+ADMIT_WAIT_S = 15.0
 
 VIEW_SLOT = threading.RLock()  # one page run or fragment rerun at a time in the whole process
 COMPUTE_SLOT = threading.RLock()  # one computation at a time in the whole process
