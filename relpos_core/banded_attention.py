@@ -29,6 +29,7 @@ import torch
 
 from relpos_core.banded import Strips, add_by_bucket, block_rows, bucket_mass
 from relpos_core.lookup import clip_distance_from_table
+from relpos_core.regions import region_attention, regions_apply
 
 _softmax_out = torch.ops.aten._softmax.out  # softmax into a given buffer: the block in place
 
@@ -53,6 +54,8 @@ def banded_attention(
     weights the call is one ``relpos::banded_attention`` op: opaque to ``torch.compile``
     (its Python loops over blocks are not traced), with its fake and its backward registered.
     """
+    if not return_weights and regions_apply(q, k, v, table_k, allowed, query_offset, dropout_p):
+        return region_attention(q, k, v, table_k, table_v, causal)  # the flash kernel's speed
     seed = None
     if dropout_p > 0:  # one draw from the caller's generator (or the global one, as nn.Dropout)
         where = generator.device if generator is not None else "cpu"

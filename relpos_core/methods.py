@@ -27,6 +27,7 @@ from relpos_core.banded import STRIP_ROWS, banded_logits, banded_values, block_r
 from relpos_core.checks import check_bool, check_device, check_int
 from relpos_core.flex import BAND_ROWS, flex_available
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
+from relpos_core.regions import region_bytes
 from relpos_core.skew import absolute_to_relative_unmasked, skew_embeddings_unguarded, skew_unmasked
 
 INDEX_BYTES = 8  # int64
@@ -52,6 +53,8 @@ class Sizes:
     tables: int  # (2k+1, d) and (2k+1, d_v) floats: both tables (a copy, their gradients)
     strips: int  # int64 indices of the banded strips that differ (``banded.Strips``)
     band: int = 0  # (b, h, n_q, BAND_ROWS + 2k - 2) floats, at least float32: ``flex``'s band
+    regions: int = 0  # peak of the region split (``regions``) forward, self-attention only
+    regions_grad: int = 0  # the same with its backward
 
     @classmethod
     def of(cls, shape: tuple[int, int, int, int, int, int], k: int, itemsize: int) -> Sizes:
@@ -79,6 +82,8 @@ class Sizes:
             # about k / STRIP_ROWS + 2 strips at each end, each STRIP_ROWS x (STRIP_ROWS + 2k)
             strips=INDEX_BYTES * min(n_q, 2 * k + 6 * STRIP_ROWS) * min(n_k, STRIP_ROWS + 2 * k),
             band=bh * (-(-n_q // band_rows) * band_rows) * (band_rows + 2 * k) * max(itemsize, 4),
+            regions=region_bytes(b, h, n_q, d, d_v, k, itemsize, False) if n_q == n_k else 0,
+            regions_grad=region_bytes(b, h, n_q, d, d_v, k, itemsize, True) if n_q == n_k else 0,
         )
 
 
@@ -358,8 +363,16 @@ class Banded(Method):
         (and dropout's keep-mask beside it), each block's output and bucket mass (and their
         concatenation), the rows' log-sum-exp, and the weights if returned.
         Backward: the block buffers for P and dP (and the keep-mask), the gradients of q, k,
-        v, the scaled queries, and the bucket terms of the output gradient.
+        v, the scaled queries, and the bucket terms of the output gradient. Without weights
+        or dropout, self-attention may run the region split (``regions``): the larger of the
+        two bounds.
         """
+        if not return_weights and not dropout:  # the region split may run instead
+            regions = s.regions_grad if grad else s.regions
+            return max(regions, self._blocked_bytes(s, grad, return_weights, dropout))
+        return self._blocked_bytes(s, grad, return_weights, dropout)
+
+    def _blocked_bytes(self, s: Sizes, grad: bool, return_weights: bool, dropout: bool) -> int:
         blocks = 2 if dropout else 1
         vectors = s.queries + s.keys + s.values + s.output
         forward = s.queries + 3 * s.buckets + 2 * s.output + blocks * s.block + s.strips

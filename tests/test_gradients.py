@@ -50,8 +50,10 @@ def padding(lengths, n_k):
 
 
 def is_fused(out: torch.Tensor) -> bool:
-    """The output comes from the ``relpos::banded_attention`` op's registered backward."""
-    return "relpos_banded_attention" in type(out.grad_fn).__name__
+    """The output comes from a fused backward: the ``relpos::banded_attention`` op's, or the
+    region split's (``relpos_core.regions``, self-attention without a mask on the CPU)."""
+    name = type(out.grad_fn).__name__
+    return "relpos_banded_attention" in name or name == "_RegionAttentionBackward"
 
 
 def banded(**options):

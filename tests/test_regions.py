@@ -1,0 +1,98 @@
+"""The region split (``relpos_core.regions``) and the causal pieces under it
+(``relpos_core.triangle``) against the definition, forward and backward, in float64, at the
+sizes where their blocks and pieces change shape."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from relpos_core import relative_attention
+from relpos_core.regions import BLOCK_ROWS, region_attention, regions_apply
+from relpos_core.triangle import LEAF, causal_attention, causal_attention_backward
+
+F64 = torch.float64
+
+
+def definition(q, k, v, table_k, table_v, causal):
+    """Shaw et al.'s eqs. 3-5 written out: a^K, a^V gathered for every pair."""
+    n, d = q.shape[-2:]
+    kk = (table_k.shape[0] - 1) // 2
+    r = torch.arange(n)[None, :] - torch.arange(n)[:, None]  # j - i
+    index = r.clamp(-kk, kk) + kk
+    e = q @ k.transpose(-1, -2) + torch.einsum("bhid,ijd->bhij", q, table_k[index])
+    e = e / math.sqrt(d)
+    if causal:
+        e = e.masked_fill(r > 0, float("-inf"))
+    a = e.softmax(-1)
+    return a @ v + torch.einsum("bhij,ije->bhie", a, table_v[index])
+
+
+def inputs(b, h, n, d, kk, seed):
+    gen = torch.Generator().manual_seed(seed)
+    shapes = [(b, h, n, d)] * 3 + [(2 * kk + 1, d)] * 2
+    return [torch.randn(s, generator=gen, dtype=F64, requires_grad=True) for s in shapes]
+
+
+def grads(fn, tensors, seed=0):
+    out = fn(*tensors)
+    weight = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=F64)
+    return out, torch.autograd.grad((out * weight).sum(), tensors)
+
+
+# (n, k): the band's blocks (BLOCK_ROWS) and the far triangles' pieces (LEAF) on both sides of
+# their boundaries, k = 0, and k = n - 2 (far regions of one cell)
+SIZES = [(2, 0), (5, 1), (BLOCK_ROWS, 3), (BLOCK_ROWS + 1, 40), (2 * LEAF + 9, 2),
+         (LEAF + 2, 0), (300, 298), (3 * LEAF + 1, 16)]  # fmt: skip
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(("n", "kk"), SIZES)
+def test_regions_equal_the_definition_forward_and_backward(n, kk, causal):
+    tensors = inputs(2, 2, n, 3, kk, seed=n + kk)
+    out, got = grads(lambda *t: region_attention(*t, causal), tensors)
+    want_out, want = grads(lambda *t: definition(*t, causal), tensors)
+    torch.testing.assert_close(out, want_out, rtol=1e-10, atol=1e-12)
+    for name, g, w in zip(("q", "k", "v", "table_k", "table_v"), got, want, strict=True):
+        torch.testing.assert_close(g, w, rtol=1e-9, atol=1e-11, msg=f"d/d{name}")
+
+
+def test_regions_pass_gradcheck():
+    tensors = inputs(1, 2, 9, 2, 2, seed=3)
+    for causal in (False, True):
+        assert torch.autograd.gradcheck(
+            lambda *t, causal=causal: region_attention(*t, causal), tensors
+        )
+
+
+@pytest.mark.parametrize("m", [1, LEAF - 1, LEAF, LEAF + 1, 3 * LEAF + 5])
+def test_causal_pieces_equal_causal_attention_and_its_log_sum_exp(m):
+    q, k, v = inputs(2, 3, m, 4, 0, seed=m)[:3]
+    scale = 0.4
+    e = (q @ k.transpose(-1, -2) * scale).masked_fill(torch.ones(m, m).triu(1).bool(), -math.inf)
+    out, lse = causal_attention(q, k, v, scale)
+    torch.testing.assert_close(lse, e.logsumexp(-1))
+    torch.testing.assert_close(out, e.softmax(-1) @ v)
+    g = torch.randn(out.shape, dtype=F64, generator=torch.Generator().manual_seed(1))
+    want = torch.autograd.grad((e.softmax(-1) @ v * g).sum(), (q, k, v))
+    got = [torch.ones_like(t) for t in (q, k, v)]  # the pieces add to what is there
+    causal_attention_backward(g, *(t.detach() for t in (q, k, v, out, lse)), scale, got)
+    want = [w + 1 for w in want]
+    for name, a, b in zip("qkv", got, want, strict=True):
+        torch.testing.assert_close(a, b, msg=f"d/d{name}")
+
+
+def test_relative_attention_runs_the_regions_where_they_apply_and_blocks_elsewhere():
+    q, k, v, tk, tv = inputs(1, 2, 20, 4, 3, seed=5)
+    fused = relative_attention(q, k, v, tk, tv, method="banded")
+    assert type(fused.grad_fn).__name__ == "_RegionAttentionBackward"
+    torch.testing.assert_close(fused, definition(q, k, v, tk, tv, False))
+    mask = torch.ones(20, 20, dtype=torch.bool)
+    for options in ({"mask": mask}, {"dropout_p": 0.1}):
+        out = relative_attention(q, k, v, tk, tv, method="banded", **options)
+        assert "relpos_banded_attention" in type(out.grad_fn).__name__
+    assert not regions_apply(q, k, v[..., :3], tk, None, 0, 0.0)  # d_v != d
+    assert not regions_apply(q[:, :, 1:], k, v, tk, None, 1, 0.0)  # cross lengths, offset
+    assert not regions_apply(q[..., :4], k, v, torch.zeros(41, 4, dtype=F64), None, 0, 0.0)
