@@ -11,6 +11,9 @@ Hypotheses, each measured on the cells drawn:
     even         every key seen alike:      evenness = mean over rows of H(p_i) / log(m_i),
                                                     p_i row i's weights, m_i the keys it sees
 
+A hypothesis stands out when its share is at least STANDOUT times the share an even spread
+would give the same cells (mean over its rows of 1 / m_i), and at least NOTICE.
+
 Only rows that see two keys or more count: a row with one key has no choice (row 0 under a
 causal mask). On a window from ``offset`` > 0 every row also sees keys 0..offset-1 before it (a
 causal or padding mask hides later keys only), so each row with a key drawn counts; its
@@ -24,10 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# The thresholds that pick the words (the number itself is always stated):
-FOCUS = 0.5  # a distance or key with at least half a row's weight on average names the head
-EVEN = 0.9  # else rows whose entropy is on average >= 90% of log(keys seen) spread ~evenly
+# The thresholds that pick the words (the numbers themselves are always stated):
 SUPPORT = 0.5  # a hypothesis counts when it is defined on at least half the rows that count
+STANDOUT = 2.0  # it stands out with at least twice the share an even spread gives its cells
+NOTICE = 0.1  # and at least 10% of a row's weight: 1% on one key of 300 is no pattern to read
+FOCUS = 0.5  # one that stands out with at least half a row's weight on average names the head
+EVEN = 0.85  # else, with none standing out, an entropy >= 85% of log(keys) on average is even
 
 
 @dataclass(frozen=True)
@@ -36,11 +41,14 @@ class Hypothesis:
     at: int  # r, or the key's position (offset included)
     share: float  # mean over ``rows`` of the weight on that cell
     rows: tuple[int, ...]  # the query positions averaged over (offset included)
+    even_share: float  # the same mean had each row spread its weight drawn evenly: 1 / keys
 
 
 @dataclass(frozen=True)
 class HeadReading:
-    pattern: str  # "distance", "key", "even", "mixed", or "none" (no row has a choice)
+    # "distance" or "key" (the best stands out and holds half the weight or more), "leans" (it
+    # stands out with less), "even" or "mixed" (nothing stands out), "none" (no row has a choice)
+    pattern: str
     best: Hypothesis | None  # the counted hypothesis with the largest share
     evenness: float  # mean over ``even_rows`` of H / log(keys seen); NaN when none
     even_rows: tuple[int, ...]
@@ -87,25 +95,23 @@ def read_head(
         if n >= need
     ]
     share, _, _, kind, at = max(candidates)
-    cells = valid & (
-        (np.arange(cols)[None, :] - np.arange(rows)[:, None] == at)
-        if kind == "distance"
-        else (np.arange(cols)[None, :] == at)
-    )
+    j, i = np.arange(cols)[None, :], np.arange(rows)[:, None]
+    on = np.flatnonzero((valid & ((j - i == at) if kind == "distance" else (j == at))).any(1))
+    # an even spread of row i's drawn weight gives each of its keys drawn total_i / keys_i
+    even_share = float(np.mean(w[on].sum(1, where=valid[on]) / keys[on]))
     best = Hypothesis(
         kind,
         at + offset * (kind == "key"),
         float(share),
-        tuple(int(i) + offset for i in np.flatnonzero(cells.any(1))),
+        tuple(int(row) + offset for row in on),
+        even_share,
     )
 
     evenness, even_rows = _evenness(w, valid)
-    if share >= FOCUS:
-        pattern = kind
-    elif evenness >= EVEN:
-        pattern = "even"
+    if share >= max(STANDOUT * even_share, NOTICE):  # the head follows this distance or key
+        pattern = kind if share >= FOCUS else "leans"
     else:
-        pattern = "mixed"
+        pattern = "even" if evenness >= EVEN else "mixed"
     return HeadReading(pattern, best, evenness, tuple(int(i) + offset for i in even_rows))
 
 

@@ -8,7 +8,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from explorer.figures.beyond_reading import Beyond, read_beyond
-from explorer.figures.head_reading import HeadReading, Hypothesis, read_head, spans
+from explorer.figures.head_reading import (
+    NOTICE,
+    STANDOUT,
+    HeadReading,
+    Hypothesis,
+    read_head,
+    spans,
+)
 
 
 def distance_word(r: int, unit: str = "position") -> str:
@@ -97,34 +104,44 @@ def head_note(
     reading: HeadReading, head: int, unit: str = "position", labels: Sequence[str] = ()
 ) -> str:
     """Where head ``head`` puts its weight, from :func:`read_head`: the distance or fixed key
-    with the most weight, or an even spread, with its number and the query rows it averages.
+    it follows, or an even spread, with its numbers and the query rows they average over.
 
     >>> print(head_note(read_head(np.eye(4, k=-1)), 2))
     head 2 puts 100% of a row's weight on the previous position (j - i = -1), on average over
     query rows 1-3.
     """
     best = reading.best
-    even = percent(reading.evenness) if reading.even_rows else ""
     if best is None:
         return f"head {head}: no query row sees more than one key, so none has a choice to show."
     over = f"on average over query row{'s' * (len(best.rows) > 1)} {spans(best.rows)}"
     where = _where(best, unit, labels)
-    if reading.pattern in ("distance", "key"):
-        return f"head {head} puts {percent(best.share)} of a row's weight on {where}, {over}."
     entropy = (
-        f"a row's entropy is on average {even} of an even spread's (log of the keys it sees)"
+        f"a row's entropy is on average {percent(reading.evenness)} of an even spread's "
+        "(log of the keys it sees)"
         if reading.even_rows
         else "no row has two keys drawn to measure its spread"
     )
-    if reading.pattern == "even":
-        rows = spans(reading.even_rows)
+    if reading.pattern in ("distance", "key"):
+        return f"head {head} puts {percent(best.share)} of a row's weight on {where}, {over}."
+    if reading.pattern == "leans":
         return (
-            f"head {head} spreads its weight {'evenly' if even == '100%' else 'close to evenly'} "
-            f"over the keys each row sees: {entropy}, over query rows {rows}."
+            f"head {head} leans on {where}: {percent(best.share)} of a row's weight {over}, "
+            f"where an even spread puts {percent(best.even_share)}; {entropy}."
         )
+    if reading.pattern == "even":
+        evenly = "evenly" if percent(reading.evenness) == "100%" else "close to evenly"
+        return (
+            f"head {head} spreads its weight {evenly} over the keys each row sees: {entropy}, "
+            f"over query rows {spans(reading.even_rows)}."
+        )
+    small = (
+        f"under twice the {percent(best.even_share)} an even spread puts there"
+        if best.share < STANDOUT * best.even_share
+        else f"under {percent(NOTICE)} of a row's weight"
+    )
     return (
-        f"head {head} gives no distance or key most of a row's weight: the most is "
-        f"{percent(best.share)}, on {where}, {over}; {entropy}."
+        f"head {head} follows no one distance or key: the most, {percent(best.share)} of a "
+        f"row's weight {over} on {where}, is {small}; {entropy}."
     )
 
 
@@ -159,7 +176,11 @@ def head_short(reading: HeadReading) -> str:
     if reading.pattern == "even":
         return f"even (entropy {percent(reading.evenness)})"
     if reading.pattern == "mixed":
-        return f"spread: at most {percent(best.share)} on {cell}"
+        return "no one pattern" + (
+            f" (entropy {percent(reading.evenness)})" if reading.even_rows else ""
+        )
+    if reading.pattern == "leans":
+        return f"{percent(best.share)} on {cell} (even: {percent(best.even_share)})"
     return f"{percent(best.share)} on {cell}"
 
 
