@@ -29,7 +29,7 @@ import numpy as np
 
 # The thresholds that pick the words (the numbers themselves are always stated):
 SUPPORT = 0.5  # a hypothesis counts when it is defined on at least half the rows that count
-STANDOUT = 2.0  # it stands out with at least twice the share an even spread gives its cells
+STANDOUT = 1.5  # it stands out with at least 1.5 times the share an even spread gives its cells
 NOTICE = 0.1  # and at least 10% of a row's weight: 1% on one key of 300 is no pattern to read
 FOCUS = 0.5  # one that stands out with at least half a row's weight on average names the head
 EVEN = 0.85  # else, with none standing out, an entropy >= 85% of log(keys) on average is even

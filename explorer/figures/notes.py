@@ -112,7 +112,7 @@ def head_note(
     """
     best = reading.best
     if best is None:
-        return f"head {head}: no query row sees more than one key, so none has a choice to show."
+        return f"head {head}: no query row sees two keys or more, so none has a choice to make."
     over = f"on average over query row{'s' * (len(best.rows) > 1)} {spans(best.rows)}"
     where = _where(best, unit, labels)
     entropy = (
@@ -132,10 +132,10 @@ def head_note(
         evenly = "evenly" if percent(reading.evenness) == "100%" else "close to evenly"
         return (
             f"head {head} spreads its weight {evenly} over the keys each row sees: {entropy}, "
-            f"over query rows {spans(reading.even_rows)}."
+            f"over query row{'s' * (len(reading.even_rows) > 1)} {spans(reading.even_rows)}."
         )
     small = (
-        f"under twice the {percent(best.even_share)} an even spread puts there"
+        f"under {STANDOUT:g} times the {percent(best.even_share)} an even spread puts there"
         if best.share < STANDOUT * best.even_share
         else f"under {percent(NOTICE)} of a row's weight"
     )

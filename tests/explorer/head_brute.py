@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 # the thresholds explorer/figures/head_reading.py states
-FOCUS, EVEN, STANDOUT, NOTICE = 0.5, 0.85, 2.0, 0.1
+FOCUS, EVEN, STANDOUT, NOTICE = 0.5, 0.85, 1.5, 0.1
 
 
 def brute_reading(weights: np.ndarray, visible: np.ndarray | None = None, offset: int = 0) -> dict:
@@ -20,7 +20,7 @@ def brute_reading(weights: np.ndarray, visible: np.ndarray | None = None, offset
     see key i + r; key c: mean of w[i, c] over the counted rows that see key c; a hypothesis is
     kept when it has at least half the counted rows. Evenness: mean over rows with two keys
     drawn of -sum p log p / log(keys), p the row renormalised over its keys drawn. The best
-    stands out with twice the share an even spread gives its cells and 10% at least; it names
+    stands out with 1.5 times the share an even spread gives its cells and 10% at least; it names
     the head with half a row's weight or more, else the head leans on it; with none standing
     out, the head is even at an evenness of 85% or more.
     """
@@ -100,7 +100,7 @@ def parse_head_note(note: str) -> dict:
         out["pattern"] = "even"
         out["even_rows"] = span_list(m.group(1))
         return out
-    if m := re.search(r"(?:an even spread puts|under twice the) ([\d.]+)%", note):
+    if m := re.search(r"(?:an even spread puts|times the) ([\d.]+)%", note):
         out["even_share"] = float(m.group(1)) / 100
     cell = re.search(r"\((j - i = (-?\d+)|j = (\d+))", note)
     assert cell, note
