@@ -12,7 +12,8 @@ Hypotheses, each measured on the cells drawn:
                                                     p_i row i's weights, m_i the keys it sees
 
 A hypothesis stands out when its share is at least STANDOUT times the share an even spread
-would give the same cells (mean over its rows of 1 / m_i), and at least NOTICE.
+would give the same cells (mean over its rows of the row's weight drawn / m_i, which is 1 / m_i
+when the whole row is drawn), and at least NOTICE.
 
 Only rows that see two keys or more count: a row with one key has no choice (row 0 under a
 causal mask). On a window from ``offset`` > 0 every row also sees keys 0..offset-1 before it (a

@@ -11,7 +11,7 @@ from explorer.figures.notes import band_note, clip_note
 from relpos_lab.family import results
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe
-from tests.app.conftest import assert_clean, open_page
+from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import panel_z
 from tests.explorer.head_brute import assert_note_reads, brute_reading, parse_head_note
 
@@ -75,7 +75,8 @@ def test_the_multihead_note_names_the_fixed_key_trained_head_1_reads() -> None:
         assert_note_reads(sentence, brute_reading(weights))
     head_1 = brute_reading(panel_z(at, "multihead_weights", 1).astype(np.float64))
     assert (head_1["kind"], head_1["at"]) == ("key", 1) and head_1["share"] > 0.8
-    assert "one fixed character (j = 1, 'h') whatever the query" in sentences[1]
+    key_1 = chart_spec(at, "multihead_weights")["layout"]["xaxis"]["ticktext"][1]
+    assert f"one fixed character (j = 1, '{key_1}') whatever the query" in sentences[1]
 
 
 @pytest.mark.parametrize("mask", ["padding", "causal-padding"])
@@ -148,7 +149,8 @@ def test_the_compare_note_names_the_first_token_trained_rope_reads() -> None:
     assert (rope["kind"], rope["at"], rope["pattern"]) == ("key", 0, "key")
     note = next(text for text in plain_infos(at) if text.startswith("A, "))
     assert "B, RoPE: head 0 puts " in note
-    assert "the first character (j = 0) whatever the query" in note.split(" B, ")[1]
+    key_0 = chart_spec(at, "compare_weights")["layout"]["xaxis"]["ticktext"][0]  # its label
+    assert f"the first character (j = 0, '{key_0}') whatever the query" in note.split(" B, ")[1]
 
 
 def test_the_skew_note_reads_the_trained_models_relative_logits() -> None:

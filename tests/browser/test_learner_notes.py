@@ -23,6 +23,12 @@ def drawn_panels(page: Page, key: str) -> list[np.ndarray]:
     return [np.asarray(z, dtype=np.float64) for z in chart.evaluate(PANELS_JS)]
 
 
+def key_labels(page: Page, key: str) -> list[str]:
+    """The key axis' tick labels of the chart with key ``chart_<key>``, as plotly drew them."""
+    chart = page.locator(f".st-key-chart_{key} .js-plotly-plot")
+    return chart.evaluate("el => Array.from(el._fullLayout.xaxis.ticktext)")
+
+
 def info_text(page: Page, starts: str) -> str:
     """The text of the info box that starts with ``starts``, as shown."""
     box = page.locator('[data-testid="stAlertContentInfo"]').filter(has_text=starts).first
@@ -47,7 +53,8 @@ def test_multihead_trained_note_names_the_fixed_key_head_1_reads(
     assert head_1["kind"] == "key" and head_1["share"] > 0.8  # a fixed key, not a distance
     said = parse_head_note(sentences[1])
     assert (said["kind"], said["at"], said["pattern"]) == ("key", head_1["at"], "key")
-    assert "whatever the query" in sentences[1]
+    key = key_labels(page, "multihead_weights")[head_1["at"]]
+    assert f"one fixed character (j = {head_1['at']}, '{key}') whatever the query" in sentences[1]
 
 
 def test_compare_trained_note_names_the_first_token_rope_reads(
@@ -62,7 +69,8 @@ def test_compare_trained_note_names_the_first_token_rope_reads(
     assert_note_reads(second, brute_reading(rope))
     rope_reading = brute_reading(rope)
     assert (rope_reading["kind"], rope_reading["at"]) == ("key", 0)
-    assert "the first character (j = 0) whatever the query" in second
+    key_0 = key_labels(page, "compare_weights")[0]  # the key axis' label, as drawn
+    assert f"the first character (j = 0, '{key_0}') whatever the query" in second
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 
