@@ -5,12 +5,13 @@ import streamlit as st
 
 from explorer.figures import formulas
 from explorer.figures.draw import figure, weights_caption, window_caption
-from explorer.figures.notes import focus_note
+from explorer.figures.notes import weights_note
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import head_picker, md_escape
 from explorer.stories.family import exports, panels, text, views
 from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
+from explorer.weights.example import axis_labels
 from explorer.weights.schemes import SCHEME_LABELS
 from explorer.weights.source import weights_of
 from relpos_core.schemes import SCHEMES
@@ -50,9 +51,13 @@ window_caption(params)
 both = views.compare_view(params, settings.config(a, params), settings.config(b, params))
 side_by_side = panels.compare_weights(params, both, a, b, head)
 figure(side_by_side.figure, "compare_weights", shape=(2, n, n), caption=side_by_side.caption)
+labels = axis_labels(params)[1] if weights.trained or params.tokens else ()  # not k0, k1..
+notes = [
+    weights_note(w[head], head, offset=start, unit=weights.unit, labels=labels)
+    for w in (both.weights_a, both.weights_b)
+]
 st.info(
-    f"A, {LABELS[a]}: {focus_note(both.weights_a[head], head)} B, {LABELS[b]}: "
-    f"{focus_note(both.weights_b[head], head)}"
+    md_escape(f"A, {LABELS[a]}: {notes[0]} B, {LABELS[b]}: {notes[1]}")
     + (" Read on the window." if params.windowed else ""),
     icon=":material/lightbulb:",
 )

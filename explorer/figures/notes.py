@@ -3,22 +3,48 @@ one sentence out). Each page puts the sentence under the figure it reads."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from explorer.figures.beyond_reading import Beyond, read_beyond
+from explorer.figures.head_reading import (
+    NOTICE,
+    STANDOUT,
+    HeadReading,
+    Hypothesis,
+    read_head,
+    spans,
+)
 
-def distance_word(r: int) -> str:
+
+def distance_word(r: int, unit: str = "position") -> str:
     """j - i in words: 'the same position', 'the previous position', '3 positions back'.
 
-    >>> distance_word(-1), distance_word(0), distance_word(4)
-    ('the previous position', 'the same position', '4 positions ahead')
+    >>> distance_word(-1), distance_word(0), distance_word(4, "character")
+    ('the previous position', 'the same position', '4 characters ahead')
     """
     if r == 0:
-        return "the same position"
+        return f"the same {unit}"
     if r == -1:
-        return "the previous position"
+        return f"the previous {unit}"
     if r == 1:
-        return "the next position"
-    return f"{abs(r)} positions {'back' if r < 0 else 'ahead'}"
+        return f"the next {unit}"
+    return f"{abs(r)} {unit}s {'back' if r < 0 else 'ahead'}"
+
+
+def percent(x: float) -> str:
+    """A share as a percentage that stays true: '100%' and '0%' only when exact.
+
+    >>> percent(0.26), percent(0.9996), percent(0.004), percent(1.0), percent(0.0)
+    ('26%', '99.96%', '0.4%', '100%', '0%')
+    """
+    x = float(np.round(x, 12))  # a sum of float weights that is 1 up to rounding is 1
+    for digits in range(4):
+        text = f"{100 * x:.{digits}f}"
+        if float(text) not in (0.0, 100.0) or x in (0.0, 1.0):
+            return f"{text}%"
+    return "under 0.001%" if x < 0.5 else "over 99.999%"
 
 
 def clip_note(n: int, k: int) -> str:
@@ -65,57 +91,154 @@ def band_note(n: int, k: int) -> str:
     )
 
 
-def focus_note(weights: np.ndarray, head: int, offset: int = 0) -> str:
-    """Where head ``head`` puts its weight on average: the distance j - i with the most weight.
+def _where(best: Hypothesis, unit: str, labels: Sequence[str]) -> str:
+    """The cell a hypothesis names: a distance, the first token, or one fixed key."""
+    if best.kind == "distance":
+        return f"{distance_word(best.at, unit)} (j - i = {best.at})"
+    name = f"j = {best.at}" + (f", '{labels[best.at]}'" if best.at < len(labels) else "")
+    which = f"the first {unit}" if best.at == 0 else f"one fixed {unit}"
+    return f"{which} ({name}) whatever the query"
 
-    ``weights`` (W, W) of the window whose first query and key sit at position ``offset``;
-    NaN cells are masked. The share is the mean over query rows of the weight at that distance.
 
-    >>> focus_note(np.eye(4, k=-1), 2)[:60]
-    'head 2 puts 75 % of its weight on the previous position (j -'
+def head_note(
+    reading: HeadReading, head: int, unit: str = "position", labels: Sequence[str] = ()
+) -> str:
+    """Where head ``head`` puts its weight, from :func:`read_head`: the distance or fixed key
+    it follows, or an even spread, with its numbers and the query rows they average over.
+
+    >>> print(head_note(read_head(np.eye(4, k=-1)), 2))
+    head 2 puts 100% of a row's weight on the previous position (j - i = -1), on average over
+    query rows 1-3.
     """
-    w = np.nan_to_num(np.asarray(weights, dtype=np.float64), nan=0.0)
-    rows, cols = w.shape
-    distance = np.arange(cols)[None, :] - np.arange(rows)[:, None]  # j - i, from -(rows - 1)
-    mass = np.bincount((distance + rows - 1).ravel(), weights=w.ravel(), minlength=rows + cols)
-    best = int(np.argmax(mass))
-    share, r = mass[best] / rows, best - (rows - 1)
+    best = reading.best
+    if best is None:
+        return f"head {head}: no query row sees two keys or more, so none has a choice to make."
+    over = f"on average over query row{'s' * (len(best.rows) > 1)} {spans(best.rows)}"
+    where = _where(best, unit, labels)
+    entropy = (
+        f"a row's entropy is on average {percent(reading.evenness)} of an even spread's "
+        "(log of the keys it sees)"
+        if reading.even_rows
+        else "no row has two keys drawn to measure its spread"
+    )
+    if reading.pattern in ("distance", "key"):
+        return f"head {head} puts {percent(best.share)} of a row's weight on {where}, {over}."
+    if reading.pattern == "leans":
+        return (
+            f"head {head} leans on {where}: {percent(best.share)} of a row's weight {over}, "
+            f"where an even spread puts {percent(best.even_share)}; {entropy}."
+        )
+    if reading.pattern == "even":
+        evenly = "evenly" if percent(reading.evenness) == "100%" else "close to evenly"
+        return (
+            f"head {head} spreads its weight {evenly} over the keys each row sees: {entropy}, "
+            f"over query row{'s' * (len(reading.even_rows) > 1)} {spans(reading.even_rows)}."
+        )
+    small = (
+        f"under {STANDOUT:g} times the {percent(best.even_share)} an even spread puts there"
+        if best.share < STANDOUT * best.even_share
+        else f"under {percent(NOTICE)} of a row's weight"
+    )
     return (
-        f"head {head} puts {100 * share:.0f} % of its weight on {distance_word(r)} "
-        f"(j - i = {r}), on average over the {rows} query rows."
+        f"head {head} follows no one distance or key: the most, {percent(best.share)} of a "
+        f"row's weight {over} on {where}, is {small}; {entropy}."
     )
 
 
-FLAT = 0.02  # a change beyond the training length under 2 % of the range within reads as flat
+def weights_note(
+    weights: np.ndarray,
+    head: int,
+    *,
+    visible: np.ndarray | None = None,
+    offset: int = 0,
+    unit: str = "position",
+    labels: Sequence[str] = (),
+) -> str:
+    """:func:`head_note` of the weights drawn (see :func:`read_head` for the arguments).
+
+    >>> print(weights_note(np.eye(3)[[0, 0, 0]], 1, unit="character", labels="abc"))
+    head 1 puts 100% of a row's weight on the first character (j = 0, 'a') whatever the query,
+    on average over query rows 0-2.
+    """
+    return head_note(read_head(weights, visible, offset), head, unit, labels)
+
+
+def head_short(reading: HeadReading) -> str:
+    """:func:`head_note` in one short line, to sit under a small map of the head.
+
+    >>> head_short(read_head(np.eye(4, k=-1))), head_short(read_head(np.full((3, 3), 1 / 3)))
+    ('100% on j - i = -1', 'even (entropy 100%)')
+    """
+    best = reading.best
+    if best is None:
+        return "no choice"
+    cell = f"j - i = {best.at}" if best.kind == "distance" else f"j = {best.at}"
+    if reading.pattern == "even":
+        return f"even (entropy {percent(reading.evenness)})"
+    if reading.pattern == "mixed":
+        return "no one pattern" + (
+            f" (entropy {percent(reading.evenness)})" if reading.even_rows else ""
+        )
+    if reading.pattern == "leans":
+        return f"{percent(best.share)} on {cell} (even: {percent(best.even_share)})"
+    return f"{percent(best.share)} on {cell}"
 
 
 def beyond_note(distance: np.ndarray, curves: dict[str, np.ndarray], context: int) -> str:
-    """How far each scheme's learned term moves past the distances training held.
+    """What each scheme's learned term does past the distances training held, read per head by
+    :func:`read_beyond` and said in logits per position or as a shape.
 
-    ``curves``: label -> (h, m) against ``distance`` (m,), j - i <= 0. Within: |j - i| <
-    context; the change beyond is the largest |t(r) - t(-(context - 1))| over the farther r,
-    both the largest over the heads.
+    ``curves``: label -> (h, m) against ``distance`` (m,), j - i <= 0.
 
-    >>> r = np.arange(-5, 1)
-    >>> beyond_note(r, {"flat": np.array([[1, 1, 1, 1, 0, 0.0]]), "ramp": r[None] * 1.0}, 3)
-    'Past |j - i| = 2: flat holds still (0% of its range within); ramp keeps moving (150%).'
+    >>> r = np.arange(-9, 1)
+    >>> print(beyond_note(r, {"clip": np.maximum(r, -2)[None] * 1.0, "ramp": r[None] * 2.0}, 3))
+    Past |j - i| = 2, the farthest a training window holds: clip holds its edge value out to
+    j - i = -9; ramp keeps falling by 2 logits per position further back.
     """
-    edge = -(context - 1)
-    inside, beyond = distance >= edge, distance < edge
-    at_edge = int(np.flatnonzero(distance == edge)[0])
     parts = []
     for label, values in curves.items():
-        within = np.ptp(values[:, inside], axis=1).max()
-        moved = np.abs(values[:, beyond] - values[:, at_edge : at_edge + 1]).max()
-        share = moved / within if within > 0 else 0.0
-        verb = "holds still" if share < FLAT else "keeps moving"
-        parts.append((verb, label, share))
-    ordered = sorted(parts, key=lambda p: p[2])
-    text = "; ".join(
-        f"{label} {verb} ({share:.0%}{' of its range within' if t == 0 else ''})"
-        for t, (verb, label, share) in enumerate(ordered)
+        read = [read_beyond(distance, v, context) for v in np.asarray(values)]
+        groups: dict[str, list[int]] = {}
+        for head, b in enumerate(read):
+            groups.setdefault(b.kind, []).append(head)
+        if len(groups) == 1:
+            parts.append(f"{label} {_beyond_phrase([read[h] for h in range(len(read))])}")
+            continue
+        said = [
+            f"head{'s' * (len(heads) > 1)} {', '.join(map(str, heads))} "
+            + _beyond_phrase([read[h] for h in heads])
+            for heads in groups.values()
+        ]
+        parts.append(f"{label}: " + ", ".join(said))
+    return (
+        f"Past |j - i| = {context - 1}, the farthest a training window holds: "
+        + "; ".join(parts)
+        + "."
     )
-    return f"Past |j - i| = {context - 1}: {text}."
+
+
+def _beyond_phrase(read: list[Beyond]) -> str:
+    """What curves of one kind do beyond the edge, with the numbers that show it."""
+    first = read[0]
+    if first.kind == "holds":
+        return f"holds its edge value out to j - i = {first.end}"
+    if first.kind == "zero":
+        return f"drops to 0 at j - i = {first.edge - 1} and stays flat"
+    if first.kind == "linear":
+        sizes = sorted(abs(b.slope) for b in read)
+        size = f"{sizes[0]:.3g}" + (f" to {sizes[-1]:.3g}" if sizes[-1] > sizes[0] else "")
+        verb = "falling" if all(b.slope < 0 for b in read) else "changing"
+        per_head = " (one slope per head)" if len(set(sizes)) > 1 else ""
+        return f"keeps {verb} by {size} logits per position further back{per_head}"
+    if first.kind == "steps":
+        jumps = sorted({j for b in read for j in b.jumps}, reverse=True)
+        at = ", ".join(map(str, jumps)) if len(jumps) <= 6 else f"{jumps[0]}, ..., {jumps[-1]}"
+        return (
+            f"steps at {len(jumps)} distance{'s' * (len(jumps) > 1)} (j - i = {at}), then "
+            f"holds one value from {jumps[-1]} out to {first.end}"
+        )
+    beyond, within = max(b.span_beyond for b in read), max(b.span_within for b in read)
+    return f"keeps varying (a range of up to {beyond:.3g} logits beyond, {within:.3g} within)"
 
 
 def favoured_distance_note(

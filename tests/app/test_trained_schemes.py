@@ -17,6 +17,7 @@ from relpos_lab.family import load, results
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
 from tests.app.panels import array_of, panel_z
 from tests.app.test_trained_views import model_forward
+from tests.explorer.beyond_check import check_beyond_note
 
 CLOSE = {"rtol": 1e-4, "atol": 1e-5}
 TEXT = "def area(r):\n    return 3.14 * r * r"
@@ -100,6 +101,30 @@ def test_the_learned_terms_are_each_models_own_position_preference() -> None:
             np.testing.assert_allclose(array_of(trace["y"]), last[head].numpy(), **CLOSE)
     shapes = chart_spec(at, "family_learned")["layout"]["shapes"]
     assert {s["x1"] for s in shapes if s["type"] == "rect"} == {-(context - 1)}
-    note = " ".join(i.value for i in at.info).replace("\\", "")
-    assert f"Past |j - i| = {context - 1}:" in note
-    assert "Shaw, k = 2 holds still" in note and "ALiBi keeps moving" in note
+
+
+@pytest.mark.parametrize("layer", ["0", "1", "2"])
+@pytest.mark.parametrize("part", ["position only", "on the text"])
+def test_the_beyond_note_says_what_each_learned_curve_drawn_does(part: str, layer: str) -> None:
+    """Section 4's note, every claim checked on the curves the chart draws: past |j - i| = 63
+    Shaw's clipped table holds its edge value, Music Transformer's drops to 0, T5's buckets
+    step then hold, ALiBi falls by its slope per position, RoPE and Transformer-XL vary."""
+    at = open_page("family", weights="trained", k="2", learned_part=part, layer=layer)
+    assert_clean(at)
+    spec = chart_spec(at, "family_learned")
+    titles = [a["text"] for a in spec["layout"]["annotations"]][:6]  # one per small chart
+    traces = spec["data"]
+    distance = array_of(traces[0]["x"]).astype(np.int64)
+    curves = {
+        title.replace("&amp;", "&"): np.stack([array_of(t["y"]) for t in traces[4 * s : 4 * s + 4]])
+        for s, title in enumerate(titles)
+    }
+    context = results()["training"]["context"]
+    note = next(i.value for i in at.info if i.value.replace("\\", "").startswith("Past"))
+    said = check_beyond_note(note, distance, curves, context)
+    assert said["Music Transformer"] == f"drops to 0 at j - i = {-context} and stays flat"
+    assert said["T5"].startswith("steps at ") and said["ALiBi"].startswith("keeps falling by ")
+    assert said["RoPE"].startswith("keeps varying")
+    assert said["Transformer-XL"].startswith("keeps varying")
+    if part == "position only":  # q_i · w_-k: one vector for every farther pair
+        assert said["Shaw, k = 2"] == f"holds its edge value out to j - i = {-(LENGTH - 1)}"

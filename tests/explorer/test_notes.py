@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from explorer.figures.notes import band_note, clip_note, focus_note
+from explorer.figures.notes import band_note, clip_note
 
 
 def rows_read(n: int, k: int) -> set[int]:
@@ -36,24 +36,6 @@ def test_k0_says_softmax_ignores_the_relative_term() -> None:
     assert f"|j - i| < {3}" in band_note(8, 3)
 
 
-def test_focus_note_finds_the_distance_with_the_most_weight() -> None:
-    rng = np.random.default_rng(0)
-    w = rng.random((6, 6))
-    w[np.arange(1, 6), np.arange(0, 5)] += 5.0  # the previous position dominates
-    w[0, 3] = np.nan  # a masked cell counts as no weight
-    w = w / np.nansum(w, axis=1, keepdims=True)
-    by_distance = {}
-    for i in range(6):
-        for j in range(6):
-            if np.isfinite(w[i, j]):
-                by_distance[j - i] = by_distance.get(j - i, 0.0) + w[i, j] / 6
-    best = max(by_distance, key=by_distance.get)
-    assert best == -1
-    note = focus_note(w, 3)
-    assert note.startswith(f"head 3 puts {100 * by_distance[best]:.0f} % of its weight on ")
-    assert "the previous position (j - i = -1)" in note
-
-
 def test_favoured_distance_note_names_the_distance_with_the_largest_mean() -> None:
     from explorer.figures.notes import favoured_distance_note
 
@@ -69,14 +51,48 @@ def test_favoured_distance_note_names_the_distance_with_the_largest_mean() -> No
     assert f"smallest at j - i = {low} ({means[low]:.3g})" in note
 
 
-def test_beyond_note_measures_the_change_past_the_training_length() -> None:
-    from explorer.figures.notes import beyond_note
+def learned_like(r: np.ndarray, context: int) -> dict[str, np.ndarray]:
+    """Curves shaped like the family's learned terms: two heads each, j - i = r."""
+    edge = -(context - 1)
+    buckets = np.select([r >= edge - 3, r >= edge - 13, r >= edge - 30], [edge, 1.0, 2.0], 3.0)
+    return {
+        "clipped": np.stack([np.maximum(r, edge) * 0.5, np.maximum(r, edge) * -1.0]),
+        "zeroed": np.stack([np.where(r >= edge, r - 1.0, 0.0), np.where(r >= edge, 2.0, 0.0)]),
+        "ramp": np.stack([r * 0.25, r * 0.0625]),
+        "buckets": np.stack([np.where(r >= edge, r, buckets), -np.where(r >= edge, r, buckets)]),
+        "wave": np.stack([np.sin(r / 3.0), np.cos(r / 5.0)]),
+        "mixed": np.stack([np.maximum(r, edge) * 1.0, np.sin(r / 3.0)]),
+    }
 
-    r = np.arange(-9, 1)  # training length 4: |j - i| <= 3 seen
-    clipped = np.maximum(r, -2)[None] * 1.0  # a table clipped at 2: flat beyond
-    ramp = r[None] * 2.0  # ALiBi-like: keeps falling
-    note = beyond_note(r, {"clipped": clipped, "ramp": ramp}, 4)
-    # ramp: range within 6 (0 to -6), moves 12 more beyond (-6 to -18): 200 %
-    assert note == (
-        "Past |j - i| = 3: clipped holds still (0% of its range within); ramp keeps moving (200%)."
+
+def test_beyond_note_says_what_each_curve_does_past_the_training_length() -> None:
+    from explorer.figures.notes import beyond_note
+    from tests.explorer.beyond_check import check_beyond_note
+
+    r, context = np.arange(-80, 1), 16
+    curves = learned_like(r, context)
+    said = check_beyond_note(beyond_note(r, curves, context), r, curves, context)
+    assert said["clipped"] == "holds its edge value out to j - i = -80"
+    assert said["zeroed"] == "drops to 0 at j - i = -16 and stays flat"
+    assert said["ramp"].startswith("keeps falling by 0.0625 to 0.25 logits per position")
+    assert said["buckets"].startswith("steps at 3 distances (j - i = -19, -29, -46)")
+    assert said["wave"].startswith("keeps varying")
+    assert (
+        said["mixed"].startswith("head 0 holds its edge value")
+        and "head 1 keeps varying" in (said["mixed"])
     )
+
+
+def test_the_beyond_check_catches_a_false_claim() -> None:
+    """The checker itself: a note that calls a ramp flat, or a clip a ramp, is refused."""
+    from tests.explorer.beyond_check import check_beyond_note
+
+    r, context = np.arange(-20, 1), 4
+    ramp, clip = {"ramp": r[None] * 1.0}, {"clip": np.maximum(r, -3)[None] * 1.0}
+    with pytest.raises(AssertionError):
+        check_beyond_note("Past |j - i| = 3, the farthest a training window holds: ramp holds "
+                          "its edge value out to j - i = -20.", r, ramp, context)  # fmt: skip
+    falls = "clip keeps falling by 1 logits per position further back"
+    with pytest.raises(AssertionError):
+        check_beyond_note(f"Past |j - i| = 3, the farthest a training window holds: {falls}.",
+                          r, clip, context)  # fmt: skip

@@ -6,42 +6,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.figures.notes import distance_word
+from explorer.figures.notes import weights_note
 from explorer.stories.multihead.views import MultiHeadView
 
 
-def heads_note(weights: np.ndarray, unit: str = "position") -> str:
-    """Where each head puts its weight, read from the weights drawn (h, rows, cols): the
-    distance j - i, or the first key j = 0, with the most weight on average over query rows
-    1.. (row 0 may have a single key to see).
+def heads_note(
+    weights: np.ndarray, hidden: np.ndarray, unit: str = "position", labels: tuple[str, ...] = ()
+) -> str:
+    """Where each head puts its weight (h, rows, cols), hidden cells (rows, cols) exactly 0:
+    one sentence per head from the note engine every weights map uses (``weights_note``).
 
-    >>> w = np.stack([np.eye(3, k=-1) + np.eye(3) * [[1], [0], [0]], np.eye(3)])
-    >>> print(heads_note(w, "character"))
-    Over query rows 1-2: head 0 puts 100% of a row's weight on the previous character,
-    head 1 100% on the same character.
+    >>> w = np.stack([np.eye(3, k=-1) + np.eye(3) * [[1], [0], [0]], np.eye(3)[[0, 0, 0]]])
+    >>> print(heads_note(w, np.triu(np.ones((3, 3), dtype=bool), 1), "character"))
+    Head 0 puts 100% of a row's weight on the previous character (j - i = -1), on average
+    over query rows 1-2. Head 1 puts 100% of a row's weight on the first character (j = 0)
+    whatever the query, on average over query rows 1-2.
     """
-    h, rows, cols = weights.shape
     if not np.any(weights):
         return "Every key is hidden: no row has a key to attend to, and every weight is 0."
-    if rows < 2:
-        return "One query row: each head puts all its weight on the keys it sees."
-    w = np.asarray(weights[:, 1:], dtype=np.float64)  # (h, rows - 1, cols), rows 1..
-    i = np.arange(1, rows)[:, None]
-    distance = np.arange(cols)[None, :] - i  # j - i
-    parts = []
-    for head in range(h):
-        mass = {
-            int(r): w[head][distance == r].sum() / (rows - 1) for r in np.unique(distance)
-        }  # r -> mean over rows of the weight at j - i = r
-        best = max(mass, key=lambda r: (mass[r], -abs(r)))
-        first = w[head, :, 0].mean()
-        if first > mass[best] and cols > 1:
-            where, share = f"the first {unit} (j = 0)", first
-        else:
-            where, share = distance_word(best).replace("position", unit), mass[best]
-        parts.append(f"head {head} puts {share:.0%} of a row's weight on {where}")
-    parts[1:] = [p.replace(" puts", "", 1).replace(" of a row's weight", "") for p in parts[1:]]
-    return f"Over query rows 1-{rows - 1}: " + ", ".join(parts) + "."
+    notes = [
+        weights_note(w, head, visible=~hidden, unit=unit, labels=labels)
+        for head, w in enumerate(weights)
+    ]
+    return " ".join(note[:1].upper() + note[1:] for note in notes)
 
 
 def shares_note(head_share: np.ndarray) -> str:
@@ -91,7 +78,7 @@ def drawn_note(view: MultiHeadView, unit: str = "position") -> str:
     """With more keys than drawn (no look-ahead mask, long n): how much weight the drawn keys
     hold; else where each head puts its weight (:func:`heads_note`)."""
     if view.keys <= view.cols:
-        return heads_note(view.weights, unit)
+        return heads_note(view.weights, view.hidden, unit, view.labels)
     low, high = float(view.weight_drawn.min()), float(view.weight_drawn.max())
     return (
         f"No look-ahead mask: every query row spreads its weight over all {view.keys} keys, "

@@ -3,12 +3,14 @@ figures, written from the view's sizes."""
 
 from __future__ import annotations
 
-from explorer.figures.notes import band_note, clip_note, focus_note
+from explorer.figures.notes import band_note, clip_note, weights_note
 from explorer.figures.token_view import LINES_PER_HEAD, WEIGHT_MIN, TokenView
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
 from explorer.pair.definition import Pair
 from explorer.stories.shaw.views import AttentionView
+from explorer.weights.example import axis_labels
+from explorer.weights.source import weights_of
 
 # ---- lookup ---------------------------------------------------------------------------------
 
@@ -110,8 +112,14 @@ def attention_window(params: ViewParams) -> str:
 
 
 def focus_text(params: ViewParams, view: AttentionView, head: int) -> str:
-    """Where the head puts its weight, read on the window when there is one."""
-    return focus_note(view.weights, head) + (" Read on the window." if params.windowed else "")
+    """Where the head puts its weight (the note engine every weights map uses), read on the
+    window when there is one."""
+    unit, start = weights_of(params).unit, params.window[0]
+    labels = axis_labels(params)[1] if params.trained or params.tokens else ()  # not k0, k1..
+    note = weights_note(view.weights, head, offset=start, unit=unit, labels=labels)
+    return md_escape(
+        note[:1].upper() + note[1:] + (" Read on the window." if params.windowed else "")
+    )
 
 
 def weight_inside(view: AttentionView) -> str:
