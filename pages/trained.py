@@ -8,6 +8,7 @@ from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, md_escape
 from explorer.stories.generalization import plots, text, views
 from explorer.stories.generalization.controls import input_controls
+from explorer.weights.source import own_models_caption, weights_of
 
 params = current_params()  # the sidebar does not apply here; its weights go into the download
 
@@ -15,6 +16,7 @@ gen = views.generalization_view()
 k, shift = gen.config["k"], gen.task["shift"]
 
 st.title("Trained model")
+st.caption(own_models_caption(weights_of(params), text.MODELS, text.UNTRAINED))
 st.markdown(text.intro(gen))
 
 st.subheader("Length generalization")
