@@ -30,9 +30,9 @@ st.caption(text.weights_caption(weights))
 st.markdown(text.INTRO)
 st.latex(text.BAHDANAU)
 
-# ---- 1. the alignment a model learned ------------------------------------------------------
-st.header("1 · The alignment a copy model learned")
-st.markdown(text.TASK)
+# ---- 1. the copy model's alignment ----------------------------------------------------------
+st.header(text.alignment_heading(weights))
+st.markdown(text.task(weights))
 items_text = text_box(
     "input items (whole numbers, spaces between)", "items", views.ITEMS_DEFAULT, 80,
     help=text.ITEMS_HELP,
@@ -44,7 +44,7 @@ copy = views.copy_of(weights, items)
 chart(
     alignment_figure(copy), "basics_alignment", shape=copy.weights.shape, note=text.ALIGNMENT_NOTE
 )
-st.info(md_escape(notes.alignment_note(copy)), icon=":material/lightbulb:")
+st.info(md_escape(notes.alignment_note(copy, weights)), icon=":material/lightbulb:")
 agreement_badge("the model's scores e_ij vs the definition by loops", copy.additive_diff)
 st.caption(text.cross_attention(copy))
 
@@ -54,10 +54,10 @@ st.markdown(text.dot_product(copy))
 left, right = st.columns(2)
 with left:
     st.latex(text.ADDITIVE)
-    st.caption(text.additive_size(copy))
+    st.caption(text.additive_size(copy, weights))
 with right:
     st.latex(text.DOT)
-    st.caption(text.dot_size(copy))
+    st.caption(text.dot_size(copy, weights))
 for row in score_panels(copy):
     for column, (key, fig, shape) in zip(st.columns(2), row, strict=True):
         with column:
