@@ -8,6 +8,7 @@ from explorer.figures.draw import agreement_badge, chart, figure
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, int_slider, md_escape, text_box
+from explorer.pair.card import pair_note
 from explorer.stories.basics import download, notes, text, views
 from explorer.stories.basics.figures import alignment_figure, example_panels, score_panels
 from explorer.stories.basics.scaling import (
@@ -44,6 +45,7 @@ copy = views.copy_of(weights, items)
 chart(
     alignment_figure(copy), "basics_alignment", shape=copy.weights.shape, note=text.ALIGNMENT_NOTE
 )
+pair_note(text.COPY_FIGURES, *map(range, copy.weights.shape), names=("output", "input"))
 st.info(md_escape(notes.alignment_note(copy, weights)), icon=":material/lightbulb:")
 agreement_badge("the model's scores e_ij vs the definition by loops", copy.additive_diff)
 st.caption(text.cross_attention(copy))
@@ -89,6 +91,7 @@ for row in example_panels(example):
     for column, (key, fig, shape) in zip(st.columns(3), row, strict=True):
         with column:
             chart(fig, key, shape=shape)
+pair_note(text.EXAMPLE_FIGURES, *map(range, example.weights.shape), detail=text.EXAMPLE_ROWS)
 agreement_badge("weights and output vs the definition by loops", example.max_diff)
 st.caption(text.EXAMPLE_CAPTION)
 self_attention = views.is_self_attention(source)

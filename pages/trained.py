@@ -6,6 +6,7 @@ from explorer.figures.draw import chart, figure
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, md_escape
+from explorer.pair.card import pair_note
 from explorer.stories.generalization import plots, text, views
 from explorer.stories.generalization.controls import input_controls
 from explorer.weights.source import own_models_caption, weights_of
@@ -79,6 +80,8 @@ for layer_index, fig in enumerate(grids):
         shape=view.weights.shape[1:],
         caption=text.attention_caption(scale.caption, n, gen.train_max_len),
     )
+
+pair_note("every layer's weights", range(n), range(n), detail=" (every head)")
 
 download_view(
     "trained",

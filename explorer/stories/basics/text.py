@@ -52,6 +52,9 @@ def task(weights: Weights) -> str:
     )
 
 
+COPY_FIGURES = "the copy model's α above and its scores and weights in section 2"
+EXAMPLE_FIGURES = "the worked example's logits and weights"
+EXAMPLE_ROWS = ", with row i of Q and of the output and row j of K and of V"
 ALIGNMENT_NOTE = (
     "Rows: the outputs (the item predicted after →); columns: the inputs; linear colour "
     "scale from 0 to 1; each row sums to 1."
