@@ -45,7 +45,7 @@ copy = views.copy_of(weights, items)
 chart(
     alignment_figure(copy), "basics_alignment", shape=copy.weights.shape, note=text.ALIGNMENT_NOTE
 )
-pair_note(text.COPY_FIGURES, *map(range, copy.weights.shape), names=("output", "input"))
+pair_note(text.COPY_FIGURES, *map(range, copy.weights.shape), names=("outputs", "inputs"))
 st.info(md_escape(notes.alignment_note(copy, weights)), icon=":material/lightbulb:")
 agreement_badge("the model's scores e_ij vs the definition by loops", copy.additive_diff)
 st.caption(text.cross_attention(copy))

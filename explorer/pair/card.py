@@ -111,23 +111,23 @@ def pair_note(
     queries: range,
     keys: range,
     *,
-    names: tuple[str, str] = ("query", "key"),
+    names: tuple[str, str] = ("queries", "keys"),
     detail: str = "",
 ) -> None:
     """One caption under figures whose rows are queries i and columns keys j (``queries`` and
-    ``keys``, called ``names``; their own sequence or a window of the view's): the picked pair,
-    its j - i, and whether ``where`` outlines its cell (``detail``: what else is outlined).
-    Nothing without a pick."""
+    ``keys``, their own sequence or a window of the view's; ``names``: what they are, plural):
+    the picked pair, its j - i, and whether ``where`` outlines its cell (``detail``: what else
+    is outlined). Nothing without a pick."""
     pair = current_pair()
     if pair is None:
         return
     text = f"Picked pair (i, j) = ({pair.i}, {pair.j}), j - i = {pair.distance}: "
-    query, key = names
+    queries_are, keys_are = names
     if pair.i in queries and pair.j in keys:
         text += f"its cell is outlined on {where}{detail}."
     else:
         text += (
-            f"its cell is not on {where}, whose {query}s are i = {span(queries)} and {key}s "
-            f"j = {span(keys)}."
+            f"its cell is not on {where}, whose {queries_are} are i = {span(queries)} and "
+            f"{keys_are} j = {span(keys)}."
         )
     st.caption(md_escape(text))

@@ -34,7 +34,7 @@ def alignment_heading(weights: Weights) -> str:
     """Section 1's heading: a learned alignment only when the model drawn was trained."""
     if weights.trained:
         return "1 · The alignment a copy model learned"
-    return "1 · The alignment of an untrained copy model (random weights)"
+    return "1 · The alignment of an untrained copy model"
 
 
 def task(weights: Weights) -> str:
