@@ -17,7 +17,7 @@ from explorer.frame.controls import (
 from explorer.frame.failures import shown_failures
 from explorer.frame.host import configure_process
 from explorer.frame.memory import one_view_at_a_time, trim_heap
-from explorer.frame.navigation import DEFAULT, PAGES, neighbours
+from explorer.frame.navigation import DEFAULT, PAGES, SECTIONS, neighbours
 from explorer.frame.offline_view import start_recording
 from explorer.pair.controls import pair_inputs
 
@@ -47,7 +47,10 @@ def main() -> None:
         )
         for page in PAGES
     }
-    page = st.navigation(list(pages.values()))
+    # one labelled section per part of the story, every page shown: folded, the sidebar would
+    # hide the last pages behind "View more"
+    sections = {s.label: [pages[p.stem] for p in s.pages] for s in SECTIONS}
+    page = st.navigation(sections, expanded=True)
     show_warnings(parsed.warnings)
     notes = st.container()  # filled after the page ran: only then are its controls known
     start_recording()  # the charts this run draws, for the view's download

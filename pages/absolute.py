@@ -8,6 +8,7 @@ from explorer.figures.heatmaps import Panel, panel_grid
 from explorer.figures.scales import make_scale
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.pair.card import pair_note
 from explorer.stories.family.length_curves import length_curves, length_figure
 from explorer.stories.shaw import views
 from explorer.weights.example import axis_labels
@@ -95,6 +96,7 @@ with c2:
         latex=formulas.INDEX,
         shape=(n, n),
     )
+pair_note("the similarity and the index table", range(start, stop), range(start, stop))
 inset([similarity], similarity_scale, "absolute_zoom")
 agreement_badge("PE · PE along each diagonal (depends only on j - i)", view.diagonal_spread)
 

@@ -8,6 +8,7 @@ from explorer.figures.draw import agreement_badge, chart, figure
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, int_slider, md_escape, text_box
+from explorer.pair.card import pair_note
 from explorer.stories.basics import download, notes, text, views
 from explorer.stories.basics.figures import alignment_figure, example_panels, score_panels
 from explorer.stories.basics.scaling import (
@@ -30,9 +31,9 @@ st.caption(text.weights_caption(weights))
 st.markdown(text.INTRO)
 st.latex(text.BAHDANAU)
 
-# ---- 1. the alignment a model learned ------------------------------------------------------
-st.header("1 · The alignment a copy model learned")
-st.markdown(text.TASK)
+# ---- 1. the copy model's alignment ----------------------------------------------------------
+st.header(text.alignment_heading(weights))
+st.markdown(text.task(weights))
 items_text = text_box(
     "input items (whole numbers, spaces between)", "items", views.ITEMS_DEFAULT, 80,
     help=text.ITEMS_HELP,
@@ -44,7 +45,8 @@ copy = views.copy_of(weights, items)
 chart(
     alignment_figure(copy), "basics_alignment", shape=copy.weights.shape, note=text.ALIGNMENT_NOTE
 )
-st.info(md_escape(notes.alignment_note(copy)), icon=":material/lightbulb:")
+pair_note(text.COPY_FIGURES, *map(range, copy.weights.shape), names=("outputs", "inputs"))
+st.info(md_escape(notes.alignment_note(copy, weights)), icon=":material/lightbulb:")
 agreement_badge("the model's scores e_ij vs the definition by loops", copy.additive_diff)
 st.caption(text.cross_attention(copy))
 
@@ -54,10 +56,10 @@ st.markdown(text.dot_product(copy))
 left, right = st.columns(2)
 with left:
     st.latex(text.ADDITIVE)
-    st.caption(text.additive_size(copy))
+    st.caption(text.additive_size(copy, weights))
 with right:
     st.latex(text.DOT)
-    st.caption(text.dot_size(copy))
+    st.caption(text.dot_size(copy, weights))
 for row in score_panels(copy):
     for column, (key, fig, shape) in zip(st.columns(2), row, strict=True):
         with column:
@@ -89,6 +91,7 @@ for row in example_panels(example):
     for column, (key, fig, shape) in zip(st.columns(3), row, strict=True):
         with column:
             chart(fig, key, shape=shape)
+pair_note(text.EXAMPLE_FIGURES, *map(range, example.weights.shape), detail=text.EXAMPLE_ROWS)
 agreement_badge("weights and output vs the definition by loops", example.max_diff)
 st.caption(text.EXAMPLE_CAPTION)
 self_attention = views.is_self_attention(source)

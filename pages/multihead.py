@@ -7,6 +7,7 @@ from explorer.figures.draw import agreement_badge, figure
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, md_escape, text_box
+from explorer.pair.card import pair_note
 from explorer.stories.multihead import download, figures, text
 from explorer.stories.multihead.masks import (
     MASK_KINDS,
@@ -49,6 +50,10 @@ figure(fig, "multihead_split", **about)
 st.subheader("Each head's weights")
 fig, about = figures.weights_figure(view, masked=params.mask != "none")
 figure(fig, "multihead_weights", **about)
+pair_note(
+    "each head's weights", *map(range, view.weights.shape[1:]),
+    detail=", with row i of x, Q, the heads and the output (row j of K and V)",
+)  # fmt: skip
 st.info(md_escape(drawn_note(view, weights.unit)), icon=":material/lightbulb:")
 
 st.subheader("Each head's output, concatenated, then W^O")
@@ -79,6 +84,7 @@ fig, about = figures.masks_figure(masks, kind)
 figure(fig, "multihead_masks", **about)
 fig, about = figures.mask_weights_figure(masks, kind, params.seed)
 figure(fig, "multihead_mask_weights", **about)
+pair_note("the masks and the weights of these tokens", range(len(tokens)), range(len(tokens)))
 st.info(md_escape(mask_note(masks.mask, masks.weights)), icon=":material/lightbulb:")
 agreement_badge("weights on hidden cells are exactly 0", masks.hidden_weight, tolerance=0.0)
 agreement_badge("each row that sees a key sums to 1", masks.row_sum_diff)

@@ -12,6 +12,7 @@ from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
 from explorer.stories.shaw import views
 from explorer.weights.example import axis_labels
+from explorer.weights.source import no_model_caption
 
 PAGES = Path(__file__).resolve().parent  # page_link by absolute path: any entry script works
 CORNER = 12  # the index table is drawn for the first positions only: it is an illustration
@@ -20,6 +21,12 @@ CORNER = 12  # the index table is drawn for the first positions only: it is an i
 params = current_params()
 
 st.title("Relative position attention, step by step")
+st.caption(
+    no_model_caption(
+        "its one figure is the definition clip(j - i, k) + k for the sidebar's n and k, the "
+        "table row each pair (i, j) reads"
+    )
+)
 st.markdown(
     "Self-attention by itself cannot tell word order: permute the keys and every query sees the "
     "same set. **Relative position representations** (Shaw et al. 2018) add what the *distance* "
@@ -28,10 +35,14 @@ st.markdown(
 )
 
 st.subheader("The pages, in the order of the story")
-for page in navigation.PAGES[1:]:
-    link, what = st.columns([1, 4], vertical_alignment="center", gap="small")  # long lines wrap
-    link.page_link(PAGES / page.file, label=page.title, icon=page.icon, width="content")
-    what.caption(page.what)
+for section in navigation.SECTIONS:
+    pages = [page for page in section.pages if page != navigation.DEFAULT]
+    if pages:
+        st.markdown(f"**{section.label}**")  # the sidebar's sections
+    for page in pages:
+        link, what = st.columns([1, 4], vertical_alignment="center", gap="small")  # lines wrap
+        link.page_link(PAGES / page.file, label=page.title, icon=page.icon, width="content")
+        what.caption(page.what)
 
 left, right = st.columns(2)
 with left:

@@ -6,8 +6,10 @@ from explorer.figures.draw import chart, figure
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, md_escape
+from explorer.pair.card import pair_note
 from explorer.stories.generalization import plots, text, views
 from explorer.stories.generalization.controls import input_controls
+from explorer.weights.source import own_models_caption, weights_of
 
 params = current_params()  # the sidebar does not apply here; its weights go into the download
 
@@ -15,6 +17,7 @@ gen = views.generalization_view()
 k, shift = gen.config["k"], gen.task["shift"]
 
 st.title("Trained model")
+st.caption(own_models_caption(weights_of(params), text.MODELS, text.UNTRAINED))
 st.markdown(text.intro(gen))
 
 st.subheader("Length generalization")
@@ -77,6 +80,8 @@ for layer_index, fig in enumerate(grids):
         shape=view.weights.shape[1:],
         caption=text.attention_caption(scale.caption, n, gen.train_max_len),
     )
+
+pair_note("every layer's weights", range(n), range(n), detail=" (every head)")
 
 download_view(
     "trained",

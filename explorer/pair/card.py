@@ -7,6 +7,7 @@ import streamlit as st
 
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
+from explorer.pair.controls import current_pair
 from explorer.pair.definition import Pair, PairFacts, pair_facts
 from explorer.weights.example import axis_labels
 
@@ -97,3 +98,36 @@ def pair_card(
                         f"α = 0: {facts.why_hidden}, so this pair adds nothing to z_{pair.i}."
                     )
                 )
+
+
+def span(positions: range) -> str:
+    """``range(2, 6)`` -> '2-5', ``range(3, 4)`` -> '3'."""
+    first, last = positions[0], positions[-1]
+    return f"{first}" if first == last else f"{first}-{last}"
+
+
+def pair_note(
+    where: str,
+    queries: range,
+    keys: range,
+    *,
+    names: tuple[str, str] = ("queries", "keys"),
+    detail: str = "",
+) -> None:
+    """One caption under figures whose rows are queries i and columns keys j (``queries`` and
+    ``keys``, their own sequence or a window of the view's; ``names``: what they are, plural):
+    the picked pair, its j - i, and whether ``where`` outlines its cell (``detail``: what else
+    is outlined). Nothing without a pick."""
+    pair = current_pair()
+    if pair is None:
+        return
+    text = f"Picked pair (i, j) = ({pair.i}, {pair.j}), j - i = {pair.distance}: "
+    queries_are, keys_are = names
+    if pair.i in queries and pair.j in keys:
+        text += f"its cell is outlined on {where}{detail}."
+    else:
+        text += (
+            f"its cell is not on {where}, whose {queries_are} are i = {span(queries)} and "
+            f"{keys_are} j = {span(keys)}."
+        )
+    st.caption(md_escape(text))

@@ -90,3 +90,22 @@ class Weights:
 def weights_of(params: ViewParams) -> Weights:
     """The weights every view of this rerun reads."""
     return Weights(params)
+
+
+def no_model_caption(drawn: str) -> str:
+    """The line under the title of a page that draws no model: what its figures are instead."""
+    return (
+        f":material/functions: **No model on this page**: {drawn}. The sidebar's weights switch "
+        "changes nothing here."
+    )
+
+
+def own_models_caption(weights: Weights, models: str, untrained: str) -> str:
+    """The line under the title of a page that draws its own ``models`` whatever the switch says:
+    the switch's value, that it does not apply, and where the page's ``untrained`` counterpart
+    is."""
+    return (
+        f":material/school: **Weights: {models}.** The sidebar's weights switch is set to "
+        f"{'trained' if weights.trained else 'random'}, but does not apply here: these models "
+        f"are loaded as they were trained, whatever it says; {untrained}."
+    )

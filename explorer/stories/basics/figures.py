@@ -1,6 +1,9 @@
 """The heatmaps of the Attention basics page: the copy model's alignment, its additive and
 dot-product scores side by side, and the worked example's matrices. Arrays in, figures out;
-the panels come as rows of ``(key, figure, shape)``, one row per line of columns on the page."""
+the panels come as rows of ``(key, figure, shape)``, one row per line of columns on the page.
+
+Each figure names what its axes index (:func:`indexed`): output or query i, input or key j, or a
+channel, so that the sidebar's picked pair is outlined where a figure holds it."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.figures.plots import heatmap
+from explorer.pair.marks import axes_meta
 from explorer.stories.basics.views import CopyView, ExampleView
 
 Panel = tuple[str, go.Figure, tuple[int, ...]]  # chart key, figure, shape
@@ -31,6 +35,16 @@ def keys_of(example: ExampleView) -> list[str]:
     return [f"k{j}" for j in range(example.weights.shape[1])]
 
 
+def indexed(fig: go.Figure, row_symbol: str, col_symbol: str) -> go.Figure:
+    """Say what the rows and columns of ``fig``'s heatmap index (``"i"``, ``"j"`` or another
+    symbol), so that the picked pair is outlined on it (:mod:`explorer.pair.marks`). A click on
+    these figures picks nothing: their positions are not the sidebar's n."""
+    trace = fig.data[0]
+    rows, cols = len(trace.y), len(trace.x)
+    trace.meta = axes_meta(row_symbol, col_symbol, (0, rows - 1), (0, cols - 1))
+    return fig
+
+
 def two_decimals(values: np.ndarray) -> np.ndarray:
     return np.vectorize(lambda w: f"{w:.2f}")(values)
 
@@ -48,7 +62,7 @@ def numbers(values: np.ndarray) -> np.ndarray:
 
 def alignment_figure(copy: CopyView) -> go.Figure:
     """alpha: the weight each output puts on each input, every cell written."""
-    return heatmap(
+    fig = heatmap(
         copy.weights,
         title="α, the weights each output puts on each input",
         x_title="input j: item",
@@ -60,6 +74,7 @@ def alignment_figure(copy: CopyView) -> go.Figure:
         cell_text=two_decimals(copy.weights),
         height=260,
     )
+    return indexed(fig, "i", "j")
 
 
 def score_panels(copy: CopyView) -> list[list[Panel]]:
@@ -93,7 +108,7 @@ def score_panels(copy: CopyView) -> list[list[Panel]]:
                 height=240,
             )
             key = "basics_" + name.replace(" ", "_").replace("α", "alpha")
-            line.append((key, fig, values.shape))
+            line.append((key, indexed(fig, "i", "j"), values.shape))
         drawn.append(line)
     return drawn
 
@@ -103,35 +118,38 @@ def _matrix(
     values: np.ndarray,
     title: str,
     axes: tuple[str, list[str], str, list[str]],
+    symbols: tuple[str, str],
     scale: str = "diverging",
     zrange: tuple[float, float] | None = None,
 ) -> Panel:
     """One small matrix of the worked example, every cell written; ``axes``: the x title and
-    labels, then the y title and labels."""
+    labels, then the y title and labels; ``symbols``: what its rows and columns index."""
     x_title, x_labels, y_title, y_labels = axes
     fig = heatmap(values, title=title, x_title=x_title, y_title=y_title, x_labels=x_labels,
                   y_labels=y_labels, scale=scale, zrange=zrange, cell_text=numbers(values),
                   height=250)  # fmt: skip
-    return key, fig, values.shape
+    return key, indexed(fig, *symbols), values.shape
 
 
 def example_panels(example: ExampleView) -> list[list[Panel]]:
     """Q, K, V in one row; the logits, the weights and the output in the next."""
     queries, keys = queries_of(example), keys_of(example)
-    top = [
+    top = [  # a row of Q is query i's, a row of K or V key j's
         _matrix(f"example_{name.lower()}", values, name,
-                ("channel", [f"{c}" for c in range(values.shape[1])], "row", rows))
-        for name, values, rows in (
-            ("Q", example.q, queries), ("K", example.k, keys), ("V", example.v, keys)
+                ("channel", [f"{c}" for c in range(values.shape[1])], "row", rows),
+                (symbol, "channel"))
+        for name, values, rows, symbol in (
+            ("Q", example.q, queries, "i"), ("K", example.k, keys, "j"),
+            ("V", example.v, keys, "j"),
         )
     ]  # fmt: skip
     channels = [f"{c}" for c in range(example.v.shape[1])]
     bottom = [
         _matrix("example_logits", example.logits, "logits Q Kᵀ / √d_k",
-                ("key j", keys, "query i", queries)),
+                ("key j", keys, "query i", queries), ("i", "j")),
         _matrix("example_weights", example.weights, "weights α",
-                ("key j", keys, "query i", queries), "sequential", (0.0, 1.0)),
+                ("key j", keys, "query i", queries), ("i", "j"), "sequential", (0.0, 1.0)),
         _matrix("example_output", example.output, "output α V",
-                ("channel", channels, "query i", queries)),
+                ("channel", channels, "query i", queries), ("i", "channel")),
     ]  # fmt: skip
     return [top, bottom]

@@ -9,8 +9,9 @@ from explorer.stories.basics.views import CONFIG, CopyView, ExampleView
 from explorer.weights.source import Weights
 
 
-def alignment_note(copy: CopyView) -> str:
-    """Where each output puts its weight, what it predicts, and how many items it copied."""
+def alignment_note(copy: CopyView, weights: Weights) -> str:
+    """Where each output puts its weight, what it predicts, and how many items it copied (and,
+    trained, whether the sequence is as long as the training ones)."""
     items = copy.items
     right = sum(p == x for p, x in zip(copy.predicted, items, strict=False))
     return (
@@ -22,7 +23,7 @@ def alignment_note(copy: CopyView) -> str:
         + f" {right} of {CONFIG.n_out} items copied."
         + (
             f" The model was trained on {CONFIG.n_in} inputs; this sequence has {len(items)}."
-            if len(items) != CONFIG.n_in
+            if len(items) != CONFIG.n_in and weights.trained
             else ""
         )
     )

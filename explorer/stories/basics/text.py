@@ -24,15 +24,37 @@ BAHDANAU = (
     r"\alpha_{ij} = \frac{\exp e_{ij}}{\sum_{j'} \exp e_{ij'}},\qquad "
     r"c_i = \sum_j \alpha_{ij} h_j"
 )
-TASK = (
-    f"The task: read {CONFIG.n_in} random items from 1 to {CONFIG.n_features - 1} and output the "
-    f"first {CONFIG.n_out}. Nothing in the sequence predicts the next item, so a decoder that "
-    "copies must look back at the right input: its weights $\\alpha_{ij}$ show where."
-)
 ITEMS_HELP = (
-    f"{CONFIG.n_out} to {ITEMS_MAX} items from 1 to {CONFIG.n_features - 1}; the "
-    f"model was trained on {CONFIG.n_in}."
+    f"{CONFIG.n_out} to {ITEMS_MAX} items from 1 to {CONFIG.n_features - 1}; the task's "
+    f"sequences have {CONFIG.n_in}."
 )
+
+
+def alignment_heading(weights: Weights) -> str:
+    """Section 1's heading: a learned alignment only when the model drawn was trained."""
+    if weights.trained:
+        return "1 · The alignment a copy model learned"
+    return "1 · The alignment of an untrained copy model"
+
+
+def task(weights: Weights) -> str:
+    """The copy task, and what the weights drawn show of it."""
+    where = (
+        "its weights $\\alpha_{ij}$ show where"
+        if weights.trained
+        else "a trained one's weights $\\alpha_{ij}$ would show where; these random weights "
+        "show where an untrained one looks"
+    )
+    return (
+        f"The task: read {CONFIG.n_in} random items from 1 to {CONFIG.n_features - 1} and output "
+        f"the first {CONFIG.n_out}. Nothing in the sequence predicts the next item, so a decoder "
+        f"that copies must look back at the right input: {where}."
+    )
+
+
+COPY_FIGURES = "the copy model's α above and its scores and weights in section 2"
+EXAMPLE_FIGURES = "the worked example's logits and weights"
+EXAMPLE_ROWS = ", with row i of Q and of the output and row j of K and of V"
 ALIGNMENT_NOTE = (
     "Rows: the outputs (the item predicted after →); columns: the inputs; linear colour "
     "scale from 0 to 1; each row sums to 1."
@@ -117,17 +139,20 @@ def dot_product(copy: CopyView) -> str:
     )
 
 
-def additive_size(copy: CopyView) -> str:
-    """What the additive score learns: W_a, U_a and v_a."""
+def additive_size(copy: CopyView, weights: Weights) -> str:
+    """The additive score's own parameters W_a, U_a and v_a: learned, or drawn at random."""
     d_a, c = copy.additive_width, copy.state_width
+    what = "learned numbers" if weights.trained else "numbers, here seeded random draws"
     return (
-        f"W_a, U_a: ({d_a}, {c}) each, v_a: ({d_a},): {d_a * (2 * c + 1):,} learned numbers. "
-        "What the model uses."
+        f"W_a, U_a: ({d_a}, {c}) each, v_a: ({d_a},): {d_a * (2 * c + 1):,} {what}. What the "
+        "model uses."
     )
 
 
-def dot_size(copy: CopyView) -> str:
-    return f"d = {copy.state_width}; nothing learned. Not what this model was trained with."
+def dot_size(copy: CopyView, weights: Weights) -> str:
+    """The dot product has no parameters of its own, and is not what the copy model uses."""
+    used = "this model was trained with" if weights.trained else "this model's architecture uses"
+    return f"d = {copy.state_width}; no parameters of its own. Not what {used}."
 
 
 def spread_caption(scales: ScaleView, seed: int) -> str:

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from explorer.stories.generalization.views import KIND_LABELS, GeneralizationView, PredictionView
 
+MODELS = "the generalization experiment's two trained encoders, relative and absolute"
+UNTRAINED = (
+    "the relative model before training is the *relative (random initialization)* choice of "
+    "the tables and model boxes below"
+)
 GENERALIZATION_FORMULA = "accuracy on a fixed evaluation set, 512 sequences per length"
 GENERALIZATION_NOTE = (
     "Relative position is all the task needs, and the relative model keeps it right at lengths "
