@@ -54,7 +54,7 @@ def logits_window(params: ViewParams) -> str:
 def relative_note(params: ViewParams) -> str:
     """What to notice in every head's relative term: its band, and k = 0's one vector."""
     n, k = params.length, params.k
-    return band_note(n, k) + (" " + clip_note(n, 0) if k == 0 else "")
+    return band_note(n, k, params.causal) + (" " + clip_note(n, 0) if k == 0 else "")
 
 
 def definition_block(params: ViewParams, side: int) -> str | None:
