@@ -272,4 +272,4 @@ def unread_warning(params: ViewParams, scheme: str = "shaw") -> None:
     model = "shaw" if scheme == "each" else scheme  # the family shares one vocabulary
     line = unread_line(weights.unread(model), len(weights.text() or ""))
     if line:
-        st.warning(line, icon=":material/help:")
+        st.warning(line, icon=":material/warning:")

@@ -134,7 +134,7 @@ def panel_grid(
             "zeroline": False,
             "title": {"text": panel.y_title if c == 0 else "", "font": {"size": 11}},
             "anchor": f"x{axis}",
-            **axis_ticks(panel.y_labels, rows, panel.row_offset, panel_h / tallest),
+            **axis_ticks(panel.y_labels, rows, panel.row_offset, panel_h / tallest, across=False),
         }
         if own:  # this panel's bar, just right of it, as tall as it
             place = {"x": (x1 * plot_w + 8) / plot_w, "xanchor": "left", "y": (y0 + y1) / 2}

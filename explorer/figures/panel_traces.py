@@ -28,6 +28,7 @@ CELL_TEXT_MAX = 16
 IMAGE_SIDE = 128  # a panel with more rows or columns than this travels as a PNG
 HOVER_TEXT_CELLS = 1024  # up to this many cells, hover names both tokens of every cell
 LABEL_PX = 11  # pixels a token label needs along its axis: closer cells label every m-th one
+CHAR_PX = 6.5  # width of one character of a tick label (10-12 px font)
 MASKED_RGB = (217, 217, 217)  # MASKED_BACKGROUND as RGB, for the pixels of masked cells
 
 
@@ -97,20 +98,27 @@ def hover_labels(labels: Sequence[str] | None, count: int, offset: int, symbol: 
 
 
 def axis_ticks(
-    labels: Sequence[str] | None, count: int, offset: int, cell_px: float | None = None
+    labels: Sequence[str] | None,
+    count: int,
+    offset: int,
+    cell_px: float | None = None,
+    *,
+    across: bool = True,
 ) -> dict:
     """Ticks of ``count`` positions from ``offset``: their token ``labels`` up to
     TICK_LABELS_MAX positions (the limit of every heatmap), every one when cells of ``cell_px``
-    pixels leave LABEL_PX to each, else every m-th; numeric ticks beyond."""
+    pixels leave LABEL_PX to each, else every m-th; numeric ticks beyond. Labels along an axis
+    that runs ``across`` (x) are slanted when wider than their cells."""
     if labels is not None and count <= TICK_LABELS_MAX and offset + count <= len(labels):
         step = 1 if cell_px is None else max(1, math.ceil(LABEL_PX / cell_px))
         values = np.arange(offset, offset + count)[::step]
         text = [escape_label(labels[v]) for v in values]
-        angle = -45 if max(map(len, text), default=0) > 3 else 0
+        longest = max((len(labels[v]) for v in values), default=0)  # unescaped characters
+        wide = longest > 3 if cell_px is None else longest * CHAR_PX > cell_px * step
         small = {"tickfont": {"size": 10}} if cell_px is not None and cell_px < 16 else {}
         return {
-            "tickmode": "array", "tickvals": values, "ticktext": text, "tickangle": angle,
-            **small,
+            "tickmode": "array", "tickvals": values, "ticktext": text,
+            "tickangle": -45 if across and wide else 0, **small,
         }  # fmt: skip
     if count <= TICK_EVERY_MAX:  # a tick on every row or column, never a half position
         return {"tickmode": "linear", "tick0": offset, "dtick": 1}
