@@ -5,7 +5,6 @@ import streamlit as st
 
 from explorer.figures import formulas
 from explorer.figures.draw import agreement_badge, figure, inset, weights_caption, window_caption
-from explorer.figures.scales import make_scale
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment
@@ -15,7 +14,6 @@ from explorer.pair.controls import current_pair
 from explorer.stories.shaw import logits_figures, text
 from explorer.stories.shaw import logits_views as views
 from explorer.stories.shaw.logits_figures import METHODS, STEP_NAMES
-from explorer.stories.shaw.panels import heads_figure
 
 params = current_params()
 heads = params.heads
@@ -31,7 +29,7 @@ if params.windowed:
 view = views.logits_view(params)
 
 st.subheader(f"Every head's relative term ({heads} heads)")
-grid = heads_figure(params, view.relative, make_scale("diverging", list(view.relative)))
+grid = logits_figures.relative_heads(params, view)
 figure(grid.fig, "logits_heads", shape=grid.shape, caption=grid.caption)
 
 st.info(text.relative_note(params), icon=":material/lightbulb:")

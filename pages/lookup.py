@@ -32,8 +32,8 @@ with c1:
     figure(distances.fig, "distance", shape=distances.shape, caption=distances.caption)
 with c2:
     figure(index.fig, "index", shape=index.shape, caption=index.caption)
-st.info(clip_note(n, k), icon=":material/lightbulb:")
-inset(distances.panels, distances.scale, "lookup_zoom")
+st.info(clip_note(n, k, params.causal), icon=":material/lightbulb:")
+inset(distances.panels, distances.scale, "lookup_zoom", refit=True)
 pair_card(params, pair)
 
 st.subheader("The tables w^K and w^V")

@@ -3,7 +3,7 @@ look-ahead masks through the softmax (why q · k is divided by sqrt(d_k) is on A
 
 import streamlit as st
 
-from explorer.figures.draw import agreement_badge, figure
+from explorer.figures.draw import agreement_badge, figure, unread_warning
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, md_escape, text_box
@@ -26,6 +26,7 @@ view = multihead_view(heads_spec(params))
 
 st.title("Multi-head and masks")
 st.caption(text.weights_caption(weights))
+unread_warning(params, "nope")
 st.markdown(text.INTRO)
 
 # ---- 1. multi-head attention ---------------------------------------------------------------

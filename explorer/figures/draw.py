@@ -19,7 +19,8 @@ from explorer.figures.heatmaps import (
     inset_bounds,
     panel_grid,
 )
-from explorer.figures.scales import Scale, per_panel
+from explorer.figures.scales import Scale, make_scale, per_panel
+from explorer.figures.unread import unread_line
 from explorer.frame.failures import fragment
 from explorer.frame.offline_view import ShownFigure, record_figure
 from explorer.frame.params import DISPLAY_MAX, ViewParams
@@ -149,11 +150,15 @@ def inset(
     *,
     side: int = INSET_SIDE,
     label: str = "query",
+    refit: bool = False,
 ) -> None:
     """Exact values of large panels: a ``side`` x ``side`` heatmap of each around a picked row.
 
     Shown only when some panel travels as an image (more than IMAGE_SIDE rows or columns); the
-    picker is URL-bound (``<key>``), and the inset redraws alone (a fragment).
+    picker is URL-bound (``<key>``), and the inset redraws alone (a fragment). With ``refit``
+    each zoomed panel gets its own scale, fitted to the values it shows: for a matrix whose
+    range grows with its size (j - i spans ±511 on a 512-wide window, ±31 in a 32-wide zoom),
+    the window's scale would draw the zoom nearly blank.
     """
     big = [
         (p, s)
@@ -162,13 +167,14 @@ def inset(
     ]
     if big:  # a shared scale stays one (one colour bar), else each panel keeps its own
         picked = scale if isinstance(scale, Scale) else tuple(s for _, s in big)
-        _inset_fragment(tuple(p for p, _ in big), picked, key, side, label)
+        _inset_fragment(tuple(p for p, _ in big), picked, key, side, label, refit)
 
 
 @fragment
 def _inset_fragment(
-    panels: tuple[Panel, ...], scale: Scale | tuple[Scale, ...], key: str, side: int, label: str
-) -> None:
+    panels: tuple[Panel, ...], scale: Scale | tuple[Scale, ...], key: str, side: int, label: str,
+    refit: bool,
+) -> None:  # fmt: skip
     first = panels[0]
     rows, cols = first.z.shape
     start, stop = first.row_offset, first.row_offset + rows
@@ -204,6 +210,15 @@ def _inset_fragment(
         )
         for p in panels
     ]
+    scale_note = ""
+    if refit:
+        kinds = [s.kind for s in per_panel(scale, len(zoomed))]
+        scale = [make_scale(kind, [p.z]) for kind, p in zip(kinds, zoomed, strict=True)]
+        ranges = "; ".join(f"{s.zmin:.3g} to {s.zmax:.3g}" for s in scale)
+        scale_note = (
+            " Each zoom panel has its own colour scale, fitted to the values it shows (not the "
+            f"window's; bar beside it): {ranges}."
+        )
     figure(
         panel_grid(zoomed, scale, columns=grid_columns(len(zoomed), 2), cell_px=11),
         key + "_zoom",
@@ -212,7 +227,9 @@ def _inset_fragment(
             "; a click on a cell picks its pair (i, j)"
             if (first.y_symbol, first.x_symbol) == ("i", "j")
             else ""
-        ),  # fmt: skip
+        )
+        + "."
+        + scale_note,  # fmt: skip
     )
 
 
@@ -242,5 +259,17 @@ def markdown_table(columns: Mapping[str, Sequence[object]], bold_row: int | None
 
 
 def weights_caption(params: ViewParams, *, scheme: str = "shaw") -> None:
-    """Say, under the title, where the page's weights come from (``Weights.caption``)."""
+    """Say, under the title, where the page's weights come from (``Weights.caption``), and
+    which of the characters read the model cannot read (:func:`unread_warning`)."""
     st.caption(weights_of(params).caption(scheme))
+    unread_warning(params, scheme)
+
+
+def unread_warning(params: ViewParams, scheme: str = "shaw") -> None:
+    """Flag the characters of the view's text that the model of ``scheme`` reads as the one
+    unknown id: how many, and which (escaped: markdown, HTML and $ show literally)."""
+    weights = weights_of(params)
+    model = "shaw" if scheme == "each" else scheme  # the family shares one vocabulary
+    line = unread_line(weights.unread(model), len(weights.text() or ""))
+    if line:
+        st.warning(line, icon=":material/warning:")

@@ -17,12 +17,12 @@ import plotly.graph_objects as go
 
 from explorer.figures.panel_traces import (
     IMAGE_SIDE,
-    TICK_LABELS_MAX,
+    LABEL_PX,
     Panel,
     axis_ticks,
     panel_trace,
 )
-from explorer.figures.plots import MASKED_BACKGROUND
+from explorer.figures.plots import MASKED_BACKGROUND, TICK_LABELS_MAX
 from explorer.figures.scales import Scale, colourbar_trace, per_panel
 from explorer.frame.screen import figure_width
 from explorer.pair.marks import click_cells
@@ -67,11 +67,22 @@ def panel_grid(
     gap_x = 130 if own else 70  # own scales: room for each panel's bar
     left, right, colourbar = LEFT_PX, RIGHT_PX, BAR_PX
     columns = max(1, min(columns or len(panels), len(panels)))
-    while columns > 1 and _usable(max_width, columns, gap_x) / columns < PANEL_MIN_PX:
-        columns -= 1  # fewer panels to a row rather than panels too small to read
-    grid_rows = math.ceil(len(panels) / columns)
     tallest = max(np.asarray(p.z).shape[0] for p in panels)
     widest = max(np.asarray(p.z).shape[1] for p in panels)
+    labelled = any(  # some axis shows token labels (see axis_ticks)
+        labels is not None and side <= TICK_LABELS_MAX
+        for p in panels
+        for labels, side in ((p.x_labels, widest), (p.y_labels, tallest))
+    )
+    while columns > 1 and (
+        _usable(max_width, columns, gap_x) / columns < PANEL_MIN_PX
+        or columns > 2
+        and labelled
+        and cell_px is None
+        and _usable(max_width, columns, gap_x) / columns / max(tallest, widest) < LABEL_PX
+    ):  # fewer panels to a row rather than panels too small to read, or (down to two a row)
+        columns -= 1  # than token labels too close to read: closer, an axis labels every m-th
+    grid_rows = math.ceil(len(panels) / columns)
     usable = _usable(max_width, columns, gap_x)
     side_px = min(PANEL_MAX_PX, usable / columns)  # the longest side of a panel
     if cell_px is None:
@@ -111,7 +122,7 @@ def panel_grid(
             "zeroline": False,
             "title": {"text": panel.x_title, "standoff": 6, "font": {"size": 11}},
             "anchor": f"y{axis}",
-            **axis_ticks(panel.x_labels, cols, panel.col_offset),
+            **axis_ticks(panel.x_labels, cols, panel.col_offset, panel_w / widest),
         }
         layout[f"yaxis{axis}"] = {
             "domain": [max(0.0, y0), min(1.0, y1)],
@@ -123,7 +134,7 @@ def panel_grid(
             "zeroline": False,
             "title": {"text": panel.y_title if c == 0 else "", "font": {"size": 11}},
             "anchor": f"x{axis}",
-            **axis_ticks(panel.y_labels, rows, panel.row_offset),
+            **axis_ticks(panel.y_labels, rows, panel.row_offset, panel_h / tallest, across=False),
         }
         if own:  # this panel's bar, just right of it, as tall as it
             place = {"x": (x1 * plot_w + 8) / plot_w, "xanchor": "left", "y": (y0 + y1) / 2}

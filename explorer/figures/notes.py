@@ -16,6 +16,7 @@ from explorer.figures.head_reading import (
     read_head,
     spans,
 )
+from explorer.figures.numbers import count, percent
 
 
 def distance_word(r: int, unit: str = "position") -> str:
@@ -33,25 +34,29 @@ def distance_word(r: int, unit: str = "position") -> str:
     return f"{abs(r)} {unit}s {'back' if r < 0 else 'ahead'}"
 
 
-def percent(x: float) -> str:
-    """A share as a percentage that stays true: '100%' and '0%' only when exact.
-
-    >>> percent(0.26), percent(0.9996), percent(0.004), percent(1.0), percent(0.0)
-    ('26%', '99.96%', '0.4%', '100%', '0%')
-    """
-    x = float(np.round(x, 12))  # a sum of float weights that is 1 up to rounding is 1
-    for digits in range(4):
-        text = f"{100 * x:.{digits}f}"
-        if float(text) not in (0.0, 100.0) or x in (0.0, 1.0):
-            return f"{text}%"
-    return "under 0.001%" if x < 0.5 else "over 99.999%"
+def _runs(rows: list[int]) -> str:
+    """Sorted table rows as ranges: [0, 1, 2, 5] -> '0-2 and 5'."""
+    runs: list[list[int]] = []
+    for r in rows:
+        if runs and r == runs[-1][1] + 1:
+            runs[-1][1] = r
+        else:
+            runs.append([r, r])
+    return " and ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
 
 
-def clip_note(n: int, k: int) -> str:
-    """What the clip distance k does to a sequence of n positions.
+def _ahead(k: int) -> str:
+    return "w_+1" if k == 1 else f"w_+1..w_+{k}"
+
+
+def clip_note(n: int, k: int, causal: bool = False) -> str:
+    """What the clip distance k does to a sequence of n positions (``causal``: under a causal
+    mask, which hides every key ahead, so that no pair reads a row w_r with r > 0).
 
     >>> clip_note(8, 20)
     'k = 20 >= n - 1 = 7: nothing is clipped; table rows 0-12 and 28-40 are never read.'
+    >>> clip_note(8, 2, causal=True)[:70]
+    'k = 2 < n - 1 = 7: the 15 pairs with j - i < -2 (23% of all 64) share '
     """
     if k == 0:
         return (
@@ -59,35 +64,51 @@ def clip_note(n: int, k: int) -> str:
             "per query row, which softmax ignores: position reaches the weights not at all "
             "(only the values, through a^V)."
         )
+    masked = " under the causal mask (no key ahead is read)" if causal else ""
     if k >= n - 1:
-        unused = []
-        if k - n >= 0:
-            unused.append(f"0-{k - n}" if k - n > 0 else "0")
-        if k + n <= 2 * k:
-            unused.append(f"{k + n}-{2 * k}" if k + n < 2 * k else f"{2 * k}")
-        never = f"; table rows {' and '.join(unused)} are never read" if unused else ""
+        # pairs read the rows of distances -(n - 1)..(n - 1), or ..0 under the causal mask
+        read = range(k - (n - 1), k + (0 if causal else n - 1) + 1)
+        unused = [r for r in range(2 * k + 1) if r not in read]
+        never = f"; table rows {_runs(unused)} are never read{masked}" if unused else ""
         return f"k = {k} >= n - 1 = {n - 1}: nothing is clipped{never}."
+    every = count(n * n)
+    if causal:
+        back = (n - k) * (n - k - 1) // 2  # pairs with j - i < -k
+        return (
+            f"k = {k} < n - 1 = {n - 1}: the {count(back)} pairs with j - i < -{k} "
+            f"({percent(back, n * n)} of all {every}) share the edge row w_-{k}; the causal "
+            f"mask hides every key ahead (j > i), so no pair reads {_ahead(k)}."
+        )
     clipped = (n - k) * (n - k - 1)  # pairs with |j - i| > k
-    share = clipped / (n * n)
     return (
-        f"k = {k} < n - 1 = {n - 1}: the {clipped} pairs with |j - i| > {k} ({share:.0%} of "
-        f"all {n * n}) share the edge rows w_-{k} and w_+{k}."
+        f"k = {k} < n - 1 = {n - 1}: the {count(clipped)} pairs with |j - i| > {k} "
+        f"({percent(clipped, n * n)} of all {every}) share the edge rows w_-{k} and w_+{k}."
     )
 
 
-def band_note(n: int, k: int) -> str:
-    """Why the relative term looks as it does: constant off the band within each row."""
+def band_note(n: int, k: int, causal: bool = False) -> str:
+    """Why the relative term looks as it does: constant off the band within each row
+    (``causal``: the keys ahead are masked, drawn blank)."""
+    masked = " Keys ahead (j > i) are masked: blank (grey)." if causal else ""
     if k == 0:
-        return "One colour per row: the relative term is q_i · w_0, the same for every key."
+        return (
+            "One colour per row: the relative term is q_i · w_0, the same for every key." + masked
+        )
     if k >= n - 1:
         return (
             "Every cell reads its own distance's row: the term changes along each row, and "
-            "from row to row because q_i changes per row."
+            "from row to row because q_i changes per row." + masked
+        )
+    if causal:
+        return (
+            f"Within each row, every key {k} or more back holds one value (q_i · w_-{k}); only "
+            f"the band -{k} < j - i <= 0 varies, and the keys ahead (j > i) are masked: blank "
+            "(grey). The values differ from row to row because q_i changes per row."
         )
     return (
-        f"Within each row, every key more than {k} back holds one value (q_i · w_-{k}) and every "
-        f"key more than {k} ahead another (q_i · w_+{k}); only the band |j - i| < {k} varies. "
-        "The values differ from row to row because q_i changes per row."
+        f"Within each row, every key {k} or more back holds one value (q_i · w_-{k}) and "
+        f"every key {k} or more ahead another (q_i · w_+{k}); only the band |j - i| < {k} "
+        "varies. The values differ from row to row because q_i changes per row."
     )
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from explorer.figures.plots import escape_label
+from explorer.figures.plots import TICK_LABELS_MAX, escape_label
 from explorer.figures.scales import TICK_EVERY_MAX, Scale, colour_at
 from explorer.frame.memory import cached
 from explorer.pair.marks import axes_meta
@@ -27,7 +27,8 @@ from explorer.pair.marks import axes_meta
 CELL_TEXT_MAX = 16
 IMAGE_SIDE = 128  # a panel with more rows or columns than this travels as a PNG
 HOVER_TEXT_CELLS = 1024  # up to this many cells, hover names both tokens of every cell
-TICK_LABELS_MAX = 24  # more rows or columns than this: numeric ticks
+LABEL_PX = 11  # pixels a token label needs along its axis: closer cells label every m-th one
+CHAR_PX = 6.5  # width of one character of a tick label (10-12 px font)
 MASKED_RGB = (217, 217, 217)  # MASKED_BACKGROUND as RGB, for the pixels of masked cells
 
 
@@ -96,13 +97,29 @@ def hover_labels(labels: Sequence[str] | None, count: int, offset: int, symbol: 
     return out
 
 
-def axis_ticks(labels: Sequence[str] | None, count: int, offset: int) -> dict:
-    if labels is not None and count <= TICK_LABELS_MAX:
-        values = np.arange(offset, offset + count)
-        text = [escape_label(labels[v]) for v in values if v < len(labels)]
-        if len(text) == count:
-            angle = -45 if max(map(len, text), default=0) > 3 else 0
-            return {"tickmode": "array", "tickvals": values, "ticktext": text, "tickangle": angle}
+def axis_ticks(
+    labels: Sequence[str] | None,
+    count: int,
+    offset: int,
+    cell_px: float | None = None,
+    *,
+    across: bool = True,
+) -> dict:
+    """Ticks of ``count`` positions from ``offset``: their token ``labels`` up to
+    TICK_LABELS_MAX positions (the limit of every heatmap), every one when cells of ``cell_px``
+    pixels leave LABEL_PX to each, else every m-th; numeric ticks beyond. Labels along an axis
+    that runs ``across`` (x) are slanted when wider than their cells."""
+    if labels is not None and count <= TICK_LABELS_MAX and offset + count <= len(labels):
+        step = 1 if cell_px is None else max(1, math.ceil(LABEL_PX / cell_px))
+        values = np.arange(offset, offset + count)[::step]
+        text = [escape_label(labels[v]) for v in values]
+        longest = max((len(labels[v]) for v in values), default=0)  # unescaped characters
+        wide = longest > 3 if cell_px is None else longest * CHAR_PX > cell_px * step
+        small = {"tickfont": {"size": 10}} if cell_px is not None and cell_px < 16 else {}
+        return {
+            "tickmode": "array", "tickvals": values, "ticktext": text,
+            "tickangle": -45 if across and wide else 0, **small,
+        }  # fmt: skip
     if count <= TICK_EVERY_MAX:  # a tick on every row or column, never a half position
         return {"tickmode": "linear", "tick0": offset, "dtick": 1}
     return {"tickmode": "auto", "nticks": 6}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from explorer.frame.params import ViewParams
 from explorer.weights.schemes import SCHEME_LABELS
-from explorer.weights.trained import model_for, sequence
+from explorer.weights.trained import model_for, never_trained, sequence, unread_characters
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,17 @@ class Weights:
     def text(self) -> str | None:
         """The characters a trained view reads (typed, else held out); None for random weights."""
         return sequence(self.params) if self.trained else None
+
+    def unread(self, scheme: str = "shaw") -> tuple[str, ...]:
+        """The characters of the text the model of ``scheme`` reads as the one unknown id (in
+        order, repeats kept); none for random weights, which read every token."""
+        return unread_characters(self.params, scheme) if self.trained else ()
+
+    def never_trained(self) -> tuple[int, ...]:
+        """The distances r whose Shaw table rows w_r training never updated (keys ahead, and
+        distances beyond the training windows); none for random weights, where no row is
+        trained."""
+        return never_trained(self.params) if self.trained else ()
 
     def model(self, scheme: str = "shaw") -> str | None:
         """The family model the view of ``scheme`` reads; None for random weights."""

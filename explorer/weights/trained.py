@@ -22,7 +22,7 @@ from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams, trained_model_name
 from relpos_core.schemes import PositionScheme, ShawRelative
 from relpos_lab.family import load_with_vocabulary
-from relpos_lab.family.corpus import Vocabulary, held_out_text
+from relpos_lab.family.corpus import UNKNOWN, Vocabulary, held_out_text
 from relpos_lab.family.model import CharLM
 
 SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}  # characters with no glyph of their own
@@ -120,6 +120,26 @@ def trained_scheme(params: ViewParams, scheme: str) -> PositionScheme:
     """The position scheme of the view's layer in the model a trained view of ``scheme``
     draws."""
     return model_scheme(model_for(params, scheme), params.layer)
+
+
+def unread_characters(params: ViewParams, scheme: str = "shaw") -> tuple[str, ...]:
+    """The view's characters, in order and repeats kept, that the model of ``scheme`` encodes
+    as the one unknown id (outside the vocabulary of its training text): it cannot tell them
+    apart."""
+    text = sequence(params)
+    _, vocabulary = family_model(model_for(params, scheme))
+    ids = vocabulary.encode(text).tolist()
+    return tuple(c for c, i in zip(text, ids, strict=True) if i == UNKNOWN)
+
+
+def never_trained(params: ViewParams) -> tuple[int, ...]:
+    """The distances r in [-k, k] whose rows w_r of the trained Shaw model's tables training
+    never updated: a causal model never reads a key ahead (r > 0), and its training windows of
+    ``context`` characters hold no distance r <= -context. Their gradient is exactly 0, so
+    they keep their initial draw, shrunk only by weight decay."""
+    model, _ = family_model(model_for(params))
+    k, context = params.k, model.config.context
+    return tuple(r for r in range(-k, k + 1) if r > 0 or r <= -context)
 
 
 def axis_characters(params: ViewParams) -> tuple[str, ...]:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from explorer.figures.head_reading import read_head
-from explorer.figures.notes import head_note, head_short, percent, weights_note
+from explorer.figures.notes import head_note, head_short, weights_note
+from explorer.figures.numbers import percent
 from tests.explorer.head_brute import assert_note_reads, brute_reading
 
 

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from explorer.figures.heatmaps import Panel, grid_columns, panel_grid, pooled_note
 from explorer.figures.scales import make_scale, own_scales, own_scales_caption
+from explorer.figures.unread import blank
 from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
 from explorer.stories.shaw.logits_views import LogitsView, TensorStep
-from explorer.stories.shaw.panels import Drawn, window_axes
+from explorer.stories.shaw.panels import (
+    Drawn,
+    heads_figure,
+    hidden_line,
+    window_axes,
+    window_hidden,
+)
 
 #: method -> (its panel's title, its formula)
 METHODS = {
@@ -30,13 +37,29 @@ STEP_NAMES = {
 }
 
 
+def masked_note(params: ViewParams) -> str:
+    """The caption's line on the blank cells when the mask hides some, else ''."""
+    return hidden_line(params) + " " if window_hidden(params) is not None else ""
+
+
+def relative_heads(params: ViewParams, view: LogitsView) -> Drawn:
+    """Every head's relative term as it enters the softmax: the cells the mask hides blank."""
+    hidden = window_hidden(params)
+    stack = blank(view.relative, hidden)
+    return heads_figure(
+        params, stack, make_scale("diverging", list(stack)), note=masked_note(params).strip()
+    )
+
+
 def terms_figure(params: ViewParams, view: LogitsView, head: int, shared: bool) -> Drawn:
-    """One head's content and relative term, on one scale (``shared``) or each on its own."""
+    """One head's content and relative term, on one scale (``shared``) or each on its own; the
+    cells the mask hides blank (neither term reaches the softmax there)."""
     n = params.length
     at = window_axes(params)
+    hidden = window_hidden(params)
     panels = [
-        Panel(view.content[head], title=f"content term, head {head}", **at),
-        Panel(view.relative[head], title=f"relative term, head {head}", **at),
+        Panel(blank(view.content[head], hidden), title=f"content term, head {head}", **at),
+        Panel(blank(view.relative[head], hidden), title=f"relative term, head {head}", **at),
     ]
     one = make_scale("diverging", [p.z for p in panels]) if shared else None
     scales = one or own_scales("diverging", panels)
@@ -45,7 +68,8 @@ def terms_figure(params: ViewParams, view: LogitsView, head: int, shared: bool) 
         panels,
         scales,
         shape=(n, n),
-        caption=(
+        caption=masked_note(params)
+        + (
             one.caption + " The relative term is small beside the content term."
             if one
             else own_scales_caption(scales)
@@ -56,11 +80,12 @@ def terms_figure(params: ViewParams, view: LogitsView, head: int, shared: bool) 
 def method_figure(params: ViewParams, view: LogitsView, head: int, method: str) -> Drawn:
     """One method's relative term for ``head``, on the scale of the relative term's values."""
     start, stop = params.window
-    values = getattr(view, method)[head]
-    side = values.shape[0]
+    side = getattr(view, method)[head].shape[0]
+    hidden = window_hidden(params, side)
+    values = blank(getattr(view, method)[head], hidden)
     block = "" if side == stop - start else f"the top-left {side} x {side} block of the window"
     title, latex = METHODS[method]
-    scale = make_scale("diverging", [view.relative[head]])
+    scale = make_scale("diverging", [blank(view.relative[head], window_hidden(params))])
     panels = [Panel(values, title=f"{title}, head {head}", **window_axes(params))]
     return Drawn(
         panel_grid(panels, scale),
@@ -69,7 +94,8 @@ def method_figure(params: ViewParams, view: LogitsView, head: int, method: str) 
         shape=(1, params.heads, side, side),
         caption=", ".join(
             p for p in (block, "on the colour scale of the relative term's own values") if p
-        ),
+        )
+        + (". " + masked_note(params).strip() if masked_note(params) else ""),
         latex=latex,
     )
 

@@ -7,11 +7,13 @@ import numpy as np
 
 from explorer.figures.heatmaps import Panel, Scale, panel_grid
 from explorer.figures.scales import make_scale
+from explorer.figures.unread import blank, hidden_keys, untrained_line
 from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
-from explorer.stories.shaw.panels import Drawn, window_axes
+from explorer.stories.shaw.panels import Drawn, hidden_line, window_axes, window_hidden
 from explorer.stories.shaw.views import LookupView
 from explorer.weights.example import axis_labels
+from explorer.weights.source import weights_of
 
 
 def distance_figure(params: ViewParams, view: LookupView) -> Drawn:
@@ -57,12 +59,15 @@ def index_figure(params: ViewParams, view: LookupView) -> Drawn:
 
 
 def tables_figure(params: ViewParams, view: LookupView) -> Drawn:
-    """w^K and w^V side by side, one row per clipped distance, on one scale."""
+    """w^K and w^V side by side, one row per clipped distance, on one scale; the rows training
+    never updated (a trained causal model's w_+1..w_+k) blank, left out of the scale."""
     k = params.k
     table_rows = [f"w{r - k:+d}" if r != k else "w0" for r in range(2 * k + 1)]
+    untrained = weights_of(params).never_trained()
+    rows = np.isin(np.arange(-k, k + 1), untrained)[:, None]  # (2k+1, 1)
     panels = [
         Panel(
-            z,
+            blank(z, rows if untrained else None),
             title=name,
             x_title="channel",
             y_title="row (distance)",
@@ -72,26 +77,30 @@ def tables_figure(params: ViewParams, view: LookupView) -> Drawn:
         )
         for z, name in ((view.table_k, "w^K"), (view.table_v, "w^V"))
     ]
-    scale = make_scale("diverging", [view.table_k, view.table_v])
+    scale = make_scale("diverging", [p.z for p in panels])
     return Drawn(
         panel_grid(panels, scale, columns=2),
         panels,
         scale,
         shape=view.table_k.shape,
-        caption="w^K and w^V, rows w_-k .. w_k. " + scale.caption,
+        caption="w^K and w^V, rows w_-k .. w_k. "
+        + (untrained_line(untrained) + " " if untrained else "")
+        + scale.caption,
     )
 
 
 def channel_figure(params: ViewParams, block: np.ndarray, channel: int, scale: Scale) -> Drawn:
     """a^K[:, :, channel] on the window (``block``, W x W), on the tables' ``scale``."""
     n = params.length
-    panel = Panel(block, title=f"a^K[:, :, {channel}]", **window_axes(params))
+    hidden = window_hidden(params)
+    panel = Panel(blank(block, hidden), title=f"a^K[:, :, {channel}]", **window_axes(params))
     return Drawn(
         panel_grid([panel], scale),
         [panel],
         scale,
         shape=(n, n),
-        caption="Same colour scale as the tables.",
+        caption="Same colour scale as the tables."
+        + (" " + hidden_line(params) if hidden is not None else ""),
         latex=rf"a^K_{{ij}}[{channel}] = w^K_{{\operatorname{{clip}}(j - i,\, k)}}[{channel}]",
     )
 
@@ -101,8 +110,13 @@ def row_figure(params: ViewParams, block: np.ndarray, query: int, scale: Scale) 
     n, k, d = params.length, params.k, params.head_dim
     start, stop = params.window
     _, cols = axis_labels(params)
+    hidden = hidden_keys(
+        1, stop - start, causal=params.causal, row_offset=query, col_offset=start,
+        keys=n, padded=params.n_pad,
+    )  # fmt: skip  # (1, W): the window's keys hidden from this query
+    hidden = None if hidden is None else hidden.T  # (W, 1): key j is row j of the block
     panel = Panel(
-        block,
+        blank(block, hidden),
         title=f"a^K[{query}, :, :] (query {query})",
         x_title="channel",
         y_title="key j",
@@ -118,7 +132,8 @@ def row_figure(params: ViewParams, block: np.ndarray, query: int, scale: Scale) 
         shape=(n, d),
         caption=("" if not params.windowed else f"keys {start}-{stop - 1} of {n}. ")
         + "Same colour scale as the tables; row j is table row "
-        + f"clip(j - {query}, {k}) + {k}.",
+        + f"clip(j - {query}, {k}) + {k}."
+        + (" " + hidden_line(params) if hidden is not None else ""),
         latex=rf"a^K_{{{query}j}} = w^K_{{\operatorname{{clip}}(j - {query},\, k)}}",
     )
 

@@ -11,8 +11,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.figures.heatmaps import Panel, Scale, grid_columns, panel_grid, pooled_note
+from explorer.figures.unread import hidden_keys, masked_line
 from explorer.frame.params import ViewParams
 from explorer.weights.example import axis_labels
+from explorer.weights.source import weights_of
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,26 @@ def window_axes(params: ViewParams) -> dict[str, Any]:
     return {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 
 
-def heads_figure(params: ViewParams, stack: np.ndarray, scale: Scale) -> Drawn:
-    """Every head's (W, W) matrix of ``stack`` (h, W, W) side by side on one ``scale``."""
+def window_hidden(params: ViewParams, side: int | None = None) -> np.ndarray | None:
+    """(side, side) bool of the window's top-left block (the whole window by default): True
+    where the view's mask hides key j from query i; None when nothing is hidden."""
+    start, stop = params.window
+    side = stop - start if side is None else side
+    return hidden_keys(
+        side, side, causal=params.causal, row_offset=start, col_offset=start,
+        keys=params.length, padded=params.n_pad,
+    )  # fmt: skip
+
+
+def hidden_line(params: ViewParams) -> str:
+    """Why the masked cells are blank (and, for a trained model, what they would read)."""
+    ahead = tuple(r for r in weights_of(params).never_trained() if r > 0)
+    return masked_line(params.causal, params.n_pad, ahead)
+
+
+def heads_figure(params: ViewParams, stack: np.ndarray, scale: Scale, note: str = "") -> Drawn:
+    """Every head's (W, W) matrix of ``stack`` (h, W, W) side by side on one ``scale``, with
+    ``note`` ahead of the scale's caption."""
     start, stop = params.window
     heads, n = params.heads, params.length
     side = 256 if stop - start > 256 else 512
@@ -47,5 +67,5 @@ def heads_figure(params: ViewParams, stack: np.ndarray, scale: Scale) -> Drawn:
         grid,
         scale,
         shape=(1, heads, n, n),
-        caption=scale.caption + " " + pooled_note(grid, side),
+        caption=" ".join(p for p in (note, scale.caption, pooled_note(grid, side)) if p),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from explorer.figures.notes import band_note, clip_note, weights_note
 from explorer.figures.token_view import LINES_PER_HEAD, WEIGHT_MIN, TokenView
+from explorer.figures.unread import rows_text
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
 from explorer.pair.definition import Pair
@@ -56,7 +57,7 @@ def logits_window(params: ViewParams) -> str:
 def relative_note(params: ViewParams) -> str:
     """What to notice in every head's relative term: its band, and k = 0's one vector."""
     n, k = params.length, params.k
-    return band_note(n, k) + (" " + clip_note(n, 0) if k == 0 else "")
+    return band_note(n, k, params.causal) + (" " + clip_note(n, 0) if k == 0 else "")
 
 
 def definition_block(params: ViewParams, side: int) -> str | None:
@@ -74,12 +75,19 @@ def definition_block(params: ViewParams, side: int) -> str | None:
 def t2t_intro(params: ViewParams) -> str:
     """How a tensor of four axes is drawn, and what the matmul multiplies."""
     start, stop = params.window
+    ahead = [r for r in weights_of(params).never_trained() if r > 0]
     return (
         "A tensor of shape (A, B, R, C) is drawn as a grid of its R x C slices, one per (a, b). "
         "The matmul is batched over queries: each query i multiplies its b·h rows by its own "
         "a^K_i, of shape (n_k, d). The queries come in scaled by 1/√d_z, so the last step is the "
         "relative term drawn above."
         + (f" Here on the window's block: n_q = n_k = {stop - start}." if params.windowed else "")
+        + (
+            " The mask comes after these steps: their tensors hold the masked cells (j > i) "
+            "too" + (f", read from {rows_text(ahead)}, never trained." if ahead else ".")
+            if params.causal
+            else ""
+        )
     )
 
 
