@@ -51,7 +51,13 @@ def regions_apply(
 ) -> bool:
     """Whether ``region_attention`` computes this call: self-attention on the CPU in float32 or
     float64, one head size for q, k and v, no mask, no dropout, and a far region to hand to the
-    flash kernel (k + 1 < n)."""
+    flash kernel (k + 1 < n).
+
+    >>> q = torch.zeros(1, 2, 8, 4)
+    >>> table = torch.zeros(5, 4)  # k = 2
+    >>> regions_apply(q, q, q, table, None, 0, 0.0), regions_apply(q, q, q, table, None, 0, 0.1)
+    (True, False)
+    """
     n = q.shape[-2]
     return (
         allowed is None

@@ -26,7 +26,12 @@ LEAF = 128  # longest side of the small triangles; a causal call this short wast
 
 
 class Pieces:
-    """The triangle of m rows padded to leaves · 2^levels: each piece's rows as a batch."""
+    """The triangle of m rows padded to leaves · 2^levels: each piece's rows as a batch.
+
+    >>> p = Pieces(1000)
+    >>> p.levels, p.leaf, p.size, [(parts, causal) for parts, _, _, causal in p.plan()]
+    (3, 125, 1000, [(8, True), (1, False), (2, False), (4, False)])
+    """
 
     def __init__(self, m: int):
         self.m = m

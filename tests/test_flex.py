@@ -138,7 +138,10 @@ def test_kernels_per_call_do_not_grow_with_n():
             masks.append(op_count(lambda n=n: create_block_mask(
                 lambda b, h, i, j: j <= i - 4, 1, 2, n, n, device="cpu"
             )))  # fmt: skip
-            blocked.append(op_count(lambda t=tensors: relative_attention(*t, causal=True)))
+            every = torch.ones(n, n, dtype=torch.bool)  # a mask: the blocked loop, not regions
+            blocked.append(
+                op_count(lambda t=tensors, m=every: relative_attention(*t, mask=m, causal=True))
+            )
         regions.append(len(calls))
     assert counts[0] == counts[1] == counts[2], counts
     assert regions == [2, 2, 2]
