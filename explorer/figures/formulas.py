@@ -17,9 +17,9 @@ WEIGHT = r"\alpha_{ij} = \frac{\exp e_{ij}}{\sum_{l \,\text{allowed}} \exp e_{il
 OUTPUT = r"z_i = \sum_j \alpha_{ij} \bigl(x_j W^V + a^V_{ij}\bigr)"
 CONTENT_OUTPUT = r"\sum_j \alpha_{ij}\, x_j W^V"
 RELATIVE_OUTPUT = r"\sum_j \alpha_{ij}\, a^V_{ij}"
-SKEW = (
-    r"S^{\mathrm{rel}} = \operatorname{skew}\bigl(Q E_r^\top\bigr),\quad "
-    r"S^{\mathrm{rel}}_{ij} = q_i \cdot (E_r)_{\,j - i + L - 1}"
+SKEW = (  # n the sequence length (Huang et al. write L), d the head dimension
+    r"S^{\mathrm{rel}} = \operatorname{skew}\Bigl(\frac{Q E_r^\top}{\sqrt{d}}\Bigr),\quad "
+    r"S^{\mathrm{rel}}_{ij} = \frac{q_i \cdot (E_r)_{\,j - i + n - 1}}{\sqrt{d}}"
 )
 SINUSOID = (
     r"PE_{(p,\,2m)} = \sin\bigl(p / 10000^{2m/d}\bigr),\quad "
