@@ -73,8 +73,9 @@ SCHEME_FORMULAS = {
 }
 
 # ---- Transformer-XL (Dai et al. 2019, Sec. 3.3 and Appendix B) -----------------------------
-# Symbols: Q queries after M memory positions, K = Q + M keys; query row i sits at position
-# M + i, so its distance to key j is (M + i) - j. R is the sinusoid of a distance, W_{k,R} its
+# Symbols: Q queries after M memory positions, K = Q + M keys; query i and key j sit at
+# positions i and j (the memory at -M..-1), key j in column M + j, and R is indexed by the
+# paper's i - j (every page writes the distance j - i). R is the sinusoid of a distance, W_{k,R} its
 # projection, u and v the global biases; every term is divided by sqrt(d) as in relpos_core.
 XL_INPUT = (
     r"X_{ic} = \frac{(q_i + v)^\top\, W_{k,R} R_{K-1-c}}{\sqrt{d}} \in \mathbb{R}^{Q \times K},"
@@ -86,7 +87,7 @@ XL_RESHAPED = (
     r"\quad\text{(the same numbers, read in rows of } Q\text{)}"
 )
 XL_SLICED = r"\text{reshaped}[1{:},\,:] \in \mathbb{R}^{K \times Q}\quad\text{(drop row 0)}"
-XL_SHIFT = (
+XL_SHIFT = (  # key j (position j; memory keys at -M..-1) is column M + j of the result
     r"\operatorname{rel\_shift}(X) = \operatorname{reshape}_{Q \times K}(\text{sliced}),\quad "
-    r"\operatorname{rel\_shift}(X)_{ij} = X_{i,\; j + Q - 1 - i}\ \text{for}\ j \le M + i"
+    r"\operatorname{rel\_shift}(X)_{i,\,M + j} = X_{i,\; j - i + K - 1}\ \text{for}\ j \le i"
 )
