@@ -30,7 +30,8 @@ from explorer.stories.shift.stepping import Place
 
 TEXT_CELLS_MAX = 24  # write r into the cells up to this many rows and columns: at 560 px a
 # cell is then >= 23 px and its text >= 8 px; beyond, "-39" overflows its cell (hover keeps r)
-TICKS_MAX = 40  # a tick per row / column up to this many
+TICKS_MAX = 24  # a tick per row / column up to this many
+TICKS_SHOWN = 12  # beyond, about this many
 LABEL_CHARS_MAX = 10
 
 
@@ -43,9 +44,13 @@ def _label(labels: Sequence[str] | None, position: int) -> str:
 
 
 def _ticks(values: np.ndarray, text: list[str]) -> dict:
+    """A tick per row / column up to TICKS_MAX, else one at every multiple of a stride (0
+    included: r = 0, query 0): 40 labels on a 390 px phone overlap."""
+    at = np.arange(len(values))
     if len(values) > TICKS_MAX:
-        return {"tickmode": "auto"}
-    return {"tickmode": "array", "tickvals": values, "ticktext": text}
+        stride = -(-len(values) // TICKS_SHOWN)
+        at = at[values % stride == 0]
+    return {"tickmode": "array", "tickvals": values[at], "ticktext": [text[a] for a in at]}
 
 
 def _x_ticks(step: SkewStep, cols: slice, labels: Sequence[str] | None) -> dict:
