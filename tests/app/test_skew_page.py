@@ -249,7 +249,7 @@ def test_the_skew_number_of_a_pair_is_the_logits_number_and_the_definition(i, j,
     w = inputs.table_k[max(-k, min(k, j - i)) + k].double()
     by_definition = float(inputs.q[0, 0, i].double() @ w) / math.sqrt(d)
     assert on_skew == float(f"{by_definition:.4g}")
-    definition_caption = shown_number(r"\\sqrt\{d\}\$ = " + NUMBER, captions(skew))
+    definition_caption = shown_number(r"\$ / √d = " + NUMBER, captions(skew))
     assert definition_caption == on_skew
 
 

@@ -58,14 +58,14 @@ STEP_FORMULAS = {
 }
 STEP_TEXT = {
     "input": "One row per query, one column per distance r: the relative layout. Cell (i, r) "
-    "is $q_i \\cdot (E_r)_c / \\sqrt{d}$; the distances a row needs are those with "
+    "is $q_i \\cdot (E_r)_c$ / √d; the distances a row needs are those with "
     "$0 \\le i + r < n$.",
     "padded": "Add one column of zeros. Nothing moves yet; the zero is what shifts every row by "
     "one more place than the row above once the rows are read as one long list.",
     "reshaped": "Read the padded matrix row by row and cut it into rows of a new width. Each "
     "row now starts one place later in the old rows: the per-row shift, without a gather. The "
     "outlined block is what the slice keeps; the greyed cells are dropped.",
-    "result": "The slice: row $i$, column $j$ holds $q_i \\cdot (E_r)_c / \\sqrt{d}$ at "
+    "result": "The slice: row $i$, column $j$ holds $q_i \\cdot (E_r)_c$ / √d at "
     "$r = j - i$, the relative logit of $(i, j)$ in the absolute layout, as on the Relative "
     "logits page.",
 }

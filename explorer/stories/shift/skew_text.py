@@ -27,11 +27,11 @@ def intro(n: int, window: tuple[int, int], windowed: bool) -> str:
     start, stop = window
     return (
         "Instead of gathering $a^K$, an $(n, n, d)$ tensor, multiply the queries by one "
-        "embedding per distance, $S = Q E_r^\\top / \\sqrt{d}$: column $c$ of $S$ is the "
+        "embedding per distance, $S = Q E_r^\\top$ / √d: column $c$ of $S$ is the "
         "distance $r = c - (n - 1)$, the relative layout. Row $i$ needs column $j - i + n - 1$ "
         "at key $j$: the skew shifts every row by its own offset with only a pad, a reshape and "
         "a slice (Huang et al. 2018, Sec. 3.4.1; Huang et al. write $L$ for the sequence length "
-        f"$n$, here $n = {n}$). The queries are scaled by $1/\\sqrt{{d}}$ first, as on every "
+        f"$n$, here $n = {n}$). The queries are scaled by 1/√d first, as on every "
         "page, so each value is the relative term as it enters the softmax"
         + (
             f". The steps run on the window's {stop - start} queries as a sequence of their "
@@ -165,7 +165,7 @@ def picked_cell(
         r"\end{aligned}"
     )
     caption = (
-        r"Definition $q_i \cdot w^K_{\operatorname{clip}(j - i, k)} / \sqrt{d}$ = "
+        r"Definition $q_i \cdot w^K_{\operatorname{clip}(j - i, k)}$ / √d = "
         f"{float(story.definition[row, col]):.4g}. "
         f"$E_r$'s row {j - i + story.length - 1} is $w^K_{{{table_row - k}}}$, "
         f"stored as table row {table_row}"
