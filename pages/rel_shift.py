@@ -78,7 +78,7 @@ def story_panel(params: ViewParams) -> None:
                               partial(pick_sequence_pair, memory)),
             config={"displaylogo": False},
         )  # fmt: skip
-        st.caption(text.chart_caption(story, name))
+        st.caption(text.chart_caption(story, name, picked=places[number] is not None))
         st.info(md_escape(text.distance_note(story)), icon=":material/lightbulb:")
     if cell:
         with right:

@@ -57,7 +57,7 @@ def story_notes(story: ShiftStory, n: int) -> list[str]:
     return notes
 
 
-def chart_caption(story: ShiftStory, name: str) -> str:
+def chart_caption(story: ShiftStory, name: str, picked: bool) -> str:
     """Under the step's chart: what its colours, marks and written distances mean."""
     return (
         "Colour: the value, (b) + (d) of head "
@@ -70,7 +70,8 @@ def chart_caption(story: ShiftStory, name: str) -> str:
             if story.memory and name == "result"
             else ""
         )
-        + " Gold: the picked value. Click a cell to pick the value it holds"
+        + (" Gold: the picked value." if picked else "")
+        + " Click a cell to pick the value it holds"
         + (
             " (one that lands on a memory key picks nothing: the sidebar's pair is a query "
             "and a key of the sequence)."
