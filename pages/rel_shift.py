@@ -12,7 +12,8 @@ from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment
 from explorer.frame.params import ViewParams
-from explorer.frame.widgets import head_picker, int_number, int_slider, md_escape
+from explorer.frame.widgets import head_picker, int_slider, md_escape
+from explorer.pair.controls import current_pair, pick_cell, rerun_whole_page
 from explorer.stories.shift import rel_shift_text as text
 from explorer.stories.shift.controls import pick_from_chart, stepper
 from explorer.stories.shift.rel_shift import MEMORY_MAX, STEP_TEXT, STEPS, shift_check, shift_story
@@ -34,12 +35,16 @@ st.latex(formulas.XL_POSITION)
 st.markdown(text.LIKE_THE_SKEW)
 
 
-def pick_query_and_key(i: int, j: int) -> None:
-    st.session_state["xl_i"], st.session_state["xl_j"] = i, j
+def pick_sequence_pair(memory: int, row: int, column: int) -> None:
+    """A click on result cell (row, column) picks the sidebar's pair (i, j) = (row, column - M);
+    a memory key (column < M) is no position of the sequence: nothing is picked."""
+    if column >= memory:
+        pick_cell(row, column - memory)
 
 
 @fragment
 def story_panel(params: ViewParams) -> None:
+    rerun_whole_page()  # a click here picked a pair: the sidebar and the URL must show it
     with st.container(horizontal=True, vertical_alignment="bottom"):
         memory = int_slider(
             "memory length M", 0, MEMORY_MAX, "xl_mem", value=MEMORY_DEFAULT,
@@ -54,10 +59,9 @@ def story_panel(params: ViewParams) -> None:
     number = text.STEP_LABELS.index(label)
     name = STEPS[number]
 
-    with st.container(horizontal=True, vertical_alignment="bottom"):
-        i = int_number("picked query i", 0, story.queries - 1, "xl_i", story.queries // 2)
-        j = int_number("picked key j", 0, story.keys - 1, "xl_j", max(story.queries // 2 - 1, 0))
-    places = locate(story, i, j)
+    cell, following = text.followed_cell(story, current_pair())  # (row i, column M + j)
+    st.caption(following)
+    places = locate(story, *cell) if cell else (None,) * len(STEPS)
     step = story.step(name)
     st.latex(step.formula)
     st.caption(STEP_TEXT[name])
@@ -70,22 +74,24 @@ def story_panel(params: ViewParams) -> None:
         )  # fmt: skip
         plotly_chart(
             fig, key=chart_key, width="stretch", selection_mode="points",
-            on_select=partial(pick_from_chart, chart_key, story, name, pick_query_and_key),
+            on_select=partial(pick_from_chart, chart_key, story, name,
+                              partial(pick_sequence_pair, memory)),
             config={"displaylogo": False},
         )  # fmt: skip
-        st.caption(text.chart_caption(story, name))
+        st.caption(text.chart_caption(story, name, picked=places[number] is not None))
         st.info(md_escape(text.distance_note(story)), icon=":material/lightbulb:")
-    with right:
-        picked = text.picked_cell(story, i, j)
-        st.markdown(picked.table)
-        if picked.right:
-            st.success(picked.verdict, icon=":material/check:")
-        else:
-            st.info(picked.verdict, icon=":material/block:")
-        st.markdown(text.place_lines(story, places))
+    if cell:
+        with right:
+            picked = text.picked_cell(story, *cell)
+            st.markdown(picked.table)
+            if picked.right:
+                st.success(picked.verdict, icon=":material/check:")
+            else:
+                st.info(picked.verdict, icon=":material/block:")
+            st.markdown(text.place_lines(story, places))
 
     wrong = wrong_cells(story)
-    with st.expander(f"The {len(wrong['i'])} wrong cells of the result (j > M + i)"):
+    with st.expander(f"The {len(wrong['i'])} wrong cells of the result (key j > i)"):
         st.markdown(markdown_table(wrong))
 
     check = shift_check(params, memory)
@@ -96,7 +102,7 @@ def story_panel(params: ViewParams) -> None:
     metrics = text.memory_metrics(check, n)
     for column, (metric, value, about) in zip(st.columns(2), metrics, strict=True):
         column.metric(metric, value, help=about)
-    extra = {"xl_mem": memory, "xl_head": head, "xl_i": i, "xl_j": j}
+    extra: dict[str, object] = {"xl_mem": memory, "xl_head": head}
     extra |= weights_of(params).provenance("xl")
     download_view("rel_shift", params, story_tables(story), extra=extra, where=st)
 

@@ -75,12 +75,12 @@ def story_panel(params: ViewParams) -> None:
                 fig, key=chart_key, width="stretch", selection_mode="points", config=CONFIG,
                 on_select=partial(pick_from_chart, chart_key, story, name, pick_cell),
             )  # fmt: skip
-            st.caption(text.cells_caption(masked))
+            st.caption(text.cells_caption(masked, step.shape, write_r))
         else:
             fig = image_figure(story, params, head, name, place, title=title, width_px=560)
             plotly_chart(fig, key=chart_key, width="stretch", config=CONFIG)
             st.caption(text.IMAGE_CAPTION)
-        st.info(md_escape(text.distance_note(story, head)), icon=":material/lightbulb:")
+        st.info(md_escape(text.distance_note(story, head, params.k)), icon=":material/lightbulb:")
     with right:
         picked = text.picked_cell(story, i, j, params.k, labels)
         st.markdown(picked.heading)

@@ -17,9 +17,9 @@ WEIGHT = r"\alpha_{ij} = \frac{\exp e_{ij}}{\sum_{l \,\text{allowed}} \exp e_{il
 OUTPUT = r"z_i = \sum_j \alpha_{ij} \bigl(x_j W^V + a^V_{ij}\bigr)"
 CONTENT_OUTPUT = r"\sum_j \alpha_{ij}\, x_j W^V"
 RELATIVE_OUTPUT = r"\sum_j \alpha_{ij}\, a^V_{ij}"
-SKEW = (
-    r"S^{\mathrm{rel}} = \operatorname{skew}\bigl(Q E_r^\top\bigr),\quad "
-    r"S^{\mathrm{rel}}_{ij} = q_i \cdot (E_r)_{\,j - i + L - 1}"
+SKEW = (  # n the sequence length (Huang et al. write L), d the head dimension
+    r"S^{\mathrm{rel}} = \operatorname{skew}\Bigl(\frac{Q E_r^\top}{\sqrt{d}}\Bigr),\quad "
+    r"S^{\mathrm{rel}}_{ij} = \frac{q_i \cdot (E_r)_{\,j - i + n - 1}}{\sqrt{d}}"
 )
 SINUSOID = (
     r"PE_{(p,\,2m)} = \sin\bigl(p / 10000^{2m/d}\bigr),\quad "
@@ -73,8 +73,9 @@ SCHEME_FORMULAS = {
 }
 
 # ---- Transformer-XL (Dai et al. 2019, Sec. 3.3 and Appendix B) -----------------------------
-# Symbols: Q queries after M memory positions, K = Q + M keys; query row i sits at position
-# M + i, so its distance to key j is (M + i) - j. R is the sinusoid of a distance, W_{k,R} its
+# Symbols: Q queries after M memory positions, K = Q + M keys; query i and key j sit at
+# positions i and j (the memory at -M..-1), key j in column M + j, and R is indexed by the
+# paper's i - j (every page writes the distance j - i). R is the sinusoid of a distance, W_{k,R} its
 # projection, u and v the global biases; every term is divided by sqrt(d) as in relpos_core.
 XL_INPUT = (
     r"X_{ic} = \frac{(q_i + v)^\top\, W_{k,R} R_{K-1-c}}{\sqrt{d}} \in \mathbb{R}^{Q \times K},"
@@ -86,7 +87,7 @@ XL_RESHAPED = (
     r"\quad\text{(the same numbers, read in rows of } Q\text{)}"
 )
 XL_SLICED = r"\text{reshaped}[1{:},\,:] \in \mathbb{R}^{K \times Q}\quad\text{(drop row 0)}"
-XL_SHIFT = (
+XL_SHIFT = (  # key j (position j; memory keys at -M..-1) is column M + j of the result
     r"\operatorname{rel\_shift}(X) = \operatorname{reshape}_{Q \times K}(\text{sliced}),\quad "
-    r"\operatorname{rel\_shift}(X)_{ij} = X_{i,\; j + Q - 1 - i}\ \text{for}\ j \le M + i"
+    r"\operatorname{rel\_shift}(X)_{i,\,M + j} = X_{i,\; j - i + K - 1}\ \text{for}\ j \le i"
 )

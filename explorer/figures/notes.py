@@ -263,27 +263,57 @@ def _beyond_phrase(read: list[Beyond]) -> str:
 
 
 def favoured_distance_note(
-    term: np.ndarray, distance: np.ndarray, valid: np.ndarray, what: str
+    term: np.ndarray,
+    distance: np.ndarray,
+    valid: np.ndarray,
+    what: str,
+    clip: int | None = None,
+    min_cells: int = 3,
 ) -> str:
-    """Which distance a position term favours: its mean over the valid cells at each j - i.
+    """Which distance a position term favours: its mean over the valid cells of each distance.
 
-    ``term``, ``distance`` (j - i) and ``valid`` (bool) are the same (rows, cols) grid.
+    ``term``, ``distance`` (j - i) and ``valid`` (bool) are the same (rows, cols) grid. With a
+    clip distance k every j - i beyond ±k reads the same edge row w_±k, so those distances are
+    one group (mean over all their cells). Groups of fewer than ``min_cells`` cells are left
+    out (a mean over one or two cells is a few query rows' values, not the term's preference),
+    unless every group is that small. Each extreme is given with the cells its mean is over.
 
     >>> d = np.array([[0, 1], [-1, 0]])
     >>> note = favoured_distance_note(np.array([[1.0, 9.0], [3.0, 2.0]]), d, d <= 0, "the term")
-    >>> note.split(" and ")[0].split("cells ")[1], note.split(": ")[1]
-    ('the term is largest at j - i = -1 (3)', 'it favours the previous position.')
+    >>> note.split(" and ")[0].split(", ")[1], note.split(": ")[1]
+    ('the term is largest at j - i = -1 (mean 3 over 1 cells)', 'it favours the previous position.')
     """
     cells = valid & np.isfinite(term)
     if not cells.any():
         return ""
-    seen = np.unique(distance[cells])
-    means = np.array([term[cells & (distance == r)].mean() for r in seen])
-    high, low = int(seen[means.argmax()]), int(seen[means.argmin()])
+    group = distance if clip is None else np.clip(distance, -clip, clip)
+    seen, counts = np.unique(group[cells], return_counts=True)
+    means = np.array([term[cells & (group == g)].mean() for g in seen])
+    enough = counts >= min_cells
+    left_out = enough.any() and not enough.all()
+    if left_out:
+        seen, counts, means = seen[enough], counts[enough], means[enough]
+    beyond = distance[cells]
+
+    def name(g: int) -> str:
+        if clip is not None and g == -clip and (beyond < -clip).any():
+            return f"j - i <= -{clip}, which all read w_-{clip}"
+        if clip is not None and g == clip and (beyond > clip).any():
+            return f"j - i >= {clip}, which all read w_+{clip}"
+        return f"j - i = {g}"
+
+    def at(index: int) -> str:
+        return f"{name(int(seen[index]))} (mean {means[index]:.3g} over {counts[index]:,} cells)"
+
+    high, low = int(means.argmax()), int(means.argmin())
     if high == low:
-        return f"{what[:1].upper()}{what[1:]} has one distance here, j - i = {high}."
+        return f"{what[:1].upper()}{what[1:]} has one distance here, {at(high)}."
+    g = int(seen[high])
+    favours = distance_word(g)
+    if name(g) != f"j - i = {g}":  # a clipped group: the edge distance and every one beyond
+        favours = f"keys {abs(g)} or more positions {'back' if g < 0 else 'ahead'}"
+    fewer = f" Distances held by fewer than {min_cells} cells are left out." if left_out else ""
     return (
-        f"On average over its valid cells {what} is largest at j - i = {high} "
-        f"({means.max():.3g}) and smallest at j - i = {low} ({means.min():.3g}): it favours "
-        f"{distance_word(high)}."
+        f"On average over its {int(cells.sum()):,} valid cells, {what} is largest at {at(high)} "
+        f"and smallest at {at(low)}: it favours {favours}.{fewer}"
     )

@@ -102,14 +102,14 @@ def hidden_reason(params: ViewParams, causal: bool, i: int, j: int) -> str:
 @cached(32)
 def pair_facts(params: ViewParams, head: int, i: int, j: int) -> PairFacts:
     """Every number of pair (i, j) for ``head``, computed on query row i alone (all n keys)."""
-    n, d = params.length, params.head_dim
+    n = params.length
     if not (0 <= i < n and 0 <= j < n):
         raise ValueError(f"pair (i, j) must lie in [0, {n - 1}], got ({i}, {j})")
     if not 0 <= head < params.heads:
         raise ValueError(f"head must be in [0, {params.heads - 1}], got {head}")
     inputs = example_inputs(params)
     pair = Pair(i, j, params.k)
-    q = inputs.q[0, head, i].double() / math.sqrt(d)  # (d,)
+    q = inputs.scaled_q[0, head, i].double()  # (d,) q_i / sqrt(d)
     keys, values = inputs.k[0, head].double(), inputs.v[0, head].double()  # (n, d)
     table_k, table_v = inputs.table_k.double(), inputs.table_v.double()
     rows = (torch.arange(n) - i).clamp(-params.k, params.k) + params.k  # table row of every j

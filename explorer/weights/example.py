@@ -62,6 +62,13 @@ class ExampleInputs:
     mask: torch.Tensor | None
     causal: bool
 
+    @property
+    def scaled_q(self) -> torch.Tensor:
+        """q / sqrt(d) (1, h, n, d): the queries as every logit term uses them. Scaling the
+        queries first (as tensor2tensor does) makes each product with them a term of the logit
+        exactly as it enters the softmax; every page takes its 1/sqrt(d) from here."""
+        return self.q / math.sqrt(self.q.shape[-1])
+
 
 def content_vector(token: str, d_model: int, seed: int) -> torch.Tensor:
     """Embedding of one token: a function of (seed, token) only, standard normal, float32."""

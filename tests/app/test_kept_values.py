@@ -117,12 +117,6 @@ def test_picked_cells_follow_the_sequence() -> None:
     assert at.number_input(key="i").value == 15
     assert "query i 60 was above the new maximum 15; moved to 15" in captions(at)
     assert "URL parameter" not in warnings(at)
-    at = open_page("rel_shift", n="16")
-    step(at, "slider", "xl_mem", 8)
-    step(at, "number_input", "xl_j", 19)  # 12 queries drawn after 8 memory positions
-    step(at, "slider", "xl_mem", 0)
-    assert at.number_input(key="xl_j").value == 11
-    assert "picked key j 19 was above the new maximum 11; moved to 11" in captions(at)
 
 
 def test_the_trained_length_for_the_profile_follows_n() -> None:

@@ -122,12 +122,12 @@ def test_skew_values_match_core(kind: str) -> None:
     inputs = example_inputs(ViewParams(n=6, k=2))
     e_r = rc.skew_embeddings(inputs.table_k, 6)
     e_r = e_r[:6] if masked else e_r
-    x = (inputs.q @ e_r.T)[0, 0]
+    x = (inputs.scaled_q @ e_r.T)[0, 0]  # the relative term as on every page: 1/sqrt(d)
     name = "masked" if masked else "unmasked"
     np.testing.assert_allclose(chart_z(at, f"skew_{name}_input"), x.numpy(), **CLOSE)
     at.button_group(key="skew_step").set_value(4).run()
     result = chart_z(at, f"skew_{name}_result")
-    definition = rc.relative_logits(inputs.q, inputs.table_k, method="loop")[0, 0].numpy()
+    definition = rc.relative_logits(inputs.scaled_q, inputs.table_k, method="loop")[0, 0].numpy()
     valid = np.tril(np.ones((6, 6), dtype=bool)) if masked else np.ones((6, 6), dtype=bool)
     np.testing.assert_allclose(result[valid], definition[valid], **CLOSE)
     if masked:

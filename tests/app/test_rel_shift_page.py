@@ -36,7 +36,7 @@ def picked(spec: dict) -> tuple[float, float]:
 @pytest.mark.parametrize("memory", [0, 3])
 def test_the_steps_at_n8_equal_the_definition_and_mark_the_wrong_cells(memory: int) -> None:
     params, keys = ViewParams(n=8), 8 + memory
-    query = {"n": "8", "xl_mem": str(memory), "xl_head": "1", "xl_i": "2", "xl_j": "1"}
+    query = {"n": "8", "xl_mem": str(memory), "xl_head": "1", "i": "2", "j": "1"}
     first = open_page("rel_shift", **query)
     assert_clean(first)
     assert not first.warning, [w.value for w in first.warning]
@@ -58,7 +58,7 @@ def test_the_steps_at_n8_equal_the_definition_and_mark_the_wrong_cells(memory: i
     assert hatch["fill"] == "toself" and hatch["fillpattern"]["shape"] == "/"
     xs = [x for x in hatch["x"] if x is not None]
     assert len(xs) == 5 * (~valid).sum()  # one closed square per wrong cell
-    assert picked(spec) == (1, 2)  # (x = key j, y = query i)
+    assert picked(spec) == (memory + 1, 2)  # (x = key j after the M memory keys, y = query i)
     green, orange = badges(at)
     assert green.startswith(":green-badge") and "all 8 queries" in green
     assert f"28 of {8 * keys} cells" in orange  # Q (Q - 1) / 2 wrong cells
@@ -103,3 +103,44 @@ def test_extreme_views_render(name: str) -> None:
     queries = min(n, STORY_QUERIES)
     assert chart_z(at, "xl_result").shape == (queries, queries + 12)
     assert badges(at)[0].startswith(":green-badge"), badges(at)
+
+
+def picked_shapes(spec: dict) -> list[dict]:
+    return [s for s in spec["layout"].get("shapes", []) if s.get("name") == "picked"]
+
+
+def test_with_no_pair_picked_no_cell_is_marked_and_the_page_says_how_to_pick() -> None:
+    at = open_page("rel_shift", n="8", xl_step="5 result")
+    assert_clean(at)
+    assert at.number_input(key="i").value is None and at.number_input(key="j").value is None
+    assert not picked_shapes(chart_spec(at, "xl_result"))
+    assert any("No pair picked" in c.value and "sidebar" in c.value for c in at.caption)
+    assert not any(m.value.startswith("| picked cell") for m in at.markdown)
+
+
+@pytest.mark.parametrize(("memory", "i", "j"), [(0, 5, 2), (3, 5, 2), (3, 1, 4), (12, 7, 7)])
+def test_the_shared_pair_is_marked_at_its_key_after_the_memory(memory, i, j) -> None:
+    """The sidebar's (i, j) is query i and key j of the sequence: after M memory keys, key j is
+    column M + j of the result, labelled j; its distance is j - i, as on every page."""
+    at = open_page("rel_shift", n="8", xl_mem=str(memory), xl_step="5 result", i=str(i), j=str(j))
+    assert_clean(at)
+    spec = chart_spec(at, "xl_result")
+    (shape,) = picked_shapes(spec)
+    x, y = (shape["x0"] + shape["x1"]) / 2, (shape["y0"] + shape["y1"]) / 2
+    assert (x, y) == (memory + j, i)
+    assert spec["layout"]["xaxis"]["ticktext"][memory + j] == str(j)
+    z = chart_z(at, "xl_result")
+    definition = xl_position_term(ViewParams(n=8), 8, memory, 0)
+    if j <= i:  # a right cell: the shift gives the definition's (b) + (d) of (i, j)
+        np.testing.assert_allclose(z[i, memory + j], definition[i, memory + j], **CLOSE)
+    table = next(m.value for m in at.markdown if m.value.startswith("| picked cell"))
+    assert f"| ({i}, {j}) |" in table and f"| distance j - i | {j - i} |" in table
+
+
+def test_a_pair_beyond_the_queries_drawn_marks_nothing_and_says_why() -> None:
+    at = open_page("rel_shift", n="30", xl_step="5 result", i="20", j="3")
+    assert_clean(at)
+    assert not picked_shapes(chart_spec(at, "xl_result"))
+    assert any(
+        "(20, 3)" in c.value and f"first {STORY_QUERIES} queries" in c.value for c in at.caption
+    )

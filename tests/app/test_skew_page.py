@@ -5,6 +5,8 @@ follows the sidebar mask, and the large-n view."""
 from __future__ import annotations
 
 import base64
+import math
+import re
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ from tests.app.conftest import assert_clean, chart_keys, chart_spec, chart_z, op
 
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
 STEP_OPTIONS = {1: "input", 2: "padded", 3: "reshaped", 4: "result"}
+NUMBER = r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)"  # a number as the page writes it (.4g)
 KINDS = {True: "masked (causal)", False: "unmasked (two-sided)"}
 
 
@@ -27,17 +30,19 @@ def decode(array) -> np.ndarray:
 
 
 def relative_input(params: ViewParams, head: int, masked: bool) -> np.ndarray:
-    """Q Er^T of one head: row i, column c = distance c - (L - 1)."""
+    """Q Er^T / sqrt(d) of one head: row i, column c = distance c - (n - 1)."""
     inputs = example_inputs(params)
     length = params.length
     e_r = rc.skew_embeddings(inputs.table_k, length)
     e_r = e_r[:length] if masked else e_r
-    return (inputs.q @ e_r.T)[0, head].numpy()
+    return (inputs.q @ e_r.T)[0, head].numpy() / math.sqrt(params.head_dim)
 
 
 def definition(params: ViewParams, head: int) -> np.ndarray:
+    """q_i · w^K_clip(j - i, k) / sqrt(d), one pair at a time (relpos_core's loop)."""
     inputs = example_inputs(params)
-    return rc.relative_logits(inputs.q, inputs.table_k, method="loop")[0, head].numpy()
+    rel = rc.relative_logits(inputs.q, inputs.table_k, method="loop")[0, head].numpy()
+    return rel / math.sqrt(params.head_dim)
 
 
 def expected_cells(length: int, i: int, j: int, masked: bool) -> dict[str, tuple[int, int]]:
@@ -172,7 +177,7 @@ def test_large_n_draws_an_image_and_an_exact_inset(masked: bool) -> None:
     params = ViewParams(n=n, win=win)
     inputs = example_inputs(params)
     block = slice(win, win + DISPLAY_MAX)
-    rel = rc.relative_logits(inputs.q, inputs.table_k, method="bucket")[0, 0, block, block]
+    rel = rc.relative_logits(inputs.scaled_q, inputs.table_k, method="bucket")[0, 0, block, block]
     inset = chart_spec(at, "skew_inset")
     x, y = decode(inset["data"][0]["x"]), decode(inset["data"][0]["y"])
     z = chart_z(at, "skew_inset")
@@ -213,3 +218,90 @@ def test_the_picked_cell_names_the_table_vector_by_its_distance() -> None:
     formulas = " ".join(item.value for item in at.latex)
     assert r"q_{4} \cdot w^K_{-1}" in formulas  # j - i = -3, clipped to -1: the edge vector
     assert any("is $w^K_{-1}$, stored as table row 0" in c.value for c in at.caption)
+
+
+def shown_number(pattern: str, texts) -> float:
+    """The first number ``pattern`` (one group) finds in ``texts``."""
+    for text in texts:
+        match = re.search(pattern, text)
+        if match:
+            return float(match.group(1))
+    raise AssertionError(f"{pattern!r} not in {list(texts)}")
+
+
+@pytest.mark.parametrize(
+    ("i", "j", "query"),
+    [(4, 2, {"weights": "trained"}), (5, 0, {"n": "6", "k": "1"}), (3, 3, {"weights": "trained"})],
+)
+def test_the_skew_number_of_a_pair_is_the_logits_number_and_the_definition(i, j, query) -> None:
+    """The relative logit q_i · w_clip(j - i, k) / sqrt(d), the same on /skew and /logits."""
+    skew = open_page("skew", i=str(i), j=str(j), **query)
+    logits = open_page("logits", i=str(i), j=str(j), **query)
+    assert_clean(skew)
+    assert_clean(logits)
+    on_skew = shown_number(r"&= " + NUMBER + r"\\end\{aligned\}", skew_latex(skew))
+    card = r"a\^K_\{I,J\}\}\{\\sqrt\{\d+\}\} = [-\d.e+]+ \+ \(?" + NUMBER
+    on_logits = shown_number(card.replace("I", str(i)).replace("J", str(j)), skew_latex(logits))
+    assert on_skew == on_logits
+    params = view_params(query)
+    inputs = example_inputs(params)
+    k, d = params.k, params.head_dim
+    w = inputs.table_k[max(-k, min(k, j - i)) + k].double()
+    by_definition = float(inputs.q[0, 0, i].double() @ w) / math.sqrt(d)
+    assert on_skew == float(f"{by_definition:.4g}")
+    definition_caption = shown_number(r"\$ / √d = " + NUMBER, captions(skew))
+    assert definition_caption == on_skew
+
+
+def test_the_note_groups_the_distances_that_read_the_edge_row() -> None:
+    """n = 40, k = 2: every j - i <= -2 reads w_-2; the note's means are over the result's
+    valid cells, grouped by clip(j - i, k), against brute force on the chart's values."""
+    at = open_story(4, True, 30, 2, n="40", weights="trained")
+    z = chart_z(at, "skew_masked_result")
+    i, j = np.indices(z.shape)
+    groups = {}
+    for a, b in zip(*np.nonzero(j <= i), strict=True):
+        groups.setdefault(max(-2, min(2, int(b - a))), []).append(float(z[a, b]))
+    means = {g: (np.mean(v), len(v)) for g, v in groups.items()}
+    note = next(box.value for box in at.info if "valid cells" in box.value).replace("\\", "")
+    assert "-39" not in note
+    for g in (max(means, key=lambda g: means[g][0]), min(means, key=lambda g: means[g][0])):
+        where = "j - i <= -2, which all read w_-2" if g == -2 else f"j - i = {g}"
+        mean, count = means[g]
+        assert f"{where} (mean {mean:.3g} over {count:,} cells)" in note, note
+
+
+def test_a_large_step_drops_the_numbers_in_its_cells_and_says_so() -> None:
+    small = open_story(1, True, 5, 2, n="8")
+    large = open_story(1, True, 30, 2, n="40")
+    written = [t for t in chart_spec(small, "skew_masked_input")["data"] if t.get("mode") == "text"]
+    assert written and len(written[0]["text"]) == 64
+    spec = chart_spec(large, "skew_masked_input")
+    assert not [t for t in spec["data"] if t.get("mode") == "text"]
+    cells = next(t for t in spec["data"] if t.get("name") == "cells")
+    assert len(cells["text"]) == 40 * 40 and "r = -28" in " ".join(cells["text"])  # hover keeps r
+    assert any("too small" in c.value and "hover" in c.value for c in large.caption)
+
+
+def test_the_skew_page_writes_n_and_d() -> None:
+    at = open_page("skew", n="8")
+    text = " ".join([*skew_latex(at), *captions(at), *(m.value for m in at.markdown)])
+    assert not re.search(r"\bL\b|d_z|d_k", text.replace("Huang et al. write $L$", "")), text
+    assert "Huang et al. write $L$" in text
+
+
+def skew_latex(at) -> list[str]:
+    return [item.value for item in at.latex]
+
+
+def captions(at) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def view_params(query: dict) -> ViewParams:
+    trained = query.get("weights") == "trained"
+    extra = {"d_model": 128, "heads": 4, "mask": "causal"} if trained else {}
+    return ViewParams(
+        n=int(query.get("n", 8)), k=int(query.get("k", 2)), weights=query.get("weights", "random"),
+        **extra,
+    )  # fmt: skip

@@ -85,7 +85,7 @@ def test_skew_window() -> None:
     at = open_page("skew", n=str(N), win=str(WIN), mask="causal", skew_step="4 sliced")
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=N, win=WIN))
-    rel = rc.relative_logits(inputs.q, inputs.table_k, method="bucket")[0, 0, BLOCK, BLOCK]
+    rel = rc.relative_logits(inputs.scaled_q, inputs.table_k, method="bucket")[0, 0, BLOCK, BLOCK]
     inset = chart_spec(at, "skew_inset")["data"][0]  # exact values around the picked cell
     x, y = (np.frombuffer(__import__("base64").b64decode(inset[a]["bdata"]), inset[a]["dtype"])
             for a in ("x", "y"))  # fmt: skip

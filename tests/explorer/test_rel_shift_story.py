@@ -106,11 +106,11 @@ def test_the_wrong_cells_hold_the_pad_then_the_next_rows_leftovers() -> None:
     assert len(table["i"]) == 6 * 5 // 2  # row i has Q - 1 - i wrong cells
     for i, j, holds, value in zip(table["i"], table["j"], table["holds"], table["by the shift"],
                                   strict=True):  # fmt: skip
-        assert j > memory + i
-        if j == memory + i + 1:
+        assert j > i  # key j, in column M + j
+        if j == i + 1:
             assert holds == "zero pad" and value == 0.0
         else:  # the next row's distances that point before the first key, largest first
-            column = j - memory - i - 2
+            column = j - i - 2
             assert holds == f"next row: (q_{i + 1} + v)·W_R R_{keys - 1 - column}"
             np.testing.assert_allclose(value, x[i + 1, column], **CLOSE)
 

@@ -58,7 +58,7 @@ def window_inputs(params: ViewParams) -> tuple[ExampleInputs, torch.Tensor]:
     """
     inputs = example_inputs(params)
     start, stop = params.window
-    return inputs, inputs.q[:, :, start:stop] / math.sqrt(params.head_dim)
+    return inputs, inputs.scaled_q[:, :, start:stop]  # the 1/sqrt(d) every page shares
 
 
 @cached(CACHE_ENTRIES)

@@ -23,17 +23,19 @@ def shift_step(key: str, options: Sequence[object], delta: int) -> None:
 def stepper(
     prefix: str, options: Sequence[object], distance_label: str, format_func=str
 ) -> tuple[object, bool]:
-    """One row: ◀, the step (URL key ``<prefix>_step``), ▶, and the toggle that writes each
-    cell's distance (``<prefix>_distance``). Returns the step picked and the toggle."""
+    """One row: ◀, the step (URL key ``<prefix>_step``), ▶; under it the toggle that writes
+    each cell's distance (``<prefix>_distance``). Returns the step picked and the toggle."""
     key = f"{prefix}_step"
-    row = st.container(horizontal=True, vertical_alignment="bottom")
-    with row:
+    # One row that never wraps: on a phone a wrapping row put ◀, the steps and ▶ on a line
+    # each; here the steps take the width left between the arrows and wrap their own options.
+    with st.container(horizontal=True, wrap=False, vertical_alignment="bottom",
+                      key=f"{prefix}_stepper"):  # fmt: skip
         st.button("◀", key=f"{prefix}_prev", on_click=shift_step, args=(key, options, -1),
                   help="previous step")  # fmt: skip
-        picked = choice("step", options, key, format_func=format_func)
+        picked = choice("step", options, key, format_func=format_func, width="stretch")
         st.button("▶", key=f"{prefix}_next", on_click=shift_step, args=(key, options, 1),
                   help="next step")  # fmt: skip
-        write = toggle(distance_label, f"{prefix}_distance", value=True)
+    write = toggle(distance_label, f"{prefix}_distance", value=True)
     return picked, write
 
 

@@ -2,7 +2,9 @@
 it ends up, and the cells the shift gets wrong (:mod:`explorer.stories.shift.stepping` follows
 one picked result cell through the steps).
 
-Q queries follow M memory positions (K = Q + M keys); query row i sits at position M + i. The
+Q queries follow M memory positions (K = Q + M keys). Positions are the sequence's, as on every
+page: query i and key j of the segment sit at position i and j, the memory keys at -M..-1, so
+key j is column M + j of the result (:meth:`ShiftStory.column`) and the distance is j - i. The
 values are the XL position terms (b) + (d) of one head, (q_i + v)·W_R R_(i-j) / sqrt(d), from
 ``relpos_core``'s ``TransformerXL`` on the view's example queries; the definition they are
 checked against is the same scheme's gathered terms. Cell positions come from running the
@@ -45,16 +47,17 @@ STEP_FORMULAS = {
 }
 STEP_TEXT = {
     "input": "One row per query, one column per distance j - i, from -(K - 1) on the left to 0 "
-    "on the right: the relative layout. Query row i at position M + i needs the distances "
-    "-(M + i)..0; the ones further left point before the first key.",
+    "on the right: the relative layout. Query i needs the distances -(M + i)..0, back to the "
+    "first memory key at position -M; the ones further left point before it.",
     "padded": "Add one column of zeros on the left. Nothing moves yet.",
     "reshaped": "Read the padded numbers row by row and cut them into rows of Q. Each old row "
     "now starts one place further along than the one above: the per-row shift, no gather.",
     "sliced": "Drop the first row: the first Q numbers, row 0's pad and its distances that "
     "point before the first key.",
-    "result": "Read the rest back as Q rows of K. Cell (i, j) holds distance j - (M + i) for "
-    "every key j <= M + i; right of that, the shift is wrong: the pad zero, then the next "
-    "query's distances that point before the first key.",
+    "result": "Read the rest back as Q rows of K: the M memory keys (m, positions -M..-1), "
+    "then keys 0..Q-1. Cell (i, j) holds distance j - i for every key j <= i; right of that, "
+    "the shift is wrong: the pad zero, then the next query's distances that point before the "
+    "first key.",
 }
 
 
@@ -127,8 +130,8 @@ class ShiftStory:
     memory: int  # M
     keys: int  # K = Q + M
     head: int
-    valid: np.ndarray  # (Q, K) bool, the core's: j <= M + i
-    distance: np.ndarray  # (Q, K) int, j - (M + i): the distance j - i of the definition
+    valid: np.ndarray  # (Q, K) bool, the core's: column <= M + i, i.e. key j <= i
+    distance: np.ndarray  # (Q, K) int, column - (M + i): the distance j - i of the definition
     definition: np.ndarray  # (Q, K) float32, the scheme's gathered (b) + (d) of the head
     start: int = 0  # position of the first query row (the story always starts at row 0)
     follows_pads: ClassVar[bool] = True  # a click on a pad picks the result cell it lands in
@@ -136,9 +139,13 @@ class ShiftStory:
     def step(self, name: str) -> ShiftStep:
         return self.steps[STEPS.index(name)]
 
-    def position(self, i: int) -> int:
-        """Position of query row i among the keys, M + i (minus its distance to key 0)."""
-        return -int(self.distance[i, 0])
+    def column(self, j: int) -> int:
+        """The result's column of key j (position j; a memory key: j < 0): M + j."""
+        return self.memory + j
+
+    def key(self, column: int) -> int:
+        """The position of the result's ``column``: column - M (negative: a memory key)."""
+        return column - self.memory
 
 
 def fates(codes: list[np.ndarray], valid: np.ndarray) -> list[np.ndarray]:
@@ -172,9 +179,9 @@ def _ticks(name: str, rows: int, cols: int, memory: int, keys: int):
         return tuple(distances), tuple(str(i) for i in range(rows))
     if name == "padded":
         return ("pad", *distances), tuple(str(i) for i in range(rows))
-    if name == "result":
-        return tuple(f"m{j}" if j < memory else str(j) for j in range(cols)), tuple(
-            str(i) for i in range(rows)
+    if name == "result":  # key j at column M + j; the memory keys at positions -M..-1
+        return tuple(f"m{c - memory}" if c < memory else str(c - memory) for c in range(cols)), (
+            tuple(str(i) for i in range(rows))
         )
     return tuple(str(c) for c in range(cols)), tuple(str(r) for r in range(rows))
 
@@ -220,7 +227,7 @@ def shift_story(params: ViewParams, head: int, memory: int) -> ShiftStory:
             )
         )
     definition_z = definition.numpy().astype(np.float32)
-    distance = relative_distances(queries, keys, query_offset=memory).numpy()  # j - (M + i)
+    distance = relative_distances(queries, keys, query_offset=memory).numpy()  # j - i
     for array in (valid, definition_z, distance):
         array.flags.writeable = False
     return ShiftStory(tuple(steps), queries, memory, keys, head, valid, distance, definition_z)
@@ -232,7 +239,7 @@ class ShiftCheck:
 
     queries: int
     memory: int
-    max_diff: float  # max |shift - definition| over the valid cells (j <= M + i)
+    max_diff: float  # max |shift - definition| over the valid cells (key j <= i)
     wrong_cells: int  # cells outside the valid region: the shift is wrong there
     cells: int  # Q * K of one head
     logit_bytes: int  # the scheme's estimate for every term at the full n, K = n + M

@@ -42,10 +42,10 @@ def hover_text(story: ShiftStory, name: str) -> np.ndarray:
     for r in range(step.shape[0]):
         for c in range(step.shape[1]):
             if name == "result":
-                where = f"i = {r} (position {story.position(r)}), j = {c}"
+                where = f"i = {r}, j = {story.key(c)}"
                 where += " (memory)" if c < story.memory else ""
-                verdict = "right" if story.valid[r, c] else "WRONG (j > M + i)"
-                where += f"<br>distance j - (M+i) = {story.distance[r, c]}: {verdict}"
+                verdict = "right" if story.valid[r, c] else "WRONG (j > i)"
+                where += f"<br>distance j - i = {story.distance[r, c]}: {verdict}"
             elif name in ("input", "padded"):
                 where = f"query i = {r}, column {c}"
             else:

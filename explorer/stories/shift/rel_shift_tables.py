@@ -22,20 +22,20 @@ def holds_text(story: ShiftStory, code: int, plain: bool = False) -> str:
 
 
 def wrong_cells(story: ShiftStory) -> dict[str, list]:
-    """Every result cell outside j <= M + i: what it holds, by the shift and by definition."""
+    """Every result cell with key j > i: what it holds, by the shift and by definition."""
     result = story.steps[-1]
     rows, cols = np.nonzero(~story.valid)
-    table: dict[str, list] = {"i": [], "j": [], "distance j-(M+i)": [], "holds": [],
+    table: dict[str, list] = {"i": [], "j": [], "distance j-i": [], "holds": [],
                               "by the shift": [], "by the definition": []}  # fmt: skip
-    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
-        code = int(result.code[i, j])
+    for i, column in zip(rows.tolist(), cols.tolist(), strict=True):
+        code = int(result.code[i, column])
         what = "zero pad" if code == 0 else "next row: " + holds_text(story, code, plain=True)
         table["i"].append(i)
-        table["j"].append(j)
-        table["distance j-(M+i)"].append(int(story.distance[i, j]))
+        table["j"].append(story.key(column))  # key j sits in column M + j
+        table["distance j-i"].append(int(story.distance[i, column]))
         table["holds"].append(what)
-        table["by the shift"].append(float(result.z[i, j]))
-        table["by the definition"].append(float(story.definition[i, j]))
+        table["by the shift"].append(float(result.z[i, column]))
+        table["by the definition"].append(float(story.definition[i, column]))
     return table
 
 
@@ -53,8 +53,7 @@ def story_tables(story: ShiftStory) -> dict[str, Labelled]:
     result = story.step("result")
     tables["definition"] = Labelled(
         story.definition,
-        f"(b) + (d) gathered by distance j - (M + i), head {story.head}: equals the result "
-        "where j <= M + i",
+        f"(b) + (d) gathered by distance j - i, head {story.head}: equals the result where j <= i",
         rows=list(result.y_ticks),
         cols=list(result.x_ticks),
         corner="query i \\ key j",
@@ -62,11 +61,11 @@ def story_tables(story: ShiftStory) -> dict[str, Labelled]:
     rows, cols = np.nonzero(~story.valid)
     source, column, _ = result.origin()
     tables["wrong_cells"] = Labelled(
-        np.column_stack([rows, cols, story.distance[rows, cols], source[rows, cols],
+        np.column_stack([rows, story.key(cols), story.distance[rows, cols], source[rows, cols],
                          column[rows, cols], result.z[rows, cols],
                          story.definition[rows, cols]]),
-        "result cells with j > M + i: what the shift put there (source -1: the zero pad)",
-        cols=["i", "j", "distance j-(M+i)", "source input row", "source input column",
+        "result cells with j > i: what the shift put there (source -1: the zero pad)",
+        cols=["i", "j", "distance j-i", "source input row", "source input column",
               "by the shift", "by the definition"],
         corner="cell",
     )  # fmt: skip

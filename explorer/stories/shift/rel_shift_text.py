@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from explorer.figures.draw import bytes_text
 from explorer.figures.notes import favoured_distance_note
+from explorer.pair.definition import Pair
 from explorer.stories.shift.rel_shift import (
     CHECK_QUERIES,
     STEP_WORDS,
@@ -48,7 +49,7 @@ def story_notes(story: ShiftStory, n: int) -> list[str]:
         notes.append(
             f"n = {n} queries: the steps are drawn for the first {STORY_QUERIES} of them "
             f"(Q = {q_len}, K = {k_len}), where every cell stays readable. Their right cells "
-            "(j <= M + i) hold the values of the first rows of the shift of all n queries; "
+            "(j <= i) hold the values of the first rows of the shift of all n queries; "
             "their wrong cells hold other leftovers there, as that shift has more keys."
         )
     memory = story.memory
@@ -56,20 +57,27 @@ def story_notes(story: ShiftStory, n: int) -> list[str]:
     return notes
 
 
-def chart_caption(story: ShiftStory, name: str) -> str:
+def chart_caption(story: ShiftStory, name: str, picked: bool) -> str:
     """Under the step's chart: what its colours, marks and written distances mean."""
     return (
         "Colour: the value, (b) + (d) of head "
         f"{story.head}, on one scale for every step. Each cell shows the distance j - i of the "
         "value it holds for the query it came from (pad: the padding zero). Outlined in "
         "black: values that become right result cells. Hatched and outlined in red: "
-        "values that become wrong result cells (j > M + i). Greyed: what the slice drops."
+        "values that become wrong result cells (key j > i). Greyed: what the slice drops."
         + (
             " The dashed line separates the memory keys (m) from the segment's."
             if story.memory and name == "result"
             else ""
         )
-        + " Gold: the picked value. Click a cell to pick the value it holds."
+        + (" Gold: the picked value." if picked else "")
+        + " Click a cell to pick the value it holds"
+        + (
+            " (one that lands on a memory key picks nothing: the sidebar's pair is a query "
+            "and a key of the sequence)."
+            if story.memory
+            else "."
+        )
     )
 
 
@@ -95,6 +103,26 @@ def place_lines(story: ShiftStory, places: Sequence[Place | None]) -> str:
     return place_table(STEP_LABELS, STEPS, places, where)
 
 
+def followed_cell(story: ShiftStory, pair: Pair | None) -> tuple[tuple[int, int] | None, str]:
+    """The result cell (query row i, column M + j) of the sidebar's pair (i, j), or None, and a
+    caption: how to pick a pair, or why the picked one is not drawn."""
+    if pair is None:
+        return None, (
+            "No pair picked: click a cell of a step, or set query i and key j in the sidebar, "
+            "to follow one value through every step."
+        )
+    if max(pair.i, pair.j) >= story.queries:
+        return None, (
+            f"The picked pair (i, j) = ({pair.i}, {pair.j}) lies beyond the first "
+            f"{story.queries} queries drawn here: click a cell, or pick i and j below "
+            f"{story.queries} in the sidebar, to follow a value through the steps."
+        )
+    return (pair.i, story.column(pair.j)), (
+        f"Following the picked pair (i, j) = ({pair.i}, {pair.j}): key {pair.j} is column "
+        f"M + j = {story.column(pair.j)}, after the {story.memory} memory keys."
+    )
+
+
 @dataclass(frozen=True)
 class PickedCell:
     """The picked cell: a table (its distance, the input cell it copies, its value by the shift
@@ -105,35 +133,35 @@ class PickedCell:
     right: bool
 
 
-def picked_cell(story: ShiftStory, i: int, j: int) -> PickedCell:
-    """The picked cell (i, j) of the result, by the shift and by definition."""
-    m, position = story.memory, story.position(i)
+def picked_cell(story: ShiftStory, row: int, column: int) -> PickedCell:
+    """Result cell (query row i, column M + j), by the shift and by definition."""
+    i, j = row, story.key(column)
     result = story.step("result")
-    code = int(result.code[i, j])
-    source, column, distance = (int(a[i, j]) for a in result.origin())
-    where = f"input row {source}, column {column} (j - i = {distance})"
+    code = int(result.code[row, column])
+    source, input_column, distance = (int(a[row, column]) for a in result.origin())
+    where = f"input row {source}, column {input_column} (j - i = {distance})"
     where = "the zero pad" if code == 0 else where
     table = "\n".join(
         [
             "| picked cell | |",
             "|---|---|",
-            f"| (i, j) | ({i}, {j}){' (a memory key)' if j < m else ''} |",
-            f"| query position M + i | {position} |",
-            f"| distance j - (M + i) | {story.distance[i, j]} |",
+            f"| ({i}, {j}) | query i = {i}, key j = {j}{' (a memory key)' if j < 0 else ''} |",
+            f"| result column M + j | {column} |",
+            f"| distance j - i | {story.distance[row, column]} |",
             f"| source cell | {where} |",
-            f"| by the shift | {float(result.z[i, j]):.4g} |",
-            f"| by the definition | {float(story.definition[i, j]):.4g} |",
+            f"| by the shift | {float(result.z[row, column]):.4g} |",
+            f"| by the definition | {float(story.definition[row, column]):.4g} |",
         ]
     )
-    if story.valid[i, j]:
+    if story.valid[row, column]:
         verdict = (
-            f"j = {j} <= M + i = {position}: the shift gives {holds_text(story, code)}, "
+            f"j = {j} <= i = {i}: the shift gives {holds_text(story, code)}, "
             "the definition's value."
         )
         return PickedCell(table, verdict, right=True)
     what = "the zero pad" if code == 0 else f"{holds_text(story, code)}, from the next row"
     verdict = (
-        f"j = {j} > M + i = {position}: a key after the query. The shift puts {what} here, "
+        f"j = {j} > i = {i}: a key after the query. The shift puts {what} here, "
         "not the term; Transformer-XL masks these cells."
     )
     return PickedCell(table, verdict, right=False)
@@ -146,13 +174,13 @@ def check_label(check: ShiftCheck, n: int) -> str:
         if check.queries == n
         else f"the first {check.queries} of the {n} queries"
     )
-    return f"rel_shift vs the scheme's gathered (b) + (d) on j <= M + i, every head, {scope}"
+    return f"rel_shift vs the scheme's gathered (b) + (d) on j <= i, every head, {scope}"
 
 
 def wrong_badge(check: ShiftCheck) -> str:
     """The badge that counts the cells the shift gets wrong."""
     return (
-        f"{check.wrong_cells} of {check.cells} cells per head have j > M + i: the shift "
+        f"{check.wrong_cells} of {check.cells} cells per head have key j > i: the shift "
         "gets them wrong and Transformer-XL masks them"
     )
 

@@ -24,45 +24,50 @@ from explorer.weights.example import decode_provenance, example_inputs, skew_pro
 
 CACHE_ENTRIES = 8
 STEPS = ("input", "padded", "reshaped", "result")
-E_R = r"(E_r)_c = w^K_{\operatorname{clip}(c - (L-1),\, k)},\quad r = c - (L - 1)"
+E_R = r"(E_r)_c = w^K_{\operatorname{clip}(c - (n-1),\, k)},\quad r = c - (n - 1)"
 
-# LaTeX of each step, (masked, unmasked): what relpos_core.skew does, in the paper's symbols.
+# LaTeX of each step, (masked, unmasked): what relpos_core.skew does, n the sequence length
+# (Huang et al.'s L), d the head dimension; the queries come in scaled by 1/sqrt(d).
 STEP_FORMULAS = {
     "input": (
-        r"S = Q E_r^\top \in \mathbb{R}^{L \times L},\quad S_{ic} = q_i \cdot (E_r)_c,"
-        r"\quad r = c - (L-1) \in \{-(L-1), \dots, 0\}",
-        r"S = Q E_r^\top \in \mathbb{R}^{L \times (2L-1)},\quad S_{ic} = q_i \cdot (E_r)_c,"
-        r"\quad r = c - (L-1) \in \{-(L-1), \dots, L-1\}",
+        r"S = \frac{Q E_r^\top}{\sqrt{d}} \in \mathbb{R}^{n \times n},\quad "
+        r"S_{ic} = \frac{q_i \cdot (E_r)_c}{\sqrt{d}},"
+        r"\quad r = c - (n-1) \in \{-(n-1), \dots, 0\}",
+        r"S = \frac{Q E_r^\top}{\sqrt{d}} \in \mathbb{R}^{n \times (2n-1)},\quad "
+        r"S_{ic} = \frac{q_i \cdot (E_r)_c}{\sqrt{d}},"
+        r"\quad r = c - (n-1) \in \{-(n-1), \dots, n-1\}",
     ),
     "padded": (
-        r"\bigl[\,0 \;\big|\; S\,\bigr] \in \mathbb{R}^{L \times (L+1)}"
+        r"\bigl[\,0 \;\big|\; S\,\bigr] \in \mathbb{R}^{n \times (n+1)}"
         r"\quad\text{(one zero column on the left)}",
-        r"\bigl[\,S \;\big|\; 0\,\bigr] \in \mathbb{R}^{L \times 2L}"
+        r"\bigl[\,S \;\big|\; 0\,\bigr] \in \mathbb{R}^{n \times 2n}"
         r"\quad\text{(one zero column on the right)}",
     ),
     "reshaped": (
-        r"\operatorname{reshape}_{(L+1) \times L}\bigl[\,0 \;\big|\; S\,\bigr]"
+        r"\operatorname{reshape}_{(n+1) \times n}\bigl[\,0 \;\big|\; S\,\bigr]"
         r"\quad\text{(the same numbers, read row by row)}",
-        r"\operatorname{reshape}_{(L+1) \times (2L-1)}\bigl(\operatorname{flatten}"
-        r"\bigl[\,S \;\big|\; 0\,\bigr] \,\|\, 0_{L-1}\bigr)",
+        r"\operatorname{reshape}_{(n+1) \times (2n-1)}\bigl(\operatorname{flatten}"
+        r"\bigl[\,S \;\big|\; 0\,\bigr] \,\|\, 0_{n-1}\bigr)",
     ),
     "result": (
         r"S^{\mathrm{rel}} = \text{reshaped}[1{:},\,:]\;\text{(drop row 0)},\quad "
-        r"S^{\mathrm{rel}}_{ij} = S_{i,\, j - i + L - 1}\ \text{for}\ j \le i",
-        r"S^{\mathrm{rel}} = \text{reshaped}[{:}L,\; L-1{:}\,],\quad "
-        r"S^{\mathrm{rel}}_{ij} = S_{i,\, j - i + L - 1}\ \text{for every}\ i, j",
+        r"S^{\mathrm{rel}}_{ij} = S_{i,\, j - i + n - 1}\ \text{for}\ j \le i",
+        r"S^{\mathrm{rel}} = \text{reshaped}[{:}n,\; n-1{:}\,],\quad "
+        r"S^{\mathrm{rel}}_{ij} = S_{i,\, j - i + n - 1}\ \text{for every}\ i, j",
     ),
 }
 STEP_TEXT = {
     "input": "One row per query, one column per distance r: the relative layout. Cell (i, r) "
-    "is $q_i \\cdot (E_r)_c$; the distances a row needs are those with $0 \\le i + r < L$.",
+    "is $q_i \\cdot (E_r)_c$ / √d; the distances a row needs are those with "
+    "$0 \\le i + r < n$.",
     "padded": "Add one column of zeros. Nothing moves yet; the zero is what shifts every row by "
     "one more place than the row above once the rows are read as one long list.",
     "reshaped": "Read the padded matrix row by row and cut it into rows of a new width. Each "
     "row now starts one place later in the old rows: the per-row shift, without a gather. The "
     "outlined block is what the slice keeps; the greyed cells are dropped.",
-    "result": "The slice: row $i$, column $j$ holds $q_i \\cdot (E_r)_c$ at $r = j - i$, the "
-    "relative logit of $(i, j)$ in the absolute layout.",
+    "result": "The slice: row $i$, column $j$ holds $q_i \\cdot (E_r)_c$ / √d at "
+    "$r = j - i$, the relative logit of $(i, j)$ in the absolute layout, as on the Relative "
+    "logits page.",
 }
 
 
@@ -87,7 +92,7 @@ class SkewStep:
     y: np.ndarray
     x_title: str
     y_title: str
-    length: int  # L of the skew, to decode codes
+    length: int  # n of the skew, to decode codes
     masked: bool
     start: int  # position of the first query
 
@@ -114,11 +119,12 @@ class SkewStep:
 class SkewStory:
     steps: tuple[SkewStep, ...]  # input, padded, reshaped, result
     masked: bool
-    length: int  # L = W, the skewed sequence (the window above DISPLAY_MAX)
+    length: int  # n of the skew: W, the window's length above DISPLAY_MAX
     start: int  # position of the window's first query / key
-    valid: np.ndarray  # (L, L) bool: result cells that are q_i · w_clip(j-i,k)
-    definition: np.ndarray  # (L, L) q_i · w^K[clip(j - i, k) + k] of the head, by "bucket"
-    table_rows: np.ndarray  # (L, L) clip(j - i, k) + k
+    head_dim: int  # d: every value is divided by sqrt(d)
+    valid: np.ndarray  # (n, n) bool: result cells that are q_i · w_clip(j-i,k) / sqrt(d)
+    definition: np.ndarray  # (n, n) q_i · w^K[clip(j - i, k) + k] / sqrt(d), by "bucket"
+    table_rows: np.ndarray  # (n, n) clip(j - i, k) + k
     max_diff: float  # max |result - definition| over the valid cells, every head
     bytes_skew: int  # Er the skew needs at the full n
     bytes_materialized: int  # a^K the einsum / matmul paths need at the full n
@@ -150,13 +156,13 @@ def skew_story(params: ViewParams, head: int, masked: bool) -> SkewStory:
     """
     inputs = example_inputs(params)
     start, stop = params.window
-    q = inputs.q[:, :, start:stop]  # (1, h, L, d): the window's queries
+    q = inputs.scaled_q[:, :, start:stop]  # (1, h, n, d): the window's queries / sqrt(d)
     length, d, full = q.shape[-2], params.head_dim, params.length
     plan_compute("skew", "skew", length, d, params.heads, k=params.k, causal=masked, traces=2)
-    e_r = rc.skew_embeddings(inputs.table_k, length)  # (2L-1, d): r = -(L-1)..L-1
+    e_r = rc.skew_embeddings(inputs.table_k, length)  # (2n-1, d): r = -(n-1)..n-1
     if masked:
-        e_r = e_r[:length]  # r = -(L-1)..0: the causal half (Huang et al.)
-    x = q @ e_r.T  # (1,h,L,d),(d,W) -> (1,h,L,W)
+        e_r = e_r[:length]  # r = -(n-1)..0: the causal half (Huang et al.)
+    x = q @ e_r.T  # (1,h,n,d),(d,W) -> (1,h,n,W)
     trace = rc.trace_skew_masked(x) if masked else rc.trace_skew_unmasked(x)
     origin = skew_provenance(length, masked)
     codes = [step.value.round().to(torch.int32).numpy() for step in origin.steps()]
@@ -182,7 +188,7 @@ def skew_story(params: ViewParams, head: int, masked: bool) -> SkewStory:
         if name == "input":
             x_axis = np.arange(cols) - (length - 1)  # the distance r of each column
         elif name == "padded":
-            x_axis = np.arange(cols) - (length if masked else length - 1)  # pad at -L or L
+            x_axis = np.arange(cols) - (length if masked else length - 1)  # pad at -n or n
         elif name == "result":
             x_axis = positions
         else:
@@ -215,6 +221,7 @@ def skew_story(params: ViewParams, head: int, masked: bool) -> SkewStory:
         masked=masked,
         length=length,
         start=start,
+        head_dim=d,
         valid=valid,
         definition=definition[0, head].numpy().astype(np.float32),
         table_rows=rc.relative_index(length, length, params.k).numpy().astype(np.int32),

@@ -28,8 +28,10 @@ from explorer.stories.shift.step_drawing import (
 )
 from explorer.stories.shift.stepping import Place
 
-TEXT_CELLS_MAX = 40  # write r into the cells when the step is at most this wide
-TICKS_MAX = 40  # a tick per row / column up to this many
+TEXT_CELLS_MAX = 24  # write r into the cells up to this many rows and columns: at 560 px a
+# cell is then >= 23 px and its text >= 8 px; beyond, "-39" overflows its cell (hover keeps r)
+TICKS_MAX = 24  # a tick per row / column up to this many
+TICKS_SHOWN = 12  # beyond, about this many
 LABEL_CHARS_MAX = 10
 
 
@@ -42,9 +44,13 @@ def _label(labels: Sequence[str] | None, position: int) -> str:
 
 
 def _ticks(values: np.ndarray, text: list[str]) -> dict:
+    """A tick per row / column up to TICKS_MAX, else one at every multiple of a stride (0
+    included: r = 0, query 0): 40 labels on a 390 px phone overlap."""
+    at = np.arange(len(values))
     if len(values) > TICKS_MAX:
-        return {"tickmode": "auto"}
-    return {"tickmode": "array", "tickvals": values, "ticktext": text}
+        stride = -(-len(values) // TICKS_SHOWN)
+        at = at[values % stride == 0]
+    return {"tickmode": "array", "tickvals": values[at], "ticktext": [text[a] for a in at]}
 
 
 def _x_ticks(step: SkewStep, cols: slice, labels: Sequence[str] | None) -> dict:
@@ -96,6 +102,11 @@ def hover_text(step: SkewStep, rows: slice, cols: slice, labels: Sequence[str] |
     return out
 
 
+def writes_numbers(shape: tuple[int, ...]) -> bool:
+    """Whether a (crop of a) step of this shape is small enough to write r in its cells."""
+    return max(shape) <= TEXT_CELLS_MAX
+
+
 def cells_figure(
     story: SkewStory,
     name: str,
@@ -123,7 +134,7 @@ def cells_figure(
     if not kept.all():
         data.append(veil_trace(~kept, x, y, "greyed"))
     cell = float(np.clip(width_px / max(n_cols, 1), 8, 44))
-    if write_r and max(n_rows, n_cols) <= TEXT_CELLS_MAX:
+    if write_r and writes_numbers(z.shape):
         _, distance, pad = step.origin(rows, cols)
         text = np.where(pad, "pad", distance.astype(str))
         data.append(cell_text_trace(x, y, z, text, bound, cell * 0.36, "r"))

@@ -14,6 +14,7 @@ from explorer.figures.notes import favoured_distance_note
 from explorer.frame.widgets import md_escape
 from explorer.pair.definition import Pair
 from explorer.stories.shift.skew import STEPS, SkewStory
+from explorer.stories.shift.skew_figures import writes_numbers
 from explorer.stories.shift.stepping import Place, place_table
 
 STEP_WORDS = {1: "relative", 2: "padded", 3: "reshaped", 4: "sliced"}
@@ -21,17 +22,23 @@ VARIANTS = ("follows the mask", "masked (causal)", "unmasked (two-sided)")
 
 
 def intro(n: int, window: tuple[int, int], windowed: bool) -> str:
-    """The page's opening paragraph: the skew in the paper's symbols, L the skewed length."""
+    """The page's opening paragraph: the skew with n the sequence length and d the head
+    dimension (the paper's L, said once)."""
     start, stop = window
     return (
-        "Instead of gathering $a^K$, an $(n, n, d_z)$ tensor, multiply the queries by one "
-        "embedding per distance, $S = Q E_r^\\top$: column $c$ of $S$ is the distance "
-        "$r = c - (L - 1)$, the relative layout. Row $i$ needs column $j - i + L - 1$ at key $j$: "
-        "the skew shifts every row by its own offset with only a pad, a reshape and a slice "
-        "(Huang et al. 2018, Sec. 3.4.1). $L$ is the paper's name for the sequence length: here "
-        f"$L = n = {n}$"
-        + (f" (the steps run on the window, $L = {stop - start}$)" if windowed else "")
-        + "."
+        "Instead of gathering $a^K$, an $(n, n, d)$ tensor, multiply the queries by one "
+        "embedding per distance, $S = Q E_r^\\top$ / √d: column $c$ of $S$ is the "
+        "distance $r = c - (n - 1)$, the relative layout. Row $i$ needs column $j - i + n - 1$ "
+        "at key $j$: the skew shifts every row by its own offset with only a pad, a reshape and "
+        "a slice (Huang et al. 2018, Sec. 3.4.1; Huang et al. write $L$ for the sequence length "
+        f"$n$, here $n = {n}$). The queries are scaled by 1/√d first, as on every "
+        "page, so each value is the relative term as it enters the softmax"
+        + (
+            f". The steps run on the window's {stop - start} queries as a sequence of their "
+            f"own: in the steps, $n = {stop - start}$."
+            if windowed
+            else "."
+        )
     )
 
 
@@ -53,9 +60,9 @@ def is_masked(variant: str, mask: str) -> bool:
 def variant_note(mask: str, masked: bool) -> str:
     """Which skew "follows the mask" picked for the sidebar's mask."""
     return f"The sidebar's mask is {mask}: showing the " + (
-        "masked skew (Huang et al.: distances -(L-1)..0 only)."
+        "masked skew (Huang et al.: distances -(n-1)..0 only)."
         if masked
-        else "unmasked skew (distances -(L-1)..L-1)."
+        else "unmasked skew (distances -(n-1)..n-1)."
     )
 
 
@@ -74,14 +81,22 @@ def followed_cell(window: tuple[int, int], pair: Pair | None) -> tuple[int, int,
     return i, j, caption
 
 
-def cells_caption(masked: bool) -> str:
-    """Under a step drawn cell by cell."""
+def cells_caption(masked: bool, shape: tuple[int, int], write_r: bool) -> str:
+    """Under a step drawn cell by cell: whether its cells carry their r (the toggle, and
+    :func:`~explorer.stories.shift.skew_figures.writes_numbers` for the step's size)."""
+    if not writes_numbers(shape):
+        numbers = (
+            f"The cells of a {shape[0]} × {shape[1]} step are too small to hold their distance "
+            "r: hover a cell for its r and value. "
+        )
+    elif write_r:
+        numbers = "Each cell shows the distance r of the value it holds (pad: a padding zero). "
+    else:
+        numbers = ""
+    masked_cells = ", and cells the causal mask removes." if masked else "."
     return (
-        "Each cell shows the distance r of the value it holds (pad: a padding zero). "
-        "Outlined: the cells whose values become relative logits; greyed: padding, "
-        "cells the slice drops"
-        + (", and cells the causal mask removes." if masked else ".")
-        + " Click a cell to pick the value it holds."
+        f"{numbers}Outlined: the cells whose values become relative logits; greyed: padding, "
+        f"cells the slice drops{masked_cells} Click a cell to pick the value it holds."
     )
 
 
@@ -142,14 +157,15 @@ def picked_cell(
     table_row = int(story.table_rows[row, col])
     column = j - i + story.length - 1
     distance = rf"j - i = {j - i},\quad \operatorname{{clip}}({j - i}, {k}) + {k} = {table_row}"
-    value_by_skew = (  # two lines: the column beside the chart is narrow
+    root = rf"\sqrt{{{story.head_dim}}}"
+    value_by_skew = (  # three lines: the column beside the chart is narrow
         rf"\begin{{aligned}} S^{{\mathrm{{rel}}}}_{{{i},{j}}} &= q_{{{i}}} \cdot "
-        rf"(E_r)_{{{column}}} \\ &= q_{{{i}}} \cdot w^K_{{{table_row - k}}} \\ "
-        rf"&= {value:.4g}"
+        rf"(E_r)_{{{column}}} / {root} \\ &= q_{{{i}}} \cdot w^K_{{{table_row - k}}} / {root}"
+        rf" \\ &= {value:.4g}"
         r"\end{aligned}"
     )
     caption = (
-        r"Definition $q_i \cdot w^K_{\operatorname{clip}(j - i, k)}$ = "
+        r"Definition $q_i \cdot w^K_{\operatorname{clip}(j - i, k)}$ / √d = "
         f"{float(story.definition[row, col]):.4g}. "
         f"$E_r$'s row {j - i + story.length - 1} is $w^K_{{{table_row - k}}}$, "
         f"stored as table row {table_row}"
@@ -158,11 +174,12 @@ def picked_cell(
     return PickedCell(heading, (distance, value_by_skew), caption)
 
 
-def distance_note(story: SkewStory, head: int) -> str:
-    """What to notice: the distance the head's relative logits favour, on the valid cells."""
+def distance_note(story: SkewStory, head: int, k: int) -> str:
+    """What to notice: the distance the head's relative logits favour, on the valid cells
+    (every distance beyond ±k reads the same edge row: one group)."""
     rows, cols = np.indices(story.valid.shape)
     return favoured_distance_note(
-        story.definition, cols - rows, story.valid, f"head {head}'s relative logit"
+        story.definition, cols - rows, story.valid, f"head {head}'s relative logit", clip=k
     )
 
 
