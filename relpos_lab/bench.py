@@ -3,6 +3,7 @@
     python -m relpos_lab.bench --n 512 1024 2048 4096 --d 64 --heads 8 --k 16 --repeats 5
     python -m relpos_lab.bench --mode train --n 1024 2048      # forward + backward
     python -m relpos_lab.bench --mode layer --n 1024           # the nn.Module, forward + backward
+    python -m relpos_lab.bench --causal --n 1024 4096 --methods sdpa banded   # both causal
 
     python -m relpos_lab.bench --device cuda --dtype bf16 --mode train --n 1024 4096 16384 \
         --batch 4 --heads 16 --d 64 --k 64 --methods sdpa flex_key flex   # the GPU table
@@ -151,12 +152,13 @@ def _train_step(forward: Callable[[], torch.Tensor], params: list[torch.Tensor])
 
 
 def runner(
-    method: str, inputs: tuple[torch.Tensor, ...], mode: str = "forward"
+    method: str, inputs: tuple[torch.Tensor, ...], mode: str = "forward", causal: bool = False
 ) -> Callable[[], torch.Tensor]:
     """A no-argument call running ``method`` once on ``inputs`` in ``mode``.
 
     forward: no gradients. train: forward + backward through q, k, v and the tables (pass
     ``make_inputs(..., grad=True)``). layer: forward + backward of the module on x (b, n, d·h).
+    ``causal``: query i sees keys j <= i, in SDPA (``is_causal``) and the relative call alike.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
@@ -166,17 +168,23 @@ def runner(
     if method in GPU_METHODS and q.device.type != "cuda":
         raise ValueError(f"method {method!r} runs on --device cuda only, got {q.device.type}")
     if mode == "layer":
+        if causal:
+            raise ValueError("--causal applies to --mode forward and train")
         return _layer_runner(method, q, table_k.shape[0] // 2)
     if method == "sdpa":
-        call = lambda: F.scaled_dot_product_attention(q, k, v)  # noqa: E731
+        call = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
     elif method == "plain":
+        if causal:
+            raise ValueError("the plain row has no causal mask: leave it out with --causal")
         call = lambda: _plain(q, k, v)  # noqa: E731
     elif method == "flex_key":
         call = lambda: _flex_key_term(q, k, v, table_k)  # noqa: E731
     elif method == "flex":  # "auto" on CUDA: the FlexAttention path
-        call = lambda: relative_attention(q, k, v, table_k, table_v)  # noqa: E731
+        call = lambda: relative_attention(q, k, v, table_k, table_v, causal=causal)  # noqa: E731
     else:
-        call = lambda: relative_attention(q, k, v, table_k, table_v, method=method)  # noqa: E731
+        call = lambda: relative_attention(  # noqa: E731
+            q, k, v, table_k, table_v, method=method, causal=causal
+        )
     if mode == "train":
         call = _train_step(call, [t for t in inputs if t.requires_grad])
     return _synchronized(call, q.device)
@@ -288,10 +296,11 @@ def peak_growth_in_child(
     batch: int,
     mode: str = "forward",
     dtype: str = "fp32",
+    causal: bool = False,
 ) -> int:
     """Resident-set high-water growth of one call of ``method``, in a fresh process (bytes)."""
     args = [sys.executable, "-m", "relpos_lab.bench", "--child", method, "--mode", mode]
-    args += ["--dtype", dtype]
+    args += ["--dtype", dtype] + (["--causal"] if causal else [])
     args += ["--n", str(n), "--d", str(d), "--heads", str(heads), "--k", str(k)]
     args += ["--batch", str(batch)]
     root = str(Path(__file__).resolve().parent.parent)  # so the child imports this relpos_core
@@ -313,12 +322,14 @@ def cuda_peak_growth(call: Callable[[], object], device: torch.device) -> int:
 
 
 def _child(
-    method: str, n: int, d: int, heads: int, k: int, batch: int, mode: str, dtype: torch.dtype
-) -> None:
+    method: str, n: int, d: int, heads: int, k: int, batch: int, mode: str, dtype: torch.dtype,
+    causal: bool = False,
+) -> None:  # fmt: skip
     grad = mode == "train"
     warm = make_inputs(8, d, heads, k, batch, grad=grad, dtype=dtype)
-    runner(method, warm, mode)()  # warm the allocator
-    call = runner(method, make_inputs(n, d, heads, k, batch, grad=grad, dtype=dtype), mode)
+    runner(method, warm, mode, causal)()  # warm the allocator
+    inputs = make_inputs(n, d, heads, k, batch, grad=grad, dtype=dtype)
+    call = runner(method, inputs, mode, causal)
     before = _reset_peak_rss()
     call()
     print(max(0, _peak_rss() - before))
@@ -366,17 +377,18 @@ def run(
     mode: str = "forward",
     device: str = "cpu",
     dtype: str = "fp32",
+    causal: bool = False,
 ) -> dict[str, object]:
     """Time (and, in child processes, measure) every method at every n. Returns the JSON dict."""
     results = []
     start = machine()  # the load average says how busy the machine was while timing
-    if mode == "layer":
+    if mode == "layer" or causal:
         methods = [m for m in methods if m != "plain"]
     for n in ns:
         inputs = make_inputs(
             n, d, heads, k, batch, grad=mode == "train", device=device, dtype=DTYPES[dtype]
         )
-        sdpa = runner("sdpa", inputs, mode)
+        sdpa = runner("sdpa", inputs, mode, causal)
         logits_mb = logits_bytes(n, heads, batch) / 2**20
         for method in methods:
             row: dict[str, object] = {"method": method, "n": n, "logits_mb": logits_mb}
@@ -389,20 +401,21 @@ def run(
                 row["skipped"] = f"needs ~{need_mb:,.0f} MB > budget {budget_mb:,.0f} MB"
                 results.append(row)
                 continue
-            call = runner(method, inputs, mode)
+            call = runner(method, inputs, mode, causal)
             ms, sdpa_ms, ratio = time_against_sdpa(call, sdpa, repeats)
             row.update(median_ms=ms, sdpa_ms=sdpa_ms, ratio_to_sdpa=ratio, skipped=None)
             if measure_memory and device == "cuda":
                 peak = cuda_peak_growth(call, inputs[0].device) / 2**20
                 row.update(peak_mb=peak, peak_over_logits=peak / logits_mb)
             elif measure_memory:
-                peak = peak_growth_in_child(method, n, d, heads, k, batch, mode, dtype) / 2**20
+                peak = peak_growth_in_child(method, n, d, heads, k, batch, mode, dtype, causal)
+                peak /= 2**20
                 row.update(peak_mb=peak, peak_over_logits=peak / logits_mb)
             results.append(row)
             print(_progress(row), file=sys.stderr, flush=True)
     config = dict(
         mode=mode, n=ns, d=d, heads=heads, k=k, batch=batch, repeats=repeats, budget_mb=budget_mb,
-        device=device, dtype=dtype,
+        device=device, dtype=dtype, causal=causal,
     )  # fmt: skip
     report = {"machine": start, "config": config, "results": results}
     report["load_average_1min_at_end"] = machine()["load_average_1min"]
@@ -455,6 +468,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-memory", action="store_true", help="skip the child-process peak memory")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results")
     p.add_argument("--mode", choices=MODES, default="forward", help="what one timed call runs")
+    p.add_argument("--causal", action="store_true", help="query i sees keys j <= i (not layer)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--dtype", choices=tuple(DTYPES), default="fp32", help="inputs' dtype")
     p.add_argument("--child", choices=METHODS, help=argparse.SUPPRESS)
@@ -475,13 +489,13 @@ def main(argv: list[str] | None = None) -> dict[str, object] | None:
     if args.child:
         _child(
             args.child, args.n[0], args.d, args.heads, args.k, args.batch, args.mode,
-            DTYPES[args.dtype],
+            DTYPES[args.dtype], args.causal,
         )  # fmt: skip
         return None
     report = run(
         args.n, args.d, args.heads, args.k, args.batch, args.repeats, args.methods,
         args.budget_mb, measure_memory=not args.no_memory, mode=args.mode, device=args.device,
-        dtype=args.dtype,
+        dtype=args.dtype, causal=args.causal,
     )  # fmt: skip
     m = report["machine"]
     print(f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}; {report['config']}")

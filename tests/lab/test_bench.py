@@ -53,6 +53,26 @@ def test_every_method_runs_and_matches_plain_shapes():
         bench.runner("loop", inputs)
 
 
+def test_causal_rows_mask_both_sdpa_and_the_relative_call(tmp_path):
+    """With --causal, SDPA runs is_causal and each method runs causal=True: with zero tables the
+    relative rows equal SDPA; the child process measures the same causal call."""
+    inputs = list(bench.make_inputs(12, 4, 2, 2))
+    inputs[3], inputs[4] = torch.zeros_like(inputs[3]), torch.zeros_like(inputs[4])
+    sdpa = bench.runner("sdpa", tuple(inputs), causal=True)()
+    q, k, v = inputs[:3]
+    torch.testing.assert_close(sdpa, torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=True
+    ))  # fmt: skip
+    for method in ("banded", "bucket"):
+        torch.testing.assert_close(bench.runner(method, tuple(inputs), causal=True)(), sdpa)
+    out = tmp_path / "bench.json"
+    argv = ["--n", "12", "--d", "4", "--heads", "2", "--k", "2", "--repeats", "1", "--causal"]
+    bench.main(argv + ["--methods", "sdpa", "plain", "banded", "--json", str(out)])
+    report = json.loads(out.read_text())
+    assert report["config"]["causal"] is True
+    assert [row["method"] for row in report["results"]] == ["sdpa", "banded"]  # no plain row
+
+
 def test_markdown_table_marks_skips():
     report = {
         "results": [
