@@ -96,16 +96,55 @@ def hover_labels(labels: Sequence[str] | None, count: int, offset: int, symbol: 
     return out
 
 
-def axis_ticks(labels: Sequence[str] | None, count: int, offset: int) -> dict:
+TICK_PX = 15  # a tick label's room along a y axis (one line of 12 px text and a gap)
+CHAR_PX = 7  # width of one character of a horizontal tick label
+NICE_STEPS = (1, 2, 5)  # ticks every 1, 2, 5, 10, 20, 50, ... rows or columns
+
+
+def tick_step(count: int, length_px: float, label_px: float) -> int:
+    """The least nice step (1, 2, 5, 10, ...) at which ``count`` positions drawn over
+    ``length_px`` pixels leave every shown tick label ``label_px`` pixels of its own."""
+    per_cell = length_px / max(count, 1)
+    scale = 1
+    while True:
+        for step in NICE_STEPS:
+            if step * scale * per_cell >= label_px or step * scale >= count:
+                return step * scale
+        scale *= 10
+
+
+def axis_ticks(
+    labels: Sequence[str] | None,
+    count: int,
+    offset: int,
+    length_px: float = math.inf,
+    *,
+    vertical: bool = True,
+) -> dict:
+    """Tick settings of an axis of ``count`` positions from ``offset``, drawn ``length_px`` long
+    (a y axis if ``vertical``): a label per position when they fit (token labels up to
+    TICK_LABELS_MAX), else every ``tick_step``-th one, never a half position."""
+    texts = None
     if labels is not None and count <= TICK_LABELS_MAX:
-        values = np.arange(offset, offset + count)
-        text = [escape_label(labels[v]) for v in values if v < len(labels)]
-        if len(text) == count:
-            angle = -45 if max(map(len, text), default=0) > 3 else 0
-            return {"tickmode": "array", "tickvals": values, "ticktext": text, "tickangle": angle}
-    if count <= TICK_EVERY_MAX:  # a tick on every row or column, never a half position
-        return {"tickmode": "linear", "tick0": offset, "dtick": 1}
-    return {"tickmode": "auto", "nticks": 6}
+        texts = [escape_label(labels[v]) for v in range(offset, offset + count) if v < len(labels)]
+        texts = texts if len(texts) == count else None
+    if texts is not None:
+        widest = max(map(len, texts), default=0)
+        angle = -45 if widest > 3 else 0
+        label_px = TICK_PX if vertical or angle else CHAR_PX * widest + 6
+        step = tick_step(count, length_px, label_px)
+        values = np.arange(offset, offset + count, step)
+        shown = [texts[v - offset] for v in values]
+        return {"tickmode": "array", "tickvals": values, "ticktext": shown, "tickangle": angle}
+    label_px = TICK_PX if vertical else CHAR_PX * len(str(offset + count - 1)) + 8
+    if count <= TICK_EVERY_MAX:  # a tick on every row or column that has room for it
+        return {
+            "tickmode": "linear",
+            "tick0": offset,
+            "dtick": tick_step(count, length_px, label_px),
+        }
+    room = length_px / label_px
+    return {"tickmode": "auto", "nticks": int(max(2, min(6, room)))}
 
 
 def panel_trace(panel: Panel, scale: Scale, axis: str, side: int) -> dict:
