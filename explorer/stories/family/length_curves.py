@@ -61,11 +61,16 @@ def family_lengths() -> LengthCurves:
 
 
 def lengths_caption(curves: LengthCurves) -> str:
-    """What the length curves are: which models, trained and scored on what."""
+    """What the length curves are: which models (by name: Shaw's is not every page's Shaw
+    model), trained and scored on what, and what the dashed line and the shading mark."""
+    models = ", ".join(f"{name} ({describe(name)})" for name in curves.bpc)
     return (
-        f"One small character model per scheme, identical but for position, trained on "
+        f"Small character models of the family, identical but for position, trained on "
         f"{curves.context}-character windows of {curves.corpus}; held-out bits per character "
-        "at every evaluation length (Press et al. 2022, Fig. 1), read from the shipped results."
+        "(fewer is better) at every evaluation length (Press et al. 2022, Fig. 1), read from the "
+        "shipped results. "
+        f"Dashed: the training length, {curves.context} characters; shaded: longer than any "
+        f"training window. The models drawn: {models}."
     )
 
 
@@ -107,10 +112,8 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
         margin={"l": 60, "r": 10, "t": 30, "b": 50},
         xaxis={
             "type": "log",
-            "title": {
-                "text": f"evaluation length; dashed: the training length, {curves.context} "
-                "characters; shaded: longer than any training window"
-            },
+            # short enough for a phone: the caption says what is dashed and shaded
+            "title": {"text": "evaluation length (characters)"},
             "tickvals": curves.lengths.tolist(),
             "ticktext": [str(L) for L in curves.lengths],
             "range": [np.log10(x_start), np.log10(x_end)],
