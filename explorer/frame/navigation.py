@@ -25,7 +25,7 @@ PAGES = (  # the story a learner follows, in order
     Page("basics", "Attention basics", ":material/lightbulb:",
          "attention before position: additive and dot-product scores on the same states, the "
          "worked example to edit, cross-attention, the alignment a small model learned, and why "
-         "the dot product is divided by √d_k"),
+         "the dot product is divided by √d"),
     Page("multihead", "Multi-head and masks", ":material/view_column:",
          "the split into heads, attention per head, the concatenation and $W^O$ with every "
          "shape; padding and look-ahead masks, and what softmax does with them"),
