@@ -36,7 +36,8 @@ PLOTLY_TOP_MARGIN = 100  # plotly's default top margin, for a figure that sets n
 
 
 def png_config(key: str) -> dict:
-    """Plotly modebar config: the camera button saves the figure as ``<key>.png``."""
+    """Plotly modebar config: the camera button saves the figure as ``<key>.png``. The modebar
+    is drawn in a strip above the chart (assets/layout.css), over none of the figure."""
     return {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": key, "scale": 2},

@@ -96,7 +96,7 @@ def hover_labels(labels: Sequence[str] | None, count: int, offset: int, symbol: 
     return out
 
 
-TICK_PX = 15  # a tick label's room along a y axis (one line of 12 px text and a gap)
+TICK_PX = 18  # a tick label's room along a y axis (a 12 px font's line box is 16 px, and a gap)
 CHAR_PX = 7  # width of one character of a horizontal tick label
 NICE_STEPS = (1, 2, 5)  # ticks every 1, 2, 5, 10, 20, 50, ... rows or columns
 

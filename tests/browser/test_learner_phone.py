@@ -53,9 +53,13 @@ MEASURE = """() => {
     const bar = chart.querySelector('.modebar');
     const titles = [...chart.querySelectorAll('.infolayer .annotation-text, .gtitle, '
       + '.g-xtitle text, .g-ytitle text, .legendtext, .xtick text, .ytick text')].filter(shown);
-    if (bar && getComputedStyle(bar).opacity !== '0' && shown(bar))
+    if (bar && getComputedStyle(bar).opacity !== '0' && shown(bar)) {
       facts.toolbar.push(
         ...titles.filter((t) => meets(box(t), box(bar))).map((t) => t.textContent));
+      const own = box(chart);  // the toolbar itself is inside the chart's box, not cut off
+      if (box(bar).top < own.top - 1 || box(bar).right > own.right + 1)
+        facts.toolbar.push('the toolbar outside its chart');
+    }
     // axis and figure titles inside the chart's own drawing
     const edge = box(svg);
     for (const t of chart.querySelectorAll('.g-xtitle text, .g-ytitle text, .gtitle')) {
