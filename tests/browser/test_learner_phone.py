@@ -67,6 +67,14 @@ MEASURE = """() => {
       if (shown(t) && (b.left < edge.left - 1 || b.right > edge.right + 1 || b.top < edge.top - 1
           || b.bottom > edge.bottom + 1)) facts.titles.push(t.textContent);
     }
+    // the legend inside the chart too, and off the x axis title
+    const legend = chart.querySelector('g.legend');
+    if (legend && shown(legend)) {
+      const b = box(legend);
+      if (b.bottom > edge.bottom + 1 || b.right > edge.right + 1) facts.titles.push('legend cut');
+      for (const t of chart.querySelectorAll('.g-xtitle text'))
+        if (meets(box(t), b)) facts.titles.push(`legend over ${t.textContent}`);
+    }
   }
   for (const f of main.querySelectorAll('.katex-display')) {
     if (f.scrollWidth > f.clientWidth + %(slack)d) {
@@ -169,5 +177,6 @@ def test_display_formulas_fit_a_phone(on_phone) -> None:
 
 
 def test_axis_titles_inside_the_chart(on_phone) -> None:
-    """Every axis title and figure title lies inside its chart at 390 px."""
+    """Every axis title, figure title and legend lies inside its chart at 390 px, and no legend
+    lies over an axis title."""
     assert failures(on_phone, "titles") == {}

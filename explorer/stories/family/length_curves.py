@@ -16,11 +16,13 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 
 from explorer.frame.memory import cached
+from explorer.frame.screen import is_phone
 from relpos_lab.family import results
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe
 
 COLOURS = pc.qualitative.D3
+LEGEND_LINE_PX = 21  # one line of legend entries
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
     """One line per model against the evaluation length (log 2 axis); the training length
     dashed and every length beyond it shaded."""
     fig = go.Figure()
+    # the legend in a band of its own at the bottom: up to four lines, a line per model on a phone
+    legend_px = LEGEND_LINE_PX * (len(curves.bpc) if is_phone() else 4)
     top = max(float(v.max()) for v in curves.bpc.values())
     x_end = float(curves.lengths.max()) * 1.15
     x_start = float(curves.lengths.min()) / 1.6  # room left of the training length
@@ -108,8 +112,8 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
             )
         )
     fig.update_layout(
-        height=height,
-        margin={"l": 60, "r": 10, "t": 30, "b": 50},
+        height=height + legend_px,
+        margin={"l": 60, "r": 10, "t": 30, "b": 60 + legend_px},
         xaxis={
             "type": "log",
             # short enough for a phone: the caption says what is dashed and shaded
@@ -119,7 +123,7 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
             "range": [np.log10(x_start), np.log10(x_end)],
         },
         yaxis={"title": {"text": "held-out bits per character"}, "range": [1.5, top + 0.3]},
-        legend={"orientation": "h", "y": -0.25},
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
         hovermode="closest",
     )
     return fig
