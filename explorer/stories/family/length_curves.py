@@ -15,14 +15,13 @@ import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
 
+from explorer.figures.lines import legend_band
 from explorer.frame.memory import cached
-from explorer.frame.screen import is_phone
 from relpos_lab.family import results
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe
 
 COLOURS = pc.qualitative.D3
-LEGEND_LINE_PX = 21  # one line of legend entries
 
 
 @dataclass(frozen=True)
@@ -92,8 +91,7 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
     """One line per model against the evaluation length (log 2 axis); the training length
     dashed and every length beyond it shaded."""
     fig = go.Figure()
-    # the legend in a band of its own at the bottom: up to four lines, a line per model on a phone
-    legend_px = LEGEND_LINE_PX * (len(curves.bpc) if is_phone() else 4)
+    legend, legend_px = legend_band(len(curves.bpc))
     top = max(float(v.max()) for v in curves.bpc.values())
     x_end = float(curves.lengths.max()) * 1.15
     x_start = float(curves.lengths.min()) / 1.6  # room left of the training length
@@ -123,7 +121,7 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
             "range": [np.log10(x_start), np.log10(x_end)],
         },
         yaxis={"title": {"text": "held-out bits per character"}, "range": [1.5, top + 0.3]},
-        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+        legend=legend,
         hovermode="closest",
     )
     return fig
