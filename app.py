@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from explorer.figures.glossary import glossary
 from explorer.frame.controls import (
     PARAMS_STATE_KEY,
     report_other_keys,
@@ -19,7 +20,7 @@ from explorer.frame.host import configure_process
 from explorer.frame.memory import one_view_at_a_time, trim_heap
 from explorer.frame.navigation import DEFAULT, PAGES, SECTIONS, neighbours
 from explorer.frame.offline_view import start_recording
-from explorer.pair.controls import pair_inputs
+from explorer.pair.controls import pair_caption, pair_inputs
 
 HERE = Path(__file__).resolve().parent
 PAGES_DIR = HERE / "pages"  # absolute paths: see tests/app/harness/entry.py
@@ -40,7 +41,10 @@ def main() -> None:
     st.html(ASSETS / "layout.css")  # narrow screens: formulas, controls and tables fit
     params, parsed = sidebar_controls()
     st.session_state[PARAMS_STATE_KEY] = params
-    pair_inputs(params)
+    pair = pair_inputs(params)
+    with st.sidebar:
+        pair_note = st.container()  # filled after the page ran: only then is its scheme known
+        glossary()  # one meaning per symbol, the same on every page
     pages = {
         page.stem: st.Page(
             PAGES_DIR / page.file, title=page.title, icon=page.icon, default=page == DEFAULT
@@ -57,6 +61,9 @@ def main() -> None:
     with one_view_at_a_time():  # what a rerun holds is never held by two visitors at once
         page.run()
     report_other_keys(parsed.other_keys, notes)
+    if pair is not None:
+        with pair_note:
+            pair_caption(pair, params)
     story_links(next(stem for stem, p in pages.items() if p == page), pages)
     trim_heap()  # what the rerun freed goes back to the system, not to the next one's peak
 

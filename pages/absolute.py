@@ -9,7 +9,7 @@ from explorer.figures.scales import make_scale
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
 from explorer.pair.card import pair_note
-from explorer.stories.family.length_curves import length_curves, length_figure
+from explorer.stories.family.length_curves import length_curves, length_figure, lengths_caption
 from explorer.stories.shaw import views
 from explorer.weights.example import axis_labels
 
@@ -34,8 +34,7 @@ longest = int(curves.lengths.max())
 figure(
     length_figure(curves),
     "why_position",
-    caption=f"Three trained models of the family, identical but for position: held-out bits "
-    f"per character of {curves.corpus} (fewer is better), read from the shipped results.",
+    caption=lengths_caption(curves),
 )
 st.markdown(
     f"At the training length, {curves.context} characters, a model with no position scores "

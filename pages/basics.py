@@ -97,8 +97,8 @@ st.caption(text.EXAMPLE_CAPTION)
 self_attention = views.is_self_attention(source)
 st.info(md_escape(notes.ties_note(example, self_attention)), icon=":material/lightbulb:")
 
-# ---- 4. why sqrt(d_k) ----------------------------------------------------------------------
-st.header("4 · Why divide by √d_k")
+# ---- 4. why sqrt(d) ----------------------------------------------------------------------
+st.header("4 · Why divide by √d")
 st.markdown(text.WHY_SCALE)
 slider_column, _ = st.columns([1, 2])
 with slider_column:

@@ -9,6 +9,7 @@ from explorer.figures.notes import weights_note
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import head_picker, md_escape
+from explorer.pair.controls import pair_schemes
 from explorer.stories.family import exports, panels, text, views
 from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
 from explorer.weights.example import axis_labels
@@ -30,6 +31,7 @@ with left:
     a = scheme_picker("scheme A", "compare_a", DEFAULTS.compare_a)
 with right:
     b = scheme_picker("scheme B", "compare_b", DEFAULTS.compare_b)
+pair_schemes(a, b)
 head = head_picker(heads, "compare_head")  # a row of its own: eight heads fit
 settings = scheme_settings(params, compare_a=a, compare_b=b)
 for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):

@@ -12,7 +12,7 @@ from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment
 from explorer.frame.screen import is_phone
 from explorer.frame.widgets import head_picker, md_escape, shared_scale_picker
-from explorer.pair.controls import mark_picked_distance
+from explorer.pair.controls import mark_picked_distance, pair_schemes
 from explorer.stories.family import controls, exports, length_curves, panels, tables, text, views
 from explorer.stories.family.learned_terms import learned_terms
 from explorer.stories.family.plots import learned_figure
@@ -27,6 +27,7 @@ st.title("Position schemes")
 draw.weights_caption(params, scheme="each")
 st.markdown(text.INTRO)
 name = controls.scheme_picker("scheme", "scheme", controls.DEFAULTS.scheme)
+pair_schemes(name)  # the sidebar's pick: Shaw's table row only where Shaw's scheme is drawn
 scheme_class = SCHEMES[name]
 
 # ---- 1. one scheme in detail ---------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Multi-head and masks: every step of multi-head attention with its shape, and the padding and
-look-ahead masks through the softmax (why q · k is divided by sqrt(d_k) is on Attention basics)."""
+look-ahead masks through the softmax (why q · k is divided by sqrt(d) is on Attention basics)."""
 
 import streamlit as st
 

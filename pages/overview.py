@@ -94,11 +94,11 @@ with left:
 with right:
     st.subheader("Huang et al. 2018 (Music Transformer)")
     st.markdown(
-        "Gathering $a^K_{ij}$ for every pair builds an $(n, n, d_z)$ tensor: for $n = 2048$, "
+        "Gathering $a^K_{ij}$ for every pair builds an $(n, n, d)$ tensor: for $n = 2048$, "
         "$d = 512$ that is 8.6 GB per layer in float32. The **skew** instead multiplies the "
         "queries by one embedding per distance, $Q E_r^\\top$ of shape $(n, 2n - 1)$ (or "
         "$(n, n)$ for causal attention), then moves each row into place with a pad, a reshape "
-        "and a slice: memory $O(n d)$. The paper calls the sequence length $L$, so $L = n$."
+        "and a slice: memory $O(n d)$."
     )
     st.latex(formulas.SKEW)
 st.caption(

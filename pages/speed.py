@@ -31,7 +31,7 @@ fig = loglog_figure(
     dashed=("matmul", "fp32 logits (b, h, n, n)"),
     byte_ticks=True,
 )
-mark_points(fig, views.music_transformer_points(), name="Music Transformer, L = 2048, D = 512")
+mark_points(fig, views.music_transformer_points(), name="Music Transformer, n = 2048, d = 512")
 horizontal_line(
     fig, REQUEST_BUDGET_BYTES, f"per-request budget {format_bytes(REQUEST_BUDGET_BYTES)}"
 )
@@ -41,9 +41,9 @@ plotly_chart(fig, key="chart_speed_memory", width="stretch", config=png_config("
 st.caption(
     "Lines: `relpos_core.memory_bytes` at this view's d, heads and k (einsum and matmul "
     "coincide). The loop's flat line is the least memory but n² Python steps, by far the "
-    "slowest (Measure now). Stars: Huang et al.'s example at D = 512, L = 2048, causal: the "
-    "materialized a^K takes 8.6 GB per layer, the skew's Er 4.2 MB. Dotted: the memory budget "
-    "one request of this server may use."
+    "slowest (Measure now). Stars: Huang et al.'s example at n = 2048, d = 512 (their L and "
+    "D), causal: the materialized a^K takes 8.6 GB per layer, the skew's Er 4.2 MB. Dotted: "
+    "the memory budget one request of this server may use."
 )
 
 st.subheader("Measure now")

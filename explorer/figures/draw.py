@@ -29,10 +29,16 @@ from explorer.pair.controls import chart_options, current_pair
 from explorer.weights.source import weights_of
 
 INSET_SIDE = 32  # rows and columns of the exact-value zoom under an image
+# Plotly's toolbar (modebar) sits over the top right of a chart: on hover on a wide screen,
+# always on a touch screen (a phone has no hover). Every chart gets a band of its own at the
+# top that the toolbar fills, so it covers no title, legend or tick label.
+TOOLBAR_PX = 30
+PLOTLY_TOP_MARGIN = 100  # plotly's default top margin, for a figure that sets none
 
 
 def png_config(key: str) -> dict:
-    """Plotly modebar config: the camera button saves the figure as ``<key>.png``."""
+    """Plotly modebar config: the camera button saves the figure as ``<key>.png``. The modebar
+    is drawn in a strip above the chart (assets/layout.css), over none of the figure."""
     return {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": key, "scale": 2},
@@ -48,8 +54,30 @@ def plotly_chart(
 ):
     """``st.plotly_chart(fig, key=key, **options)``, the figure recorded for the view's download
     with the ``formula`` shown above it and the ``caption`` under it."""
+    toolbar_band(fig)
     record_figure(ShownFigure(key, fig, formula, caption, options.get("config") or {}))
     return st.plotly_chart(fig, key=key, **options)
+
+
+def toolbar_band(fig: go.Figure) -> go.Figure:
+    """Make room for the toolbar above everything ``fig`` draws: the top margin and the height
+    grow by TOOLBAR_PX (the plot keeps its size) and the title sits just under the band. Once
+    per figure (a cached figure reaches here on every rerun)."""
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    if meta.get("toolbar_band"):
+        return fig
+    top = fig.layout.margin.t
+    top = PLOTLY_TOP_MARGIN if top is None else top
+    height = fig.layout.height
+    fig.update_layout(
+        margin_t=top + TOOLBAR_PX,
+        height=None if height is None else height + TOOLBAR_PX,
+        meta={**meta, "toolbar_band": TOOLBAR_PX},
+    )
+    if fig.layout.title.text:
+        fig.update_layout(title={"yref": "container", "y": 1, "yanchor": "top",
+                                 "pad": {"t": TOOLBAR_PX}})  # fmt: skip
+    return fig
 
 
 def chart(

@@ -1,18 +1,20 @@
-"""Every formula the explorer shows, in LaTeX with Shaw et al.'s (2018) symbols, written once.
+"""Every formula the explorer shows, in LaTeX, written once in the symbols of
+:mod:`explorer.figures.glossary` (n the sequence length, d the head dimension, k the clip
+distance, L only the Music Transformer's table length).
 
 Pages pass these to ``st.latex`` (or ``st.markdown("$...$")`` inline) so that one quantity has
-one name and one formula on every page. Symbols: x_i the input at position i, W^Q, W^K, W^V the
-projections, d_z the head dimension, k the clip distance, w^K and w^V the (2k+1)-row tables.
-The relative part of a logit is called the *relative term*; e_ij is the whole logit (eq. 4).
+one name and one formula on every page: x_i the input at position i, W^Q, W^K, W^V the
+projections, w^K and w^V Shaw et al.'s (2018) (2k+1)-row tables. The relative part of a logit is
+called the *relative term*; e_ij is the whole logit (eq. 4).
 """
 
 CLIP = r"\operatorname{clip}(x, k) = \max\bigl(-k, \min(k, x)\bigr)"
 INDEX = r"\operatorname{clip}(j - i, k) + k \;\in\; \{0, \dots, 2k\}"
 A_K = r"a^K_{ij} = w^K_{\operatorname{clip}(j - i,\, k)}"
 A_V = r"a^V_{ij} = w^V_{\operatorname{clip}(j - i,\, k)}"
-CONTENT_TERM = r"\frac{(x_i W^Q)(x_j W^K)^\top}{\sqrt{d_z}}"
-RELATIVE_TERM = r"\frac{(x_i W^Q)\,(a^K_{ij})^\top}{\sqrt{d_z}}"
-LOGIT = r"e_{ij} = \frac{x_i W^Q \bigl(x_j W^K + a^K_{ij}\bigr)^\top}{\sqrt{d_z}}"
+CONTENT_TERM = r"\frac{(x_i W^Q)(x_j W^K)^\top}{\sqrt{d}}"
+RELATIVE_TERM = r"\frac{(x_i W^Q)\,(a^K_{ij})^\top}{\sqrt{d}}"
+LOGIT = r"e_{ij} = \frac{x_i W^Q \bigl(x_j W^K + a^K_{ij}\bigr)^\top}{\sqrt{d}}"
 WEIGHT = r"\alpha_{ij} = \frac{\exp e_{ij}}{\sum_{l \,\text{allowed}} \exp e_{il}}"
 OUTPUT = r"z_i = \sum_j \alpha_{ij} \bigl(x_j W^V + a^V_{ij}\bigr)"
 CONTENT_OUTPUT = r"\sum_j \alpha_{ij}\, x_j W^V"

@@ -122,7 +122,7 @@ def panel_grid(
             "zeroline": False,
             "title": {"text": panel.x_title, "standoff": 6, "font": {"size": 11}},
             "anchor": f"y{axis}",
-            **axis_ticks(panel.x_labels, cols, panel.col_offset, panel_w / widest),
+            **axis_ticks(panel.x_labels, cols, panel.col_offset, panel_w, vertical=False),
         }
         layout[f"yaxis{axis}"] = {
             "domain": [max(0.0, y0), min(1.0, y1)],
@@ -134,7 +134,7 @@ def panel_grid(
             "zeroline": False,
             "title": {"text": panel.y_title if c == 0 else "", "font": {"size": 11}},
             "anchor": f"x{axis}",
-            **axis_ticks(panel.y_labels, rows, panel.row_offset, panel_h / tallest, across=False),
+            **axis_ticks(panel.y_labels, rows, panel.row_offset, panel_h),
         }
         if own:  # this panel's bar, just right of it, as tall as it
             place = {"x": (x1 * plot_w + 8) / plot_w, "xanchor": "left", "y": (y0 + y1) / 2}

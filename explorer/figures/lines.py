@@ -4,11 +4,15 @@ a labelled level. Arrays in, a plotly ``go.Figure`` out; labels are HTML-escaped
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.frame.screen import is_phone
+
+LEGEND_LINE_PX = 21  # one line of legend entries
 BYTE_TICKS = ("1 B", "100 B", "10 kB", "1 MB", "100 MB", "10 GB", "1 TB", "100 TB")  # 10^0, 10^2..
 
 
@@ -101,6 +105,16 @@ def mark_points(
             font={"size": 11},
         )
     return fig
+
+
+def legend_band(entries: int, per_line: int = 3) -> tuple[dict, int]:
+    """A horizontal legend of ``entries`` in a band of its own at the bottom of a figure, under
+    the x axis title (a legend placed in plot fractions lands on that title, or past the
+    figure's edge, once its entries wrap): the legend and the band's height in pixels, to add
+    to the figure's bottom margin and height. On a phone each entry gets its own line."""
+    lines = entries if is_phone() else math.ceil(entries / per_line) + 1
+    legend = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"}
+    return legend, LEGEND_LINE_PX * lines
 
 
 def horizontal_line(fig: go.Figure, y: float, label: str) -> go.Figure:

@@ -28,7 +28,7 @@ CELL_TEXT_MAX = 16
 IMAGE_SIDE = 128  # a panel with more rows or columns than this travels as a PNG
 HOVER_TEXT_CELLS = 1024  # up to this many cells, hover names both tokens of every cell
 LABEL_PX = 11  # pixels a token label needs along its axis: closer cells label every m-th one
-CHAR_PX = 6.5  # width of one character of a tick label (10-12 px font)
+CHAR_PX = 7  # width of one character of a horizontal tick label (10-12 px font)
 MASKED_RGB = (217, 217, 217)  # MASKED_BACKGROUND as RGB, for the pixels of masked cells
 
 
@@ -97,32 +97,54 @@ def hover_labels(labels: Sequence[str] | None, count: int, offset: int, symbol: 
     return out
 
 
+TICK_PX = 18  # a tick label's room along a y axis (a 12 px font's line box is 16 px, and a gap)
+NICE_STEPS = (1, 2, 5)  # ticks every 1, 2, 5, 10, 20, 50, ... rows or columns
+
+
+def tick_step(count: int, length_px: float, label_px: float) -> int:
+    """The least nice step (1, 2, 5, 10, ...) at which ``count`` positions drawn over
+    ``length_px`` pixels leave every shown tick label ``label_px`` pixels of its own."""
+    per_cell = length_px / max(count, 1)
+    scale = 1
+    while True:
+        for step in NICE_STEPS:
+            if step * scale * per_cell >= label_px or step * scale >= count:
+                return step * scale
+        scale *= 10
+
+
 def axis_ticks(
     labels: Sequence[str] | None,
     count: int,
     offset: int,
-    cell_px: float | None = None,
+    length_px: float = math.inf,
     *,
-    across: bool = True,
+    vertical: bool = True,
 ) -> dict:
-    """Ticks of ``count`` positions from ``offset``: their token ``labels`` up to
-    TICK_LABELS_MAX positions (the limit of every heatmap), every one when cells of ``cell_px``
-    pixels leave LABEL_PX to each, else every m-th; numeric ticks beyond. Labels along an axis
-    that runs ``across`` (x) are slanted when wider than their cells."""
-    if labels is not None and count <= TICK_LABELS_MAX and offset + count <= len(labels):
-        step = 1 if cell_px is None else max(1, math.ceil(LABEL_PX / cell_px))
-        values = np.arange(offset, offset + count)[::step]
-        text = [escape_label(labels[v]) for v in values]
-        longest = max((len(labels[v]) for v in values), default=0)  # unescaped characters
-        wide = longest > 3 if cell_px is None else longest * CHAR_PX > cell_px * step
-        small = {"tickfont": {"size": 10}} if cell_px is not None and cell_px < 16 else {}
+    """Tick settings of an axis of ``count`` positions from ``offset``, drawn ``length_px`` long
+    (a y axis if ``vertical``): a label per position when they fit (token labels up to
+    TICK_LABELS_MAX), else every ``tick_step``-th one, never a half position."""
+    texts = None
+    if labels is not None and count <= TICK_LABELS_MAX:
+        texts = [escape_label(labels[v]) for v in range(offset, offset + count) if v < len(labels)]
+        texts = texts if len(texts) == count else None
+    if texts is not None:
+        widest = max(map(len, texts), default=0)
+        angle = -45 if widest > 3 and not vertical else 0  # slanted along x only
+        label_px = TICK_PX if vertical or angle else CHAR_PX * widest + 6
+        step = tick_step(count, length_px, label_px)
+        values = np.arange(offset, offset + count, step)
+        shown = [texts[v - offset] for v in values]
+        return {"tickmode": "array", "tickvals": values, "ticktext": shown, "tickangle": angle}
+    label_px = TICK_PX if vertical else CHAR_PX * len(str(offset + count - 1)) + 8
+    if count <= TICK_EVERY_MAX:  # a tick on every row or column that has room for it
         return {
-            "tickmode": "array", "tickvals": values, "ticktext": text,
-            "tickangle": -45 if across and wide else 0, **small,
-        }  # fmt: skip
-    if count <= TICK_EVERY_MAX:  # a tick on every row or column, never a half position
-        return {"tickmode": "linear", "tick0": offset, "dtick": 1}
-    return {"tickmode": "auto", "nticks": 6}
+            "tickmode": "linear",
+            "tick0": offset,
+            "dtick": tick_step(count, length_px, label_px),
+        }
+    room = length_px / label_px
+    return {"tickmode": "auto", "nticks": int(max(2, min(6, room)))}
 
 
 def panel_trace(panel: Panel, scale: Scale, axis: str, side: int) -> dict:

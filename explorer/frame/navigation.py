@@ -38,7 +38,7 @@ SECTIONS = (  # the story a learner follows, in order, one section per part of i
         Page("basics", "Attention basics", ":material/lightbulb:",
              "attention before position: additive and dot-product scores on the same states, "
              "the worked example to edit, cross-attention, the alignment of a small copy model, "
-             "and why the dot product is divided by √d_k"),
+             "and why the dot product is divided by √d"),
         Page("multihead", "Multi-head and masks", ":material/view_column:",
              "the split into heads, attention per head, the concatenation and $W^O$ with every "
              "shape; padding and look-ahead masks, and what softmax does with them"),

@@ -15,9 +15,10 @@ VECTOR_SHOWN = 4  # entries of a^K_ij written out
 
 
 def vector_text(v: np.ndarray) -> str:
-    """LaTeX of a vector's first entries: (0.12, -0.4, ..., 8 entries)."""
-    head = ", ".join(f"{x:.3g}" for x in v[:VECTOR_SHOWN])
-    more = rf", \ldots \text{{ ({len(v)} entries)}}" if len(v) > VECTOR_SHOWN else ""
+    """LaTeX of a vector's first entries: (0.12, -0.4, ..., 8 entries); a narrow screen may
+    break the line after any comma (``\\allowbreak``)."""
+    head = r",\allowbreak ".join(f"{x:.3g}" for x in v[:VECTOR_SHOWN])
+    more = rf",\allowbreak \ldots \text{{ ({len(v)} entries)}}" if len(v) > VECTOR_SHOWN else ""
     return rf"({head}{more})"
 
 

@@ -23,6 +23,7 @@ from explorer.pair.marks import clicked_pair, distance_shapes, pair_shapes
 PAIR_KEYS = ("i", "j")
 PAIR_STATE_KEY = "_picked_pair"
 _PICKED_IN_CALLBACK = "_pair_picked"  # set by a click; cleared by the next full run
+_SCHEMES_DRAWN = "_pair_schemes_drawn"  # what the page draws, for the sidebar's caption
 
 
 def positions_or_none(n: int) -> Allowed:
@@ -78,6 +79,7 @@ def pair_inputs(params: ViewParams) -> Pair | None:
     """The sidebar's picked pair (drawn at the end of the sidebar); None without a pick."""
     n = params.length
     st.session_state.pop(_PICKED_IN_CALLBACK, None)
+    st.session_state.pop(_SCHEMES_DRAWN, None)  # a page that stopped early said nothing
     with st.sidebar:
         st.markdown("**Picked pair (i, j)**")
         left, right, clear = st.columns([2, 2, 1], vertical_alignment="bottom")
@@ -103,17 +105,25 @@ def pair_inputs(params: ViewParams) -> Pair | None:
                 st.caption("Set both i and j to pick a pair.")
         else:
             pair = Pair(int(picked[0]), int(picked[1]), params.k)
-            pair_caption(pair, params)
     st.session_state[PAIR_STATE_KEY] = pair
     return pair
 
 
+def pair_schemes(*names: str) -> None:
+    """Say which position schemes the page draws (unsaid: Shaw's, as most pages), so that the
+    sidebar's pair caption, written after the page ran, says only what applies to them."""
+    st.session_state[_SCHEMES_DRAWN] = names
+
+
 def pair_caption(pair: Pair, params: ViewParams) -> None:
-    """One caption: the pair's distance and table row, and whether the window shows it."""
-    text = (
-        f"j - i = {pair.distance}, table row clip({pair.distance}, {pair.k}) + {pair.k} "
-        f"= {pair.table_row}."
-    )
+    """One caption: the pair's distance, its row of Shaw's table where the page draws Shaw's
+    scheme, and whether the window shows the pair. Called after the page ran."""
+    schemes = st.session_state.pop(_SCHEMES_DRAWN, ("shaw",))
+    text = f"j - i = {pair.distance}"
+    if "shaw" in schemes:
+        whose = "table row" if set(schemes) == {"shaw"} else "Shaw's table row"
+        text += f", {whose} clip({pair.distance}, {pair.k}) + {pair.k} = {pair.table_row}"
+    text += "."
     hidden = hidden_reason(params, params.causal, pair.i, pair.j)
     if hidden:  # a click on a blank cell picks it too, and learns why it is blank
         text += f" Its weight is 0: {hidden}."

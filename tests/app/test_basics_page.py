@@ -84,7 +84,7 @@ def test_an_edited_example_and_self_attention_follow_the_definition() -> None:
         ({"items": "1 2 <b>x</b>"}, "items must be whole numbers in [1, 49]"),
         ({"items": "1 99"}, "items must each be in [1, 49]"),
         ({"items": "4"}, "items must hold 2 to 12 numbers, got 1"),
-        ({"example_q": "1 2"}, "Q and K must have the same number of columns (d_k)"),
+        ({"example_q": "1 2"}, "Q and K must have the same number of columns (d)"),
         ({"example_v": "1 0; 2 0"}, "K and V must have the same number of rows"),
         ({"example_k": "1 x 3"}, "K must be numbers"),
     ],
@@ -113,6 +113,6 @@ def test_sqrt_d_k_curves_are_the_cores_numbers() -> None:
     np.testing.assert_allclose(array_of(shown[1]["y"]), saturation.scaled_max_weight, rtol=1e-6)
     at256 = D_KS.index(256)
     ratio = float(spread.unscaled_std[at256] / spread.scaled_std[at256])
-    note = next(info.value for info in at.info if info.value.startswith(md_escape("At d_k = 256")))
+    note = next(info.value for info in at.info if info.value.startswith(md_escape("At d = 256")))
     assert md_escape(f"spread {ratio:.0f}x wider") in note
     assert md_escape(f"averages {float(saturation.unscaled_max_weight[at256]):.2f}") in note

@@ -44,7 +44,7 @@ def test_the_logits_page_draws_the_terms_as_they_enter_the_softmax() -> None:
     at = open_page("logits", n="6", heads="2", d_model="16")
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=6, heads=2))
-    scale = 1 / np.sqrt(8)  # 1/sqrt(d_z), as on the Attention and Position schemes pages
+    scale = 1 / np.sqrt(8)  # 1/sqrt(d), as on the Attention and Position schemes pages
     rel = rc.relative_logits(inputs.q, inputs.table_k, method="loop")[0] * scale
     np.testing.assert_allclose(panel_z(at, "logits_heads", 1), rel[1].numpy(), rtol=1e-5)
 

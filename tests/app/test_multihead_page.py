@@ -1,5 +1,5 @@
 """The Multi-head and masks page: trained views equal the model's own forward pass, random views
-equal torch's own multi-head attention, masks hide exactly, and the sqrt(d_k) curves are the
+equal torch's own multi-head attention, masks hide exactly, and the sqrt(d) curves are the
 core's numbers."""
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def test_logits_values_match_core() -> None:
     at = open_page("logits", n="7", k="3", heads="4")
     assert_clean(at)
     inputs = example_inputs(ViewParams(n=7, k=3, heads=4))
-    q = inputs.q / math.sqrt(16 / 4)  # every term as it enters the softmax: q_i / sqrt(d_z)
+    q = inputs.q / math.sqrt(16 / 4)  # every term as it enters the softmax: q_i / sqrt(d)
     content = (q @ inputs.k.transpose(-2, -1))[0]
     rel = rc.relative_logits(q, inputs.table_k, method="loop")[0]
     assert panel_count(at, "logits_heads") == 4  # every head, side by side
@@ -173,7 +173,7 @@ def test_attention_values_match_core_with_causal_and_padding() -> None:
         trace.relative_logits[0, 2].numpy() * trace.scale,
         **CLOSE,
     )
-    assert math.isclose(trace.scale, 1 / math.sqrt(4))  # d_z = 16 / 4
+    assert math.isclose(trace.scale, 1 / math.sqrt(4))  # d = 16 / 4
 
 
 def test_absolute_values_match_core() -> None:

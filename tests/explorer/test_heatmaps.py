@@ -7,10 +7,11 @@ import base64
 import io
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from explorer.figures.heatmaps import IMAGE_SIDE, Panel, panel_grid
-from explorer.figures.panel_traces import pool
+from explorer.figures.panel_traces import TICK_LABELS_MAX, pool
 from explorer.figures.scales import make_scale
 from explorer.figures.token_view import token_view
 
@@ -75,3 +76,34 @@ def test_token_view_draws_tokens_and_one_colour_per_head() -> None:
     assert [list(t.text) for t in view.figure.data if t.mode == "markers+text"] == [
         ["a", "b", "c"]
     ] * 2
+
+
+def tick_px(axis, length_px: float) -> float:
+    """Pixels between two shown tick labels of a panel axis, from the figure's own settings."""
+    span = abs(axis.range[1] - axis.range[0])
+    if axis.tickmode == "array":
+        step = float(np.min(np.diff(axis.tickvals))) if len(axis.tickvals) > 1 else span
+    elif axis.tickmode == "linear":
+        step = axis.dtick
+    else:  # auto: plotly draws at most nticks labels
+        step = span / axis.nticks
+    return length_px * min(step, span) / span
+
+
+@pytest.mark.parametrize("shape", [(8, 128), (128, 8), (8, 64), (12, 12), (24, 4), (40, 40)])
+@pytest.mark.parametrize("tokens", [False, True])
+def test_tick_labels_have_room_on_every_panel(shape, tokens) -> None:
+    """A shown tick label has a line of text (12 px) of its axis to itself, and a horizontal
+    label its width, whatever the panel's pixel size (the (8, 128) sinusoid is 40 px tall)."""
+    rows, cols = shape
+    z = np.random.default_rng(0).normal(size=shape)
+    labels = ["abcdefgh"[t % 8] for t in range(max(shape))] if tokens else None
+    fig = panel_grid([Panel(z, x_labels=labels, y_labels=labels)], make_scale("diverging", [z]))
+    layout = fig.layout
+    plot_w = layout.width - layout.margin.l - layout.margin.r
+    plot_h = layout.height - layout.margin.t - layout.margin.b
+    y_px = plot_h * (layout.yaxis.domain[1] - layout.yaxis.domain[0])
+    x_px = plot_w * (layout.xaxis.domain[1] - layout.xaxis.domain[0])
+    assert tick_px(layout.yaxis, y_px) >= 12
+    widest = 1 if tokens and cols <= TICK_LABELS_MAX else len(str(cols - 1))
+    assert tick_px(layout.xaxis, x_px) >= 6 * widest + 4

@@ -1,2 +1,2 @@
-"""The Attention basics story: the copy model, the worked example, the sqrt(d_k) scale, with
+"""The Attention basics story: the copy model, the worked example, the sqrt(d) scale, with
 their notes, words, figures and download."""

@@ -13,7 +13,7 @@ from explorer.weights.source import Weights
 
 
 def arrays(copy: CopyView, example: ExampleView, scales: ScaleView) -> dict[str, Labelled]:
-    """Name -> the copy model's alignment and scores, the worked example, the sqrt(d_k) curves."""
+    """Name -> the copy model's alignment and scores, the worked example, the sqrt(d) curves."""
     pairs = {"rows": outputs_of(copy), "cols": inputs_of(copy), "corner": "output i \\ input j"}
     queries = queries_of(example)
     d_k_rows = [str(int(v)) for v in scales.d_k]
@@ -23,24 +23,24 @@ def arrays(copy: CopyView, example: ExampleView, scales: ScaleView) -> dict[str,
         "dot_scores": Labelled(copy.dot, "s . h / sqrt(d), same states", **pairs),
         "example_weights": Labelled(
             example.weights,
-            "softmax(Q K^T / sqrt(d_k))",
+            "softmax(Q K^T / sqrt(d))",
             rows=queries,
             cols=keys_of(example),
             corner="query i \\ key j",
         ),
         "score_spread": Labelled(
             np.stack([scales.unscaled_std, scales.scaled_std], 1),
-            "std of q.k and of q.k / sqrt(d_k)",
+            "std of q.k and of q.k / sqrt(d)",
             rows=d_k_rows,
-            cols=["q.k", "q.k/sqrt(d_k)"],
-            corner="d_k \\ std of",
+            cols=["q.k", "q.k/sqrt(d)"],
+            corner="d \\ std of",
         ),
         "softmax_saturation": Labelled(
             np.stack([scales.unscaled_max, scales.scaled_max], 1),
             f"mean largest weight of a row of {scales.n} keys",
             rows=d_k_rows,
             cols=["unscaled", "scaled"],
-            corner="d_k \\ largest weight",
+            corner="d \\ largest weight",
         ),
         "example_output": Labelled(
             example.output, "alpha V", rows=queries, corner="query i \\ channel"

@@ -145,7 +145,7 @@ def example_panels(example: ExampleView) -> list[list[Panel]]:
     ]  # fmt: skip
     channels = [f"{c}" for c in range(example.v.shape[1])]
     bottom = [
-        _matrix("example_logits", example.logits, "logits Q Kᵀ / √d_k",
+        _matrix("example_logits", example.logits, "logits Q Kᵀ / √d",
                 ("key j", keys, "query i", queries), ("i", "j")),
         _matrix("example_weights", example.weights, "weights α",
                 ("key j", keys, "query i", queries), ("i", "j"), "sequential", (0.0, 1.0)),

@@ -1,5 +1,5 @@
-"""Why attention divides q · k by sqrt(d_k) (Vaswani et al. 2017, footnote 4): the spread of
-the scores and the largest softmax weight of a row, against d_k, with and without the scale.
+"""Why attention divides q · k by sqrt(d) (Vaswani et al. 2017, footnote 4): the spread of
+the scores and the largest softmax weight of a row, against d, with and without the scale.
 A cached view from ``relpos_core.multihead``'s ``score_spread`` and ``softmax_saturation``, its
 note, and its two figures (arrays in, a plotly Figure out)."""
 
@@ -26,13 +26,13 @@ def _np(t: torch.Tensor) -> np.ndarray:
 
 D_KS = tuple(2**p for p in range(10))  # 1 .. 512
 NOTE_D_K = 256
-SPREAD_SAMPLES = 4000  # (q, k) pairs per d_k
-SATURATION_SAMPLES = 256  # rows of n keys per d_k
+SPREAD_SAMPLES = 4000  # (q, k) pairs per d
+SATURATION_SAMPLES = 256  # rows of n keys per d
 KEYS_MIN, KEYS_MAX, KEYS_DEFAULT = 2, 64, 16
 
 
 def generator(seed: int) -> torch.Generator:
-    """The generator of a sqrt(d_k) view: the view's seed, nothing global."""
+    """The generator of a sqrt(d) view: the view's seed, nothing global."""
     return torch.Generator().manual_seed(seed)
 
 
@@ -42,7 +42,7 @@ class ScaleView:
 
     d_k: np.ndarray  # (m,)
     unscaled_std: np.ndarray  # (m,) std of q · k
-    scaled_std: np.ndarray  # (m,) std of q · k / sqrt(d_k)
+    scaled_std: np.ndarray  # (m,) std of q · k / sqrt(d)
     unscaled_max: np.ndarray  # (m,) mean over rows of max_j softmax_j(q · k_j)
     scaled_max: np.ndarray  # (m,) the same with the scale
     n: int
@@ -63,11 +63,11 @@ def scale_view(n: int, seed: int) -> ScaleView:
 
 
 def scale_note(view: ScaleView, d_k: int = NOTE_D_K) -> str:
-    """The spread and the largest weight at one d_k, read from the curves."""
+    """The spread and the largest weight at one d, read from the curves."""
     at = int(np.flatnonzero(view.d_k == d_k)[0])
     ratio = view.unscaled_std[at] / view.scaled_std[at]
     return (
-        f"At d_k = {d_k} the unscaled scores spread {ratio:.0f}x wider than the scaled ones "
+        f"At d = {d_k} the unscaled scores spread {ratio:.0f}x wider than the scaled ones "
         f"(std {view.unscaled_std[at]:.1f} against {view.scaled_std[at]:.2f}); over {view.n} "
         f"keys the largest weight averages {view.unscaled_max[at]:.2f} of the row unscaled, "
         f"{view.scaled_max[at]:.2f} scaled (an even row gives each key 1/{view.n} = "
@@ -76,10 +76,10 @@ def scale_note(view: ScaleView, d_k: int = NOTE_D_K) -> str:
 
 
 def _d_k_axis(d_k: np.ndarray) -> dict:
-    """A log-2 axis with a tick at every d_k."""
+    """A log-2 axis with a tick at every d."""
     return {
         "type": "log",
-        "title": {"text": "d_k (width of q and k)"},
+        "title": {"text": "d (head dimension: the width of q and k)"},
         "tickvals": d_k,
         "ticktext": [str(int(d)) for d in d_k],
     }
@@ -113,13 +113,13 @@ def _two_curves(d_k: np.ndarray, curves: tuple, what: str) -> go.Figure:
 
 
 def spread_figure(d_k: np.ndarray, unscaled_std: np.ndarray, scaled_std: np.ndarray) -> go.Figure:
-    """The standard deviation of q · k and of q · k / sqrt(d_k) against d_k (both axes log),
-    with sqrt(d_k) dotted: the unscaled curve follows it, the scaled one stays at 1."""
+    """The standard deviation of q · k and of q · k / sqrt(d) against d (both axes log),
+    with sqrt(d) dotted: the unscaled curve follows it, the scaled one stays at 1."""
     d_k = np.asarray(d_k, dtype=np.float32)
-    fig = _two_curves(d_k, (("q · k", unscaled_std), ("q · k / √d_k", scaled_std)), "std")
+    fig = _two_curves(d_k, (("q · k", unscaled_std), ("q · k / √d", scaled_std)), "std")
     fig.add_trace(
         go.Scatter(
-            x=d_k, y=np.sqrt(d_k), name="√d_k", mode="lines",
+            x=d_k, y=np.sqrt(d_k), name="√d", mode="lines",
             line={"color": "#777", "width": 1, "dash": "dot"}, hoverinfo="skip",
         )
     )  # fmt: skip
@@ -137,10 +137,10 @@ def spread_figure(d_k: np.ndarray, unscaled_std: np.ndarray, scaled_std: np.ndar
 def saturation_figure(
     d_k: np.ndarray, unscaled_max: np.ndarray, scaled_max: np.ndarray, n: int
 ) -> go.Figure:
-    """The mean largest softmax weight of a row of n keys against d_k, with and without the
+    """The mean largest softmax weight of a row of n keys against d, with and without the
     scale; 1 (one key takes everything) and 1/n (an even row) as dotted lines."""
     d_k = np.asarray(d_k, dtype=np.float32)
-    curves = (("softmax(q · k)", unscaled_max), ("softmax(q · k / √d_k)", scaled_max))
+    curves = (("softmax(q · k)", unscaled_max), ("softmax(q · k / √d)", scaled_max))
     fig = _two_curves(d_k, curves, "largest weight")
     for level, text, where in (
         (1.0, "1: one key takes all", "bottom left"),  # the curves start low on the left

@@ -72,7 +72,7 @@ QUERY_KEY_VALUE = (
 )
 ATTENTION = (
     r"\operatorname{Attention}(Q, K, V) = "
-    r"\operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right) V"
+    r"\operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d}}\right) V"
 )
 MATRIX_FORM = (
     f"Rows separated by ';', numbers by spaces; at most {MATRIX_ROWS_MAX} rows of "
@@ -83,18 +83,18 @@ EXAMPLE_CAPTION = (
     "centred at 0, each panel its own; weights from 0 to 1."
 )
 WHY_SCALE = (
-    "For q and k with independent unit-variance entries, q · k is a sum of d_k products of "
-    "variance 1: its variance is d_k (Vaswani et al. 2017, footnote 4). Unscaled, wider heads "
+    "For q and k with independent unit-variance entries, q · k is a sum of d products of "
+    "variance 1: its variance is d (Vaswani et al. 2017, footnote 4). Unscaled, wider heads "
     "give wider-spread logits, the largest of a row pulls ahead, and the softmax turns almost "
-    "one-hot, where its gradients vanish. Dividing by √d_k keeps the spread at 1 for every d_k."
+    "one-hot, where its gradients vanish. Dividing by √d keeps the spread at 1 for every d."
 )
 SPREAD = (
-    r"\operatorname{Var}(q \cdot k) = \sum_{c=1}^{d_k} \operatorname{Var}(q_c k_c) "
-    r"= d_k,\qquad \operatorname{std}\Bigl(\tfrac{q \cdot k}{\sqrt{d_k}}\Bigr) = 1"
+    r"\operatorname{Var}(q \cdot k) = \sum_{c=1}^{d} \operatorname{Var}(q_c k_c) "
+    r"= d,\qquad \operatorname{std}\Bigl(\tfrac{q \cdot k}{\sqrt{d}}\Bigr) = 1"
 )
 SATURATION = (
     r"\mathbb{E}\bigl[\max_j \alpha_{ij}\bigr],\quad \alpha_{ij} = "
-    r"\operatorname{softmax}_j\bigl(q_i \cdot k_j / s\bigr),\quad s \in \{1, \sqrt{d_k}\}"
+    r"\operatorname{softmax}_j\bigl(q_i \cdot k_j / s\bigr),\quad s \in \{1, \sqrt{d}\}"
 )
 
 
@@ -158,8 +158,8 @@ def dot_size(copy: CopyView, weights: Weights) -> str:
 def spread_caption(scales: ScaleView, seed: int) -> str:
     m = len(scales.d_k)
     return (
-        f"Two curves of {m} values, d_k = 1 to {int(scales.d_k[-1])}: the std of "
-        f"{SPREAD_SAMPLES} seeded random pairs (q, k) with N(0, 1) entries per d_k "
+        f"Two curves of {m} values, d = 1 to {int(scales.d_k[-1])}: the std of "
+        f"{SPREAD_SAMPLES} seeded random pairs (q, k) with N(0, 1) entries per d "
         f"(seed {seed}); both axes log."
     )
 
@@ -167,5 +167,5 @@ def spread_caption(scales: ScaleView, seed: int) -> str:
 def saturation_caption(scales: ScaleView) -> str:
     return (
         f"Two curves of {len(scales.d_k)} values: the mean over {SATURATION_SAMPLES} seeded "
-        f"random rows of one query and {scales.n} keys of the row's largest weight; d_k log."
+        f"random rows of one query and {scales.n} keys of the row's largest weight; d log."
     )

@@ -171,7 +171,7 @@ def copy_view(items: tuple[int, ...], trained: bool, seed: int) -> CopyView:
 
 @dataclass(frozen=True)
 class ExampleView:
-    """softmax(Q K^T / sqrt(d_k)) V on small typed matrices."""
+    """softmax(Q K^T / sqrt(d)) V on small typed matrices."""
 
     q: np.ndarray  # (i, d_k)
     k: np.ndarray  # (j, d_k)
@@ -186,7 +186,7 @@ def example_view(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> ExampleView:
     """The core's scaled dot-product attention on (q, k, v), checked against loops."""
     if q.shape[1] != k.shape[1]:
         raise ValueError(
-            f"Q and K must have the same number of columns (d_k): Q has {q.shape[1]}, K has "
+            f"Q and K must have the same number of columns (d): Q has {q.shape[1]}, K has "
             f"{k.shape[1]}"
         )
     if k.shape[0] != v.shape[0]:
@@ -198,7 +198,7 @@ def example_view(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> ExampleView:
     weights, output = result.weights.numpy(), result.output.numpy()
     d_k = q.shape[1]
     want_weights, want_output = [], []
-    for q_i in q:  # softmax_j(q_i · k_j / sqrt(d_k)), then sum_j alpha_ij v_j
+    for q_i in q:  # softmax_j(q_i · k_j / sqrt(d)), then sum_j alpha_ij v_j
         scores = [float(q_i @ k_j) / math.sqrt(d_k) for k_j in k]
         top = max(scores)
         exp = [math.exp(x - top) for x in scores]

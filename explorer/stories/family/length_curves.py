@@ -15,6 +15,7 @@ import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
 
+from explorer.figures.lines import legend_band
 from explorer.frame.memory import cached
 from relpos_lab.family import results
 from relpos_lab.family.registry import SCHEME_MODELS
@@ -61,11 +62,16 @@ def family_lengths() -> LengthCurves:
 
 
 def lengths_caption(curves: LengthCurves) -> str:
-    """What the length curves are: which models, trained and scored on what."""
+    """What the length curves are: which models (by name: Shaw's is not every page's Shaw
+    model), trained and scored on what, and what the dashed line and the shading mark."""
+    models = ", ".join(f"{name} ({describe(name)})" for name in curves.bpc)
     return (
-        f"One small character model per scheme, identical but for position, trained on "
+        f"Small character models of the family, identical but for position, trained on "
         f"{curves.context}-character windows of {curves.corpus}; held-out bits per character "
-        "at every evaluation length (Press et al. 2022, Fig. 1), read from the shipped results."
+        "(fewer is better) at every evaluation length (Press et al. 2022, Fig. 1), read from the "
+        "shipped results. "
+        f"Dashed: the training length, {curves.context} characters; shaded: longer than any "
+        f"training window. The models drawn: {models}."
     )
 
 
@@ -85,6 +91,7 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
     """One line per model against the evaluation length (log 2 axis); the training length
     dashed and every length beyond it shaded."""
     fig = go.Figure()
+    legend, legend_px = legend_band(len(curves.bpc))
     top = max(float(v.max()) for v in curves.bpc.values())
     x_end = float(curves.lengths.max()) * 1.15
     x_start = float(curves.lengths.min()) / 1.6  # room left of the training length
@@ -103,20 +110,18 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
             )
         )
     fig.update_layout(
-        height=height,
-        margin={"l": 60, "r": 10, "t": 30, "b": 50},
+        height=height + legend_px,
+        margin={"l": 60, "r": 10, "t": 30, "b": 60 + legend_px},
         xaxis={
             "type": "log",
-            "title": {
-                "text": f"evaluation length; dashed: the training length, {curves.context} "
-                "characters; shaded: longer than any training window"
-            },
+            # short enough for a phone: the caption says what is dashed and shaded
+            "title": {"text": "evaluation length (characters)"},
             "tickvals": curves.lengths.tolist(),
             "ticktext": [str(L) for L in curves.lengths],
             "range": [np.log10(x_start), np.log10(x_end)],
         },
         yaxis={"title": {"text": "held-out bits per character"}, "range": [1.5, top + 0.3]},
-        legend={"orientation": "h", "y": -0.25},
+        legend=legend,
         hovermode="closest",
     )
     return fig

@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.figures.heatmaps import Panel, mark_position, panel_grid
+from explorer.figures.lines import legend_band
 from explorer.figures.plots import heatmap
 from explorer.figures.scales import Scale, make_scale
 
@@ -23,14 +24,15 @@ OTHER_COLOUR = "#7f7f7f"
 RIGHT_COLOUR, WRONG_COLOUR = "#c7e9c0", "#fcbba1"
 
 
-def _layout(title: str, x_title: str, y_title: str, height: int) -> dict:
+def _layout(title: str, x_title: str, y_title: str, height: int, entries: int) -> dict:
+    legend, legend_px = legend_band(entries, per_line=2)
     return {
         "title": {"text": html.escape(title, quote=False), "x": 0, "font": {"size": 14}},
         "xaxis": {"title": {"text": x_title}},
         "yaxis": {"title": {"text": y_title}},
-        "height": height,
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "legend": {"orientation": "h", "y": -0.25},
+        "height": height + legend_px,
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10 + legend_px},
+        "legend": legend,
     }
 
 
@@ -64,7 +66,7 @@ def generalization_figure(
                     "hovertemplate": "length %{x}<br>%{y:.3f}<extra>" + label + "</extra>",
                 }
             )
-    layout = _layout(title, "sequence length", "accuracy", 380)
+    layout = _layout(title, "sequence length", "accuracy", 380, len(data))
     layout["yaxis"]["range"] = [-0.02, 1.02]
     layout["shapes"] = [
         {
@@ -109,7 +111,7 @@ def loss_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figur
         }
         for model, (steps, losses) in curves.items()
     ]
-    layout = _layout("training loss", "step", "cross-entropy", 320)
+    layout = _layout("training loss", "step", "cross-entropy", 320, len(data))
     layout["yaxis"]["type"] = "log"
     return go.Figure({"data": data, "layout": layout})
 

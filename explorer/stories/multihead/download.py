@@ -56,7 +56,7 @@ def arrays(
         ),
         "mask_look_ahead": Labelled(masks.look_ahead, "1 = hidden (j > i)", **token_pairs),
         "mask_applied": Labelled(masks.mask, f"{kind}, 1 = hidden", **token_pairs),
-        "mask_logits": Labelled(masks.logits, "q.k / sqrt(d_k), before the mask", **token_pairs),
+        "mask_logits": Labelled(masks.logits, "q.k / sqrt(d), before the mask", **token_pairs),
         "mask_weights": Labelled(
             masks.weights, "softmax over visible keys, 0 where hidden", **token_pairs
         ),

@@ -66,7 +66,7 @@ def split_figure(view: MultiHeadView, split_of: str) -> Drawn:
         panels, scale, columns=grid_columns(h, 2), cell_px=channel_cell_px(view.rows, c)
     )
     return grid, {
-        "latex": rf"{split_of}_m = {split_of}_{{[\,:,\; m d_k\,:\,(m+1) d_k\,]}},\quad d_k = "
+        "latex": rf"{split_of}_m = {split_of}_{{[\,:,\; m d\,:\,(m+1) d\,]}},\quad d = "
         rf"d_{{model}} / h = {c}",
         "shape": _shapes(view)[f"{split_of.lower()}_heads"],
         "caption": f"No new numbers: head m gets columns {c}m to {c}m + {c - 1} of {split_of} "
@@ -89,7 +89,7 @@ def weights_figure(view: MultiHeadView, masked: bool) -> Drawn:
     scale = make_scale("weights", [p.z for p in panels], n_keys=view.keys)
     per_row = 2 if view.rows > 16 and h <= 4 else 4  # the main picture: larger cells, few heads
     return panel_grid(panels, scale, columns=grid_columns(h, per_row)), {
-        "latex": r"\alpha^{(m)} = \operatorname{softmax}_j\Bigl(\frac{Q_m K_m^\top}{\sqrt{d_k}} "
+        "latex": r"\alpha^{(m)} = \operatorname{softmax}_j\Bigl(\frac{Q_m K_m^\top}{\sqrt{d}} "
         r"+ M\Bigr),\qquad M_{ij} = -\infty \text{ where key } j \text{ is hidden, else } 0",
         "shape": _shapes(view)["weights"],
         "caption": (
@@ -159,7 +159,7 @@ def mask_weights_figure(masks: MaskView, kind: str, seed: int) -> Drawn:
     logit_scale = make_scale("diverging", [masks.logits])
     weight_scale = make_scale("weights", [masks.weights], n_keys=n)
     panels = [
-        Panel(masks.logits, title="logits e = q·k / √d_k", **pair_at,
+        Panel(masks.logits, title="logits e = q·k / √d", **pair_at,
               cell_text=np.char.mod("%.1f", masks.logits)),
         Panel(np.where(hidden, np.nan, masks.logits), title=f"masked ({kind}): hidden = -∞",
               **pair_at, cell_text=np.where(hidden, "", np.char.mod("%.1f", masks.logits))),
@@ -171,7 +171,7 @@ def mask_weights_figure(masks: MaskView, kind: str, seed: int) -> Drawn:
         "latex": r"\alpha_{ij} = \frac{\exp e_{ij}}{\sum_{l:\, M_{il} = 0} \exp e_{il}}"
         r"\ \text{ where } M_{ij} = 0,\qquad \alpha_{ij} = 0 \ \text{ where } M_{ij} = 1",
         "shape": (1, 1, n, n),
-        "caption": f"Seeded random q, k (d_k = 16, seed {seed}) give the logits. Masked "
+        "caption": f"Seeded random q, k (d = 16, seed {seed}) give the logits. Masked "
         "logits: hidden cells blank (-∞ before the softmax, not -1e9). Weights: every value "
         "drawn, hidden cells exactly 0 (written 0); each row renormalised over the keys it sees. "
         + own_scales_caption(scales),

@@ -100,7 +100,7 @@ class MaskView:
     padding: np.ndarray  # (1, n) create_padding_mask's (1, 1, 1, n), the keys that are padding
     look_ahead: np.ndarray  # (n, n) create_look_ahead_mask(n)
     mask: np.ndarray  # (n, n) the one applied, broadcast to the logits
-    logits: np.ndarray  # (n, n) q_i · k_j / sqrt(d_k), before the mask
+    logits: np.ndarray  # (n, n) q_i · k_j / sqrt(d), before the mask
     weights: np.ndarray  # (n, n) exactly 0 where hidden
     padding_text: str  # the tensor create_padding_mask returns, printed
 

@@ -13,16 +13,16 @@ from explorer.weights.source import Weights
 INTRO = (
     "Before any position scheme: Vaswani et al. (2017, section 3.2.2) run h attentions side "
     "by side, each on its own d_model / h channels of Q, K and V, and mix their outputs with "
-    "W^O. A mask hides keys from the softmax. (Why each head divides q · k by √d_k is on the "
+    "W^O. A mask hides keys from the softmax. (Why each head divides q · k by √d is on the "
     "Attention basics page.)"
 )
 MULTIHEAD = (
     r"\operatorname{MultiHead}(X) = \operatorname{Concat}(\mathrm{head}_0, \dots, "
     r"\mathrm{head}_{h-1})\,W^O,\qquad \mathrm{head}_m = \operatorname{softmax}\Bigl("
-    r"\frac{Q_m K_m^\top}{\sqrt{d_k}} + M\Bigr) V_m"
+    r"\frac{Q_m K_m^\top}{\sqrt{d}} + M\Bigr) V_m"
 )
 DEFINITION_BADGE = (
-    "module = the definition, one head at a time (softmax(Q_m K_mᵀ / √d_k) V_m, concat, W^O)"
+    "module = the definition, one head at a time (softmax(Q_m K_mᵀ / √d) V_m, concat, W^O)"
 )
 MASKS = (
     "Two masks, in the convention of the attention introduction and the TensorFlow tutorial "
@@ -59,7 +59,7 @@ def weights_caption(weights: Weights) -> str:
 
 
 def shape_caption(view: MultiHeadView, params: ViewParams, weights: Weights) -> str:
-    """h, d_model, d_k, the mask in words, and what part of the sequence the page computes."""
+    """h, d_model, d (head dim), the mask in words, and the part of the sequence computed."""
     h, d = view.weights.shape[0], view.x.shape[1]
     mask_words = {
         "none": "no mask: every query sees every key",
@@ -67,7 +67,7 @@ def shape_caption(view: MultiHeadView, params: ViewParams, weights: Weights) -> 
         "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
         "causal-padding": f"look-ahead mask and the last {params.n_pad} key(s) as padding",
     }[params.mask]
-    return f"h = {h} heads, d_model = {d}, d_k = d_model / h = {d // h}; {mask_words}. " + (
+    return f"h = {h} heads, d_model = {d}, d = d_model / h = {d // h}; {mask_words}. " + (
         scope_note(view, params.length, weights.trained)
     )
 

@@ -21,7 +21,7 @@ from explorer.stories.shaw.panels import (
 METHODS = {
     "definition": (
         "loop over (i, j)",
-        r"q_i \cdot w^K_{\operatorname{clip}(j-i,\,k)} / \sqrt{d_z}",
+        r"q_i \cdot w^K_{\operatorname{clip}(j-i,\,k)} / \sqrt{d}",
     ),
     "einsum": ("einsum over the gathered a^K", r"\mathrm{einsum}(bhid,\,ijd \to bhij)"),
     "matmul": ("transpose, reshape, matmul", r"\text{tensor2tensor's relative attention inner}"),
@@ -141,9 +141,9 @@ def logits_arrays(params: ViewParams, view: LogitsView) -> dict[str, Labelled]:
     pairs = {"rows": labels, "cols": labels, "corner": "query i \\ key j"}
     return {
         "content_term": Labelled(
-            view.content, "q_i . k_j / sqrt(d_z) per head", **pairs, split="head"
+            view.content, "q_i . k_j / sqrt(d) per head", **pairs, split="head"
         ),
         "relative_term": Labelled(
-            view.relative, "q_i . a^K_ij / sqrt(d_z) per head", **pairs, split="head"
+            view.relative, "q_i . a^K_ij / sqrt(d) per head", **pairs, split="head"
         ),
     }

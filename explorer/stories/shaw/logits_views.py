@@ -40,7 +40,7 @@ def square_side(n: int, pairs: int) -> int:
 
 @dataclass(frozen=True)
 class LogitsView:
-    """Both terms of the logit as they enter the softmax, 1/sqrt(d_z) included."""
+    """Both terms of the logit as they enter the softmax, 1/sqrt(d) included."""
 
     content: np.ndarray  # (h, W, W) q_i · k_j / sqrt(d) of every head on the window
     relative: np.ndarray  # (h, W, W) the relative term q_i · a^K_ij / sqrt(d) (bucket method)

@@ -21,7 +21,7 @@ def lookup_intro(params: ViewParams) -> str:
     n, k, d = params.length, params.k, params.head_dim
     return (
         "Pair (i, j) uses the learned vector for its clipped distance (Shaw et al. 2018, eqs. "
-        f"3-4). Here n = {n}, k = {k}: {2 * k + 1} table rows of size d_z = {d}."
+        f"3-4). Here n = {n}, k = {k}: {2 * k + 1} table rows of size d = {d}."
     )
 
 
@@ -29,7 +29,7 @@ def a_k_intro(params: ViewParams) -> str:
     """Why a^K is read one slice at a time."""
     n, d = params.length, params.head_dim
     return (
-        f"a^K has shape (n, n, d_z) = ({n}, {n}, {d}): the tensor the efficient methods never "
+        f"a^K has shape (n, n, d) = ({n}, {n}, {d}): the tensor the efficient methods never "
         "build. Here it is read one slice at a time straight from the table, so its size never "
         "matters."
     )
@@ -39,7 +39,7 @@ def a_k_intro(params: ViewParams) -> str:
 
 LOGITS_INTRO = (
     "The logit of query i for key j has a content term and a relative term (Shaw et al. 2018, "
-    "eq. 4). Every chart shows a term as it enters the softmax, the factor 1/√d_z included "
+    "eq. 4). Every chart shows a term as it enters the softmax, the factor 1/√d included "
     "(as on every page): the queries are scaled first, as tensor2tensor does."
 )
 
@@ -79,7 +79,7 @@ def t2t_intro(params: ViewParams) -> str:
     return (
         "A tensor of shape (A, B, R, C) is drawn as a grid of its R x C slices, one per (a, b). "
         "The matmul is batched over queries: each query i multiplies its b·h rows by its own "
-        "a^K_i, of shape (n_k, d). The queries come in scaled by 1/√d_z, so the last step is the "
+        "a^K_i, of shape (n_k, d). The queries come in scaled by 1/√d, so the last step is the "
         "relative term drawn above."
         + (f" Here on the window's block: n_q = n_k = {stop - start}." if params.windowed else "")
         + (
@@ -108,7 +108,7 @@ def mask_caption(params: ViewParams) -> str:
         "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
         "causal-padding": f"causal mask and the last {params.n_pad} key(s) as padding",
     }[params.mask]
-    return f"{mask_text}. Masked cells are blank (grey). d_z = {params.head_dim}."
+    return f"{mask_text}. Masked cells are blank (grey). d = {params.head_dim}."
 
 
 def attention_window(params: ViewParams) -> str:
