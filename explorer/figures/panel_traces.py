@@ -27,7 +27,7 @@ from explorer.pair.marks import axes_meta
 CELL_TEXT_MAX = 16
 IMAGE_SIDE = 128  # a panel with more rows or columns than this travels as a PNG
 HOVER_TEXT_CELLS = 1024  # up to this many cells, hover names both tokens of every cell
-LABEL_PX = 11  # pixels a token label needs along its axis: closer cells label every m-th one
+LABEL_PX = 11  # a token label's room down a y axis, in 10 px type: closer, every m-th one
 CHAR_PX = 7  # width of one character of a horizontal tick label (10-12 px font)
 MASKED_RGB = (217, 217, 217)  # MASKED_BACKGROUND as RGB, for the pixels of masked cells
 
@@ -129,13 +129,19 @@ def axis_ticks(
         texts = [escape_label(labels[v]) for v in range(offset, offset + count) if v < len(labels)]
         texts = texts if len(texts) == count else None
     if texts is not None:
-        widest = max(map(len, texts), default=0)
+        widest = max((len(labels[v]) for v in range(offset, offset + count)), default=0)
         angle = -45 if widest > 3 and not vertical else 0  # slanted along x only
-        label_px = TICK_PX if vertical or angle else CHAR_PX * widest + 6
+        # a token label down a y axis takes a line of 10 px type: every character of a typed
+        # text keeps its tick where a number would take 18 px
+        label_px = LABEL_PX if vertical else TICK_PX if angle else CHAR_PX * widest + 4
         step = tick_step(count, length_px, label_px)
         values = np.arange(offset, offset + count, step)
         shown = [texts[v - offset] for v in values]
-        return {"tickmode": "array", "tickvals": values, "ticktext": shown, "tickangle": angle}
+        small = {"tickfont": {"size": 10}} if length_px / max(count, 1) < TICK_PX else {}
+        return {
+            "tickmode": "array", "tickvals": values, "ticktext": shown, "tickangle": angle,
+            **small,
+        }  # fmt: skip
     label_px = TICK_PX if vertical else CHAR_PX * len(str(offset + count - 1)) + 8
     if count <= TICK_EVERY_MAX:  # a tick on every row or column that has room for it
         return {
