@@ -54,7 +54,8 @@ def banded_attention(
     weights the call is one ``relpos::banded_attention`` op: opaque to ``torch.compile``
     (its Python loops over blocks are not traced), with its fake and its backward registered.
     """
-    if not return_weights and regions_apply(q, k, v, table_k, allowed, query_offset, dropout_p):
+    regions = regions_apply(q, k, v, table_k, allowed, causal, query_offset, dropout_p)
+    if regions and not return_weights:
         return region_attention(q, k, v, table_k, table_v, causal)  # the flash kernel's speed
     seed = None
     if dropout_p > 0:  # one draw from the caller's generator (or the global one, as nn.Dropout)

@@ -10,7 +10,7 @@ row and region:
 
 so each far region is plain attention on a shifted triangle: the left one is causal attention
 of queries k+1.. on keys ..n-k-2, the right one the same on the reversed sequences. The CPU
-flash kernel computes each with its rows' log-sum-exp λ (in pieces: ``triangle``); the band is
+flash kernel computes each with its rows' log-sum-exp λ; the band is
 O(n k d): one batched matmul per block of rows and a strided view of its diagonals. With
 Λ_i = log(exp λ^L_i + exp λ^B_i + exp λ^R_i), m^X_i = exp(λ^X_i - Λ_i) and
 P_ir = exp(e_i,i+r - Λ_i) on the band:
@@ -35,9 +35,15 @@ import torch
 import torch.nn.functional as F
 
 from relpos_core.lookup import clip_distance_from_table
-from relpos_core.triangle import causal_attention, causal_attention_backward
+
+_flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+_flash_backward = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward
 
 BLOCK_ROWS = 64  # query rows per band block; at least 2k, so a window overlaps only the next
+# Without a causal mask both far regions are triangles, and the flash kernel skips masked work
+# only in blocks of 512 keys: two triangles cost about 1.6 full products at n = 1024 (the
+# blocked loop is then faster) and about 1.2 at n = 4096 (2 cores, float32, h 8, d 64, k 16).
+TWO_SIDED_MIN_N = 2048
 
 
 def regions_apply(
@@ -46,17 +52,22 @@ def regions_apply(
     v: torch.Tensor,
     table_k: torch.Tensor,
     allowed: torch.Tensor | None,
+    causal: bool,
     query_offset: int,
     dropout_p: float,
 ) -> bool:
     """Whether ``region_attention`` computes this call: self-attention on the CPU in float32 or
-    float64, one head size for q, k and v, no mask, no dropout, and a far region to hand to the
-    flash kernel (k + 1 < n).
+    float64, one head size for q, k and v, no mask, no dropout, a far region to hand to the flash
+    kernel (k + 1 < n), and causal or at least TWO_SIDED_MIN_N long.
 
     >>> q = torch.zeros(1, 2, 8, 4)
     >>> table = torch.zeros(5, 4)  # k = 2
-    >>> regions_apply(q, q, q, table, None, 0, 0.0), regions_apply(q, q, q, table, None, 0, 0.1)
-    (True, False)
+    >>> regions_apply(q, q, q, table, None, True, 0, 0.0)
+    True
+    >>> regions_apply(q, q, q, table, None, True, 0, 0.1)  # dropout: the blocked loop
+    False
+    >>> regions_apply(q, q, q, table, None, False, 0, 0.0)  # two-sided, short: the same
+    False
     """
     n = q.shape[-2]
     return (
@@ -68,6 +79,7 @@ def regions_apply(
         and q.device.type == "cpu"
         and q.dtype in (torch.float32, torch.float64)
         and clip_distance_from_table(table_k) + 1 < n
+        and (causal or n >= TWO_SIDED_MIN_N)
         and not torch.compiler.is_compiling()
     )
 
@@ -179,10 +191,11 @@ def _far(q, k, v, kk: int, scale: float, right: bool):
     """The left (or right) region's flash attention: (o, λ) for queries k+1.. (or ..n-k-2)."""
     m = q.shape[-2] - kk - 1
     if not right:
-        return causal_attention(q[:, :, kk + 1 :], k[:, :, :m], v[:, :, :m], scale)
-    o, lam = causal_attention(
-        q[:, :, :m].flip(2), k[:, :, kk + 1 :].flip(2), v[:, :, kk + 1 :].flip(2), scale
-    )
+        return _flash(q[:, :, kk + 1 :], k[:, :, :m], v[:, :, :m], 0.0, True, scale=scale)
+    o, lam = _flash(
+        q[:, :, :m].flip(2), k[:, :, kk + 1 :].flip(2), v[:, :, kk + 1 :].flip(2), 0.0, True,
+        scale=scale,
+    )  # fmt: skip
     return o.flip(2), lam.flip(2)
 
 
@@ -245,16 +258,14 @@ class _RegionAttention(torch.autograd.Function):
             args = [t[:, :, rows] for t in (g, q)] + [t[:, :, keys] for t in (k, v)]
             args.append((z - table_v[edge])[:, :, rows])
             args.append((lse - edges[..., edge])[:, :, rows].contiguous())
-            if edge == 0:  # strided views: the kernel reads them, and adds into d_q, d_k, d_v
-                causal_attention_backward(
-                    *args, scale, (d_q[:, :, rows], d_k[:, :, keys], d_v[:, :, keys])
-                )  # fmt: skip
-            else:  # the right region ran on reversed sequences
-                grads = [t.new_zeros(t.shape) for t in args[1:4]]
-                causal_attention_backward(*(t.flip(2) for t in args), scale, grads)
-                d_q[:, :, rows] += grads[0].flip(2)
-                d_k[:, :, keys] += grads[1].flip(2)
-                d_v[:, :, keys] += grads[2].flip(2)
+            if edge == -1:  # the right region ran on reversed sequences
+                args = [t.flip(2) for t in args]
+            grads = _flash_backward(*args, 0.0, True, scale=scale)  # strided inputs are read
+            if edge == -1:
+                grads = [t.flip(2) for t in grads]
+            d_q[:, :, rows] += grads[0]
+            d_k[:, :, keys] += grads[1]
+            d_v[:, :, keys] += grads[2]
             d_c = (g[:, :, rows] * part).sum(-1) - d_z[:, :, rows] * mass  # dc^X
             d_q[:, :, rows] += d_c[..., None] * (scale * table_k[edge])
             d_table_k[edge] += torch.einsum("bhi,bhid->d", d_c, q[:, :, rows]).mul_(scale)

@@ -56,7 +56,6 @@ EXPECTED_MODULES = {
     "relpos_core.regions",
     "relpos_core.skew",
     "relpos_core.trace",
-    "relpos_core.triangle",
     "relpos_core.values",
     "relpos_core.schemes",
     "relpos_core.schemes.alibi",

@@ -10,8 +10,7 @@ import pytest
 import torch
 
 from relpos_core import relative_attention
-from relpos_core.regions import BLOCK_ROWS, region_attention, regions_apply
-from relpos_core.triangle import LEAF, causal_attention, causal_attention_backward
+from relpos_core.regions import BLOCK_ROWS, TWO_SIDED_MIN_N, region_attention, regions_apply
 
 F64 = torch.float64
 
@@ -42,10 +41,10 @@ def grads(fn, tensors, seed=0):
     return out, torch.autograd.grad((out * weight).sum(), tensors)
 
 
-# (n, k): the band's blocks (BLOCK_ROWS) and the far triangles' pieces (LEAF) on both sides of
-# their boundaries, k = 0, and k = n - 2 (far regions of one cell)
-SIZES = [(2, 0), (5, 1), (BLOCK_ROWS, 3), (BLOCK_ROWS + 1, 40), (2 * LEAF + 9, 2),
-         (LEAF + 2, 0), (300, 298), (3 * LEAF + 1, 16)]  # fmt: skip
+# (n, k): the band's blocks (BLOCK_ROWS) on both sides of their boundaries, 2k above a block,
+# k = 0, and k = n - 2 (far regions of one cell)
+SIZES = [(2, 0), (5, 1), (BLOCK_ROWS, 3), (BLOCK_ROWS + 1, 40), (2 * BLOCK_ROWS + 9, 2),
+         (130, 0), (300, 298), (3 * BLOCK_ROWS + 1, 16)]  # fmt: skip
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -67,32 +66,18 @@ def test_regions_pass_gradcheck():
         )
 
 
-@pytest.mark.parametrize("m", [1, LEAF - 1, LEAF, LEAF + 1, 3 * LEAF + 5])
-def test_causal_pieces_equal_causal_attention_and_its_log_sum_exp(m):
-    q, k, v = inputs(2, 3, m, 4, 0, seed=m)[:3]
-    scale = 0.4
-    e = (q @ k.transpose(-1, -2) * scale).masked_fill(torch.ones(m, m).triu(1).bool(), -math.inf)
-    out, lse = causal_attention(q, k, v, scale)
-    torch.testing.assert_close(lse, e.logsumexp(-1))
-    torch.testing.assert_close(out, e.softmax(-1) @ v)
-    g = torch.randn(out.shape, dtype=F64, generator=torch.Generator().manual_seed(1))
-    want = torch.autograd.grad((e.softmax(-1) @ v * g).sum(), (q, k, v))
-    got = [torch.ones_like(t) for t in (q, k, v)]  # the pieces add to what is there
-    causal_attention_backward(g, *(t.detach() for t in (q, k, v, out, lse)), scale, got)
-    want = [w + 1 for w in want]
-    for name, a, b in zip("qkv", got, want, strict=True):
-        torch.testing.assert_close(a, b, msg=f"d/d{name}")
-
-
 def test_relative_attention_runs_the_regions_where_they_apply_and_blocks_elsewhere():
     q, k, v, tk, tv = inputs(1, 2, 20, 4, 3, seed=5)
-    fused = relative_attention(q, k, v, tk, tv, method="banded")
+    fused = relative_attention(q, k, v, tk, tv, method="banded", causal=True)
     assert type(fused.grad_fn).__name__ == "_RegionAttentionBackward"
-    torch.testing.assert_close(fused, definition(q, k, v, tk, tv, False))
+    torch.testing.assert_close(fused, definition(q, k, v, tk, tv, True))
     mask = torch.ones(20, 20, dtype=torch.bool)
-    for options in ({"mask": mask}, {"dropout_p": 0.1}):
+    for options in ({"mask": mask}, {"dropout_p": 0.1}, {"causal": False}):  # last: two-sided
+        options = {"causal": True, **options}
         out = relative_attention(q, k, v, tk, tv, method="banded", **options)
         assert "relpos_banded_attention" in type(out.grad_fn).__name__
-    assert not regions_apply(q, k, v[..., :3], tk, None, 0, 0.0)  # d_v != d
-    assert not regions_apply(q[:, :, 1:], k, v, tk, None, 1, 0.0)  # cross lengths, offset
-    assert not regions_apply(q[..., :4], k, v, torch.zeros(41, 4, dtype=F64), None, 0, 0.0)
+    assert not regions_apply(q, k, v[..., :3], tk, None, True, 0, 0.0)  # d_v != d
+    assert not regions_apply(q[:, :, 1:], k, v, tk, None, True, 1, 0.0)  # offset
+    assert not regions_apply(q, k, v, torch.zeros(41, 4, dtype=F64), None, True, 0, 0.0)
+    long = torch.zeros(1, 1, TWO_SIDED_MIN_N, 4)
+    assert regions_apply(long, long, long, tk, None, False, 0, 0.0)
