@@ -27,7 +27,7 @@ from explorer.pair.marks import axes_meta
 CELL_TEXT_MAX = 16
 IMAGE_SIDE = 128  # a panel with more rows or columns than this travels as a PNG
 HOVER_TEXT_CELLS = 1024  # up to this many cells, hover names both tokens of every cell
-LABEL_PX = 11  # a token label's room down a y axis, in 10 px type: closer, every m-th one
+LABEL_PX = 13  # a token label's room down an axis, in 10 px type: closer, every m-th one
 CHAR_PX = 7  # width of one character of a horizontal tick label (10-12 px font)
 MASKED_RGB = (217, 217, 217)  # MASKED_BACKGROUND as RGB, for the pixels of masked cells
 

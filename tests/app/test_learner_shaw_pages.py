@@ -116,7 +116,7 @@ def test_every_page_that_reads_typed_text_flags_the_characters_the_model_cannot_
 @pytest.mark.parametrize(
     ("page", "keys", "every"),
     [
-        ("logits", ("logits_heads", "logits_head", "relative_method"), True),
+        ("logits", ("logits_heads", "logits_head", "relative_method"), False),
         ("lookup", ("distance", "index", "a_k_channel"), False),
         ("attention", ("attention_heads", "attention_weights"), False),
     ],
@@ -124,8 +124,8 @@ def test_every_page_that_reads_typed_text_flags_the_characters_the_model_cannot_
 def test_heatmap_axes_of_typed_text_show_its_characters(
     page: str, keys: tuple[str, ...], every: bool
 ) -> None:
-    """Each tick names the character at its position; on the Logits page every character has
-    its tick, elsewhere a narrow panel may label every m-th one (evenly, from the first)."""
+    """Each tick names the character at its position; a panel whose cells are too small for a
+    label each labels every m-th one (evenly, from the first; hover names every cell)."""
     at = open_page(page, weights="trained", layer="2", text=TYPED)
     assert_clean(at)
     expected = [html.escape(shown(c), quote=False) for c in TYPED]

@@ -68,6 +68,16 @@ def test_rows_and_cells_a_causal_model_never_reads_are_grey_and_explained(
     assert not grey(cell_colours(page, "logits_heads", 8, 8, 0)).any()
 
 
+def evenly_spaced_characters(ticks: list[str]) -> bool:
+    """Each panel's ticks (concatenated, panel after panel) name every m-th character of the
+    text from the first, m <= 3: every one where the cells leave a label room."""
+    for step in (1, 2, 3):
+        one = [shown(c) for c in TYPED[::step]]
+        if ticks and len(ticks) % len(one) == 0 and ticks == one * (len(ticks) // len(one)):
+            return True
+    return False
+
+
 def test_typed_characters_the_model_cannot_read_are_flagged_and_on_the_axes(
     app_server: str, page: Page, wait_for_app_run
 ) -> None:
@@ -83,11 +93,13 @@ def test_typed_characters_the_model_cannot_read_are_flagged_and_on_the_axes(
     assert f"cannot read {len(unread)} of the {len(TYPED)} characters" in text, text
     assert ", ".join(dict.fromkeys(unread)) + " are outside" in text, text  # $ shown literally
     assert flag.locator(".katex").count() == 0  # no $...$ read as maths
-    for chart in ("logits_heads", "logits_head"):  # every character on both axes
+    for chart in ("logits_heads", "logits_head"):  # characters on both axes, evenly spaced
         figure = page.locator(f".st-key-chart_{chart}")
+        figure.scroll_into_view_if_needed()
+        expect(figure.locator(".xtick text").first).to_be_visible(timeout=TIMEOUT_MS)
         for axis in ("xtick", "ytick"):
             ticks = figure.locator(f".{axis} text").all_text_contents()
-            assert ticks == [shown(c) for c in TYPED], (chart, axis, ticks)
+            assert evenly_spaced_characters(ticks), (chart, axis, ticks)
 
 
 def test_the_zoom_has_its_own_scale_and_the_note_its_true_share(

@@ -104,9 +104,9 @@ def test_tick_labels_have_room_on_every_panel(shape, tokens) -> None:
     plot_h = layout.height - layout.margin.t - layout.margin.b
     y_px = plot_h * (layout.yaxis.domain[1] - layout.yaxis.domain[0])
     x_px = plot_w * (layout.xaxis.domain[1] - layout.xaxis.domain[0])
-    # a line of 12 px type, or of 10 px type (11 px) for the tokens of a text
+    # a line of 12 px type, or of 10 px type (13 px, its drawn box) for the tokens of a text
     small = layout.yaxis.tickfont.size == 10
     assert not small or tokens
-    assert tick_px(layout.yaxis, y_px) >= (11 if small else 12)
+    assert tick_px(layout.yaxis, y_px) >= (13 if small else 12)
     widest = 1 if tokens and cols <= TICK_LABELS_MAX else len(str(cols - 1))
     assert tick_px(layout.xaxis, x_px) >= 6 * widest + 4
