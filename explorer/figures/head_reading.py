@@ -24,6 +24,7 @@ evenness is read on the keys drawn (p_i renormalised over them).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,11 +128,11 @@ def _evenness(w: np.ndarray, valid: np.ndarray) -> tuple[float, np.ndarray]:
     return float(np.mean(-plogp.sum(1) / np.log(m[rows]))), rows
 
 
-def spans(positions: tuple[int, ...]) -> str:
+def spans(positions: Sequence[int], joiner: str = ", ") -> str:
     """Sorted positions as runs: (1, 2, 3, 5, 7, 8) -> '1-3, 5, 7-8'.
 
-    >>> spans((1, 2, 3, 5, 7, 8)), spans((4,))
-    ('1-3, 5, 7-8', '4')
+    >>> spans((1, 2, 3, 5, 7, 8)), spans((4,)), spans([0, 1, 2, 5], " and ")
+    ('1-3, 5, 7-8', '4', '0-2 and 5')
     """
     runs: list[list[int]] = []
     for p in positions:
@@ -139,4 +140,4 @@ def spans(positions: tuple[int, ...]) -> str:
             runs[-1][1] = p
         else:
             runs.append([p, p])
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+    return joiner.join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)

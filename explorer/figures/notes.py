@@ -34,17 +34,6 @@ def distance_word(r: int, unit: str = "position") -> str:
     return f"{abs(r)} {unit}s {'back' if r < 0 else 'ahead'}"
 
 
-def _runs(rows: list[int]) -> str:
-    """Sorted table rows as ranges: [0, 1, 2, 5] -> '0-2 and 5'."""
-    runs: list[list[int]] = []
-    for r in rows:
-        if runs and r == runs[-1][1] + 1:
-            runs[-1][1] = r
-        else:
-            runs.append([r, r])
-    return " and ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
-
-
 def _ahead(k: int) -> str:
     return "w_+1" if k == 1 else f"w_+1..w_+{k}"
 
@@ -69,7 +58,7 @@ def clip_note(n: int, k: int, causal: bool = False) -> str:
         # pairs read the rows of distances -(n - 1)..(n - 1), or ..0 under the causal mask
         read = range(k - (n - 1), k + (0 if causal else n - 1) + 1)
         unused = [r for r in range(2 * k + 1) if r not in read]
-        never = f"; table rows {_runs(unused)} are never read{masked}" if unused else ""
+        never = f"; table rows {spans(unused, ' and ')} are never read{masked}" if unused else ""
         return f"k = {k} >= n - 1 = {n - 1}: nothing is clipped{never}."
     every = count(n * n)
     if causal:
