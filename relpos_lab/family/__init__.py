@@ -20,7 +20,7 @@ from relpos_lab.family.model import CharLM
 from relpos_lab.family.registry import MODEL_NAMES, model_config
 from relpos_lab.family.train import load_checkpoint
 
-FAMILY_DIR = Path(__file__).resolve().parent.parent / "checkpoints" / "family"
+FAMILY_DIR = Path(__file__).resolve().parent / "checkpoints"
 RESULTS_FILE = FAMILY_DIR / "results.json"
 
 

@@ -1,14 +1,15 @@
-"""The "Trained model" page through AppTest: its charts show relpos_lab.trained's numbers."""
+"""The "Trained model" page through AppTest: its charts show the numbers of
+relpos_lab.generalization.encoders."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from relpos_lab.trained import (
+from relpos_lab.generalization.encoders import (
     distance_cosine,
     example_tokens,
     generalization_table,
-    load_trained,
+    load_encoder,
     predict_with_traces,
     relative_tables,
 )
@@ -52,7 +53,7 @@ def test_tables_and_cosines_switch_between_trained_and_random() -> None:
         at.button_group(key="trained_tables_kind").set_value(kind).run()
         at.button_group(key="trained_tables_layer").set_value(1).run()
         assert_clean(at)
-        w_k, w_v = relative_tables(load_trained(kind))[1]
+        w_k, w_v = relative_tables(load_encoder(kind))[1]
         np.testing.assert_allclose(chart_z(at, "trained_w_k"), w_k.numpy(), **CLOSE)
         np.testing.assert_allclose(chart_z(at, "trained_w_v"), w_v.numpy(), **CLOSE)
         np.testing.assert_allclose(chart_z(at, "trained_cos_k"), distance_cosine(w_k), **CLOSE)
@@ -64,7 +65,7 @@ def test_attention_maps_on_a_generated_input() -> None:
     at.number_input(key="trained_seed").set_value(3).run()
     at.button_group(key="trained_model").set_value("absolute").run()
     assert_clean(at)
-    result = predict_with_traces(load_trained("absolute"), example_tokens(40, 3))
+    result = predict_with_traces(load_encoder("absolute"), example_tokens(40, 3))
     weights = result.traces[1].weights[0, 2]
     np.testing.assert_allclose(panel_z(at, "trained_attention_1", 2), weights.numpy(), **CLOSE)
     edge = generalization_table()["train"]["train_max_len"] - 0.5  # the longest training input

@@ -4,6 +4,7 @@ Bahdanau's definition, and training from scratch works."""
 import json
 import math
 from dataclasses import asdict, replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -54,6 +55,8 @@ def shipped_trace(shipped, held_out):
 
 
 def test_the_checkpoint_is_small_and_matches_its_record(shipped):
+    root = Path(__file__).resolve().parents[2]
+    assert CHECKPOINT == root / "relpos_lab" / "copy_task" / "checkpoints" / "copy.pt"
     results = shipped_copy_results()
     assert CHECKPOINT.stat().st_size == results["checkpoint_bytes"] < 1_000_000
     assert asdict(shipped.config) == results["config"]

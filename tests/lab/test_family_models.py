@@ -258,6 +258,7 @@ def test_every_position_has_a_definition():
 
 def test_every_model_is_shipped_small_and_in_results():
     shipped = results()
+    assert FAMILY_DIR == ROOT / "relpos_lab" / "family" / "checkpoints"
     assert SHIPPED == MODEL_NAMES
     assert set(shipped["models"]) == set(MODEL_NAMES)
     total = 0

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from relpos_core.encodings import sinusoidal_encoding
-from relpos_lab.models import Encoder, EncoderConfig, build_encoder, init_parameters
+from relpos_lab.generalization.models import Encoder, EncoderConfig, build_encoder, init_parameters
 
 SMALL = EncoderConfig(vocab=7, d_model=16, heads=2, layers=2, ffn=24, k=3)
 

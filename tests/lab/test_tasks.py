@@ -5,7 +5,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relpos_lab.tasks import (
+from relpos_lab.generalization.tasks import (
     BLANK,
     TaskConfig,
     evaluation_set,

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from relpos_lab.models import Encoder, EncoderConfig, build_encoder
-from relpos_lab.tasks import TaskConfig, evaluation_set
-from relpos_lab.train import (
+from relpos_lab.generalization.models import Encoder, EncoderConfig, build_encoder
+from relpos_lab.generalization.tasks import TaskConfig, evaluation_set
+from relpos_lab.generalization.train import (
     TrainConfig,
     build_parser,
     evaluate,
@@ -85,7 +85,7 @@ def test_loss_curve_averages_consecutive_steps():
 def run_cli(*args, cwd=ROOT):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "relpos_lab.train", *args],
+        [sys.executable, "-m", "relpos_lab.generalization", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -21,7 +21,7 @@ def intro(gen: GeneralizationView) -> str:
     """The task, the two models and their sizes (which the sidebar does not change)."""
     config, shift = gen.config, gen.task["shift"]
     return (
-        f"A 2-layer encoder trained by `python -m relpos_lab.train` to output, at every "
+        f"A 2-layer encoder trained by `python -m relpos_lab.generalization` to output, at every "
         f"position, the token {shift} places to the left (or a blank · where there is none), on "
         f"sequences of {gen.min_len} to {gen.train_max_len} tokens. The *relative* model uses "
         f"RelativeMultiHeadAttention with k = {config['k']}; the *absolute* model is the same "

@@ -1,5 +1,6 @@
-"""Cached calls into relpos_lab.trained for the "Trained model" page: scalars and tuples of
-ints in, numpy out. The models themselves are shared resources (loaded once, never mutated)."""
+"""Cached calls into relpos_lab.generalization.encoders for the "Trained model" page: scalars
+and tuples of ints in, numpy out. The models themselves are shared resources (loaded once,
+never mutated)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,17 @@ import torch
 
 from explorer.frame.downloads import Labelled
 from explorer.frame.memory import cached
-from relpos_lab.models import Encoder
-from relpos_lab.tasks import BLANK
-from relpos_lab.trained import (
+from relpos_lab.generalization.encoders import (
     distance_cosine,
     example_tokens,
     generalization_table,
-    load_trained,
+    load_encoder,
     parse_tokens,
     predict_with_traces,
     relative_tables,
 )
+from relpos_lab.generalization.models import Encoder
+from relpos_lab.generalization.tasks import BLANK
 
 __all__ = ["BLANK", "example_tokens", "typed_tokens"]  # the page's inputs, through the app side
 
@@ -39,7 +40,7 @@ def _np(t: torch.Tensor) -> np.ndarray:
 
 @cached(len(KIND_LABELS), resource=True)
 def model(kind: str) -> Encoder:
-    return load_trained(kind)
+    return load_encoder(kind)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 generalization (Shaw et al. 2018, section 4: relative representations "generalize to sequence
 lengths not seen during training").
 
-    python -m relpos_lab.train                 # both models, writes relpos_lab/checkpoints/
-    python -m relpos_lab.train --help
+    python -m relpos_lab.generalization          # both models, writes its checkpoints/
+    python -m relpos_lab.generalization --help
 
 Both models see the same batches (one data generator per model, same seed) and start from the
 same seed. Each step draws one length uniformly from [min-len, train-max-len] and a batch of
@@ -24,8 +24,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from relpos_lab.models import POSITIONS, Encoder, EncoderConfig, build_encoder
-from relpos_lab.tasks import TASKS, TaskConfig, evaluation_set, sample_batch
+from relpos_lab.generalization.models import POSITIONS, Encoder, EncoderConfig, build_encoder
+from relpos_lab.generalization.tasks import TASKS, TaskConfig, evaluation_set, sample_batch
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 GENERALIZATION_FILE = "generalization.json"
@@ -152,7 +152,7 @@ def parse_lengths(text: str) -> tuple[int, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m relpos_lab.train",
+        prog="python -m relpos_lab.generalization",
         description=(
             "Train a tiny relative-attention encoder and the same architecture with sinusoidal "
             "absolute encoding on a synthetic task, then measure token accuracy at lengths up to "
@@ -288,7 +288,3 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     run(args)
     print(f"total {time.perf_counter() - start:.1f} s (training and evaluation)")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,5 +1,5 @@
-"""The shipped models: they load offline and strictly, reach the accuracy the README states on
-the fixed evaluation set, and the inspection helpers the app uses are right."""
+"""The shipped generalization encoders: they load offline and strictly, reach the accuracy the
+README states on the fixed evaluation set, and the inspection helpers the app uses are right."""
 
 import os
 import re
@@ -10,17 +10,23 @@ from pathlib import Path
 import pytest
 import torch
 
-from relpos_lab.models import build_encoder
-from relpos_lab.tasks import evaluation_set, shift_targets
-from relpos_lab.train import CHECKPOINT_DIR, EVAL_PER_LENGTH, EVAL_SEED, evaluate, format_table
-from relpos_lab.trained import (
+from relpos_lab.generalization.encoders import (
     distance_cosine,
     generalization_table,
-    load_trained,
+    load_encoder,
     parse_tokens,
     predict_with_traces,
     relative_tables,
     shipped_task,
+)
+from relpos_lab.generalization.models import build_encoder
+from relpos_lab.generalization.tasks import evaluation_set, shift_targets
+from relpos_lab.generalization.train import (
+    CHECKPOINT_DIR,
+    EVAL_PER_LENGTH,
+    EVAL_SEED,
+    evaluate,
+    format_table,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,11 +53,11 @@ def shipped_results(one_thread):
     summary = generalization_table()
     lengths = tuple(int(n) for n in summary["models"]["relative"]["eval"])
     eval_set = evaluation_set(shipped_task(), lengths, EVAL_PER_LENGTH, EVAL_SEED)
-    return {kind: evaluate(load_trained(kind), eval_set) for kind in ("relative", "absolute")}
+    return {kind: evaluate(load_encoder(kind), eval_set) for kind in ("relative", "absolute")}
 
 
 def test_checkpoints_are_small_and_found_next_to_the_package():
-    assert CHECKPOINT_DIR == ROOT / "relpos_lab" / "checkpoints"
+    assert CHECKPOINT_DIR == ROOT / "relpos_lab" / "generalization" / "checkpoints"
     for name in ("relative.pt", "absolute.pt"):
         assert (CHECKPOINT_DIR / name).stat().st_size < 400_000
 
@@ -83,7 +89,10 @@ def test_readme_claim_relative_generalizes_absolute_does_not(shipped_results):
 
 
 def test_shipped_weights_load_from_any_working_directory(tmp_path):
-    code = "from relpos_lab.trained import load_trained; print(load_trained('relative').config)"
+    code = (
+        "from relpos_lab.generalization.encoders import load_encoder; "
+        "print(load_encoder('relative').config)"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
@@ -94,8 +103,8 @@ def test_shipped_weights_load_from_any_working_directory(tmp_path):
 
 def test_random_is_the_seeded_initialization_of_the_relative_model():
     summary = generalization_table()
-    random = load_trained("random")
-    trained = load_trained("relative")
+    random = load_encoder("random")
+    trained = load_encoder("relative")
     assert random.config == trained.config
     fresh = build_encoder(random.config, summary["train"]["seed"])
     for name, value in random.state_dict().items():
@@ -103,15 +112,15 @@ def test_random_is_the_seeded_initialization_of_the_relative_model():
     assert not torch.equal(random.embedding.weight, trained.embedding.weight)
 
 
-def test_load_trained_rejects_unknown_kinds():
+def test_load_encoder_rejects_unknown_kinds():
     with pytest.raises(ValueError, match="kind must be one of relative, absolute, random"):
-        load_trained("best")
+        load_encoder("best")
 
 
 def test_predict_with_traces_on_a_long_sequence():
     task = shipped_task()
     ids = torch.randint(1, task.vocab, (40,), generator=torch.Generator().manual_seed(5))
-    result = predict_with_traces(load_trained("relative"), ids)
+    result = predict_with_traces(load_encoder("relative"), ids)
     assert torch.equal(result.tokens, ids)
     assert torch.equal(result.target, shift_targets(ids[None], task.shift)[0])
     assert torch.equal(result.prediction, result.target)  # 40 > the longest training length
@@ -123,7 +132,7 @@ def test_predict_with_traces_on_a_long_sequence():
 
 
 def test_predict_with_traces_accepts_a_list_and_checks_ids():
-    model = load_trained("absolute")
+    model = load_encoder("absolute")
     assert predict_with_traces(model, [3, 4, 5]).prediction.shape == (3,)
     with pytest.raises(ValueError, match="tokens must be ids in \\[1, 15\\]"):
         predict_with_traces(model, [0, 4])
@@ -133,12 +142,12 @@ def test_predict_with_traces_accepts_a_list_and_checks_ids():
 
 def test_relative_tables_per_layer():
     config = generalization_table()["models"]["relative"]["config"]
-    tables = relative_tables(load_trained("relative"))
+    tables = relative_tables(load_encoder("relative"))
     assert len(tables) == config["layers"]
     head_dim = config["d_model"] // config["heads"]
     for w_k, w_v in tables:
         assert w_k.shape == w_v.shape == (2 * config["k"] + 1, head_dim)
-    for w_k, w_v in relative_tables(load_trained("absolute")):
+    for w_k, w_v in relative_tables(load_encoder("absolute")):
         assert torch.count_nonzero(w_k) == torch.count_nonzero(w_v) == 0
 
 

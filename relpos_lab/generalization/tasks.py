@@ -1,4 +1,4 @@
-"""Synthetic sequence tasks where relative position is what matters, for the trained model.
+"""Synthetic sequence tasks where relative position is what matters, for the encoders.
 
 ``shift``: at every position i, output the token ``shift`` places to the left, or BLANK where
 there is none (i < shift):

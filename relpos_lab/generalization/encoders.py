@@ -1,9 +1,9 @@
-"""The shipped trained models, and what to look at in them.
+"""The shipped generalization encoders, their loader, and what to look at in them.
 
-``relpos_lab/checkpoints/`` holds ``relative.pt`` and ``absolute.pt`` (written by
-``python -m relpos_lab.train``) and ``generalization.json`` (their configs, training metrics
-and the length-generalization table). Everything is found relative to this file: no network,
-works from a clean clone.
+``relpos_lab/generalization/checkpoints/`` holds ``relative.pt`` and ``absolute.pt`` (written
+by ``python -m relpos_lab.generalization``) and ``generalization.json`` (their configs, training
+metrics and the length-generalization table). Everything is found relative to this package's
+files: no network, works from a clean clone and from any working directory.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import torch
 
 from relpos_core.attention import AttentionTrace
 from relpos_core.checks import check_choice, check_int, check_tensor
-from relpos_lab.models import Encoder, EncoderConfig, build_encoder
-from relpos_lab.tasks import TaskConfig, sample_batch, task_targets
-from relpos_lab.train import CHECKPOINT_DIR, GENERALIZATION_FILE
+from relpos_lab.generalization.models import Encoder, EncoderConfig, build_encoder
+from relpos_lab.generalization.tasks import TaskConfig, sample_batch, task_targets
+from relpos_lab.generalization.train import CHECKPOINT_DIR, GENERALIZATION_FILE
 
 KINDS = ("relative", "absolute", "random")
 
@@ -36,7 +36,7 @@ def shipped_task() -> TaskConfig:
     return TaskConfig(**generalization_table()["task"])
 
 
-def load_trained(kind: str) -> Encoder:
+def load_encoder(kind: str) -> Encoder:
     """A fresh copy of a shipped model, in eval mode.
 
     "relative" / "absolute": the trained weights. "random": the relative architecture at the

@@ -14,7 +14,7 @@ n_features - 1 (the notebook: 50 features, 5 in, 2 out).
 
 Training feeds the true y_(i-1) (teacher forcing); inference feeds back its own argmax.
 
-    python -m relpos_lab.copy_task      # trains, writes checkpoints/copy.pt and copy.json
+    python -m relpos_lab.copy_task      # trains, writes its checkpoints/copy.pt and copy.json
 """
 
 from __future__ import annotations
@@ -327,7 +327,3 @@ def main(argv: list[str] | None = None) -> None:
         f"{config.steps} steps in {run.seconds:.1f} s, held-out item accuracy "
         f"{run.accuracy:.4f}, {results['held_out']}, wrote {CHECKPOINT} and {RESULTS}"
     )
-
-
-if __name__ == "__main__":
-    main()
