@@ -48,7 +48,15 @@ def flex_available(device: torch.device) -> bool:
 
 
 @functools.cache
-def _compiled_flex():
+def compiled_flex_attention() -> Callable[..., object]:
+    """torch's ``flex_attention`` under ``torch.compile(dynamic=False)``: the fused kernel, with
+    its backward, that ``flex_region`` runs on CUDA. One compiled function per process (cached),
+    so every caller shares its compilations; call it with ``flex_attention``'s arguments
+    (``q, k, v, score_mod=..., block_mask=..., scale=..., return_aux=...``).
+
+    Compiling is lazy: the first call on new shapes compiles. Meant for CUDA; on a CPU
+    (torch 2.13) the compiled kernel returns no log-sum-exp and has no backward.
+    """
     from torch.nn.attention.flex_attention import flex_attention
 
     return torch.compile(flex_attention, dynamic=False)
@@ -65,7 +73,7 @@ def flex_region(q, k, v, keep, scale) -> tuple[torch.Tensor, torch.Tensor]:
 
     b, h, n_q = q.shape[:3]
     block_mask = create_block_mask(keep, b, h, n_q, k.shape[2], device=q.device)
-    run = _compiled_flex() if q.device.type == "cuda" else flex_attention
+    run = compiled_flex_attention() if q.device.type == "cuda" else flex_attention
     out, aux = run(q, k, v, block_mask=block_mask, scale=scale, return_aux=AuxRequest(lse=True))
     return out, aux.lse
 

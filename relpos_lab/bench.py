@@ -103,7 +103,7 @@ def make_inputs(
 
 def _flex_key_term(q, k, v, table_k):
     """FlexAttention with Shaw's key term alone: score + q_i · w^K_clip(j-i) / sqrt(d)."""
-    from relpos_core.flex import _compiled_flex
+    from relpos_core.flex import compiled_flex_attention
 
     kk = table_k.shape[0] // 2
     per_bucket = (q @ table_k.T) / math.sqrt(q.shape[-1])  # (b,h,i,2k+1)
@@ -111,7 +111,7 @@ def _flex_key_term(q, k, v, table_k):
     def score_mod(score, b, h, i, j):
         return score + per_bucket[b, h, i, (j - i).clamp(-kk, kk) + kk]
 
-    return _compiled_flex()(q, k, v, score_mod=score_mod)
+    return compiled_flex_attention()(q, k, v, score_mod=score_mod)
 
 
 def _plain(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

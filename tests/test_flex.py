@@ -15,7 +15,13 @@ import pytest
 import torch
 
 from relpos_core import attention_bytes, relative_attention
-from relpos_core.flex import BAND_ROWS, dense_region, flex_attention_relative, flex_region
+from relpos_core.flex import (
+    BAND_ROWS,
+    compiled_flex_attention,
+    dense_region,
+    flex_attention_relative,
+    flex_region,
+)
 from relpos_core.methods import FLEX, choose_method
 
 F64 = torch.float64
@@ -105,6 +111,14 @@ def test_auto_picks_flex_on_cuda_for_the_fast_call_only():
     shape = (4, 16, 16384, 16384, 64, 64)  # the bench's largest: about 8 GB with the backward
     need = attention_bytes(FLEX, shape, 64, itemsize=2, grad=True)
     assert need < 4 * 16 * 16384 * 16384 * 2 / 4  # a quarter of one (b, h, n, n) bf16 tensor
+
+
+def test_the_compiled_flex_attention_is_one_shared_function():
+    """The bench and ``flex_region`` share one compiled FlexAttention (and its compilations);
+    building it compiles nothing yet, so this holds on a CPU too."""
+    run = compiled_flex_attention()
+    assert callable(run)
+    assert compiled_flex_attention() is run
 
 
 def op_count(run) -> int:
