@@ -12,7 +12,6 @@ from explorer.frame.widgets import head_picker, md_escape
 from explorer.pair.controls import pair_schemes
 from explorer.stories.family import exports, panels, text, views
 from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
-from explorer.weights.example import axis_labels
 from explorer.weights.schemes import SCHEME_LABELS
 from explorer.weights.source import weights_of
 from relpos_core.schemes import SCHEMES
@@ -53,9 +52,8 @@ window_caption(params)
 both = views.compare_view(params, settings.config(a, params), settings.config(b, params))
 side_by_side = panels.compare_weights(params, both, a, b, head)
 figure(side_by_side.figure, "compare_weights", shape=(2, n, n), caption=side_by_side.caption)
-labels = axis_labels(params)[1] if weights.trained or params.tokens else ()  # not k0, k1..
 notes = [
-    weights_note(w[head], head, offset=start, unit=weights.unit, labels=labels)
+    weights_note(w[head], head, offset=start, unit=weights.unit, labels=weights.key_names())
     for w in (both.weights_a, both.weights_b)
 ]
 st.info(

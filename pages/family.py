@@ -5,8 +5,8 @@ puts two side by side)."""
 import streamlit as st
 
 from explorer.figures import draw, formulas
+from explorer.figures.beyond_reading import beyond_note
 from explorer.figures.heatmaps import Scale, panel_grid
-from explorer.figures.notes import beyond_note
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment

@@ -7,7 +7,8 @@ from functools import partial
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import agreement_badge, markdown_table, plotly_chart, weights_caption
+from explorer.figures.draw import agreement_badge, plotly_chart, weights_caption
+from explorer.figures.tables import markdown_table
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from explorer.figures.draw import markdown_table, plotly_chart, png_config
+from explorer.figures.draw import plotly_chart, png_config
 from explorer.figures.lines import horizontal_line, loglog_figure, mark_points
+from explorer.figures.tables import markdown_table
 from explorer.frame.budget import REQUEST_BUDGET_BYTES, format_bytes
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view

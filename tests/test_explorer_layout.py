@@ -150,3 +150,63 @@ def test_the_check_catches_a_flat_pile_and_a_stray_folder(tmp_path):
     assert problems[0].startswith("misc/ is not one of the layers")
     assert problems[1].startswith(f"{LOOSE_MAX + 1} modules loose at explorer/'s top")
     assert problems[2:] == ["explorer.stories.speed.views (a lower layer) imports explorer.loose_0"]
+
+
+PAGES = PACKAGE.parent / "pages"
+MODULE_MAX_LINES = 300  # any module of explorer/ or pages/
+PAGE_MAX_LINES = 150  # a page reads its controls, asks its story for views and draws
+
+
+def size_problems(explorer_root: Path, pages_root: Path) -> list[str]:
+    """Modules too long to read at a sitting: any over MODULE_MAX_LINES, a page over
+    PAGE_MAX_LINES."""
+    problems = []
+    for root, most in ((explorer_root, MODULE_MAX_LINES), (pages_root, PAGE_MAX_LINES)):
+        for path in sorted(root.rglob("*.py")):
+            lines = len(path.read_text().splitlines())
+            if lines > most:
+                problems.append(f"{path.relative_to(root.parent)}: {lines} lines (at most {most})")
+    return problems
+
+
+def page_problems(pages_root: Path) -> list[str]:
+    """What a page decides that belongs lower down: reading the experiments (``relpos_lab``)
+    itself, or branching on trained against random weights (``.trained``), which the weights
+    source decides once."""
+    problems = []
+    for path in sorted(pages_root.glob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                names = []
+            if any(name == "relpos_lab" or name.startswith("relpos_lab.") for name in names):
+                problems.append(f"{path.name}:{node.lineno} imports relpos_lab")
+            if isinstance(node, ast.Attribute) and node.attr == "trained":
+                problems.append(f"{path.name}:{node.lineno} branches on .trained")
+    return problems
+
+
+def test_modules_and_pages_are_short():
+    assert size_problems(PACKAGE, PAGES) == []
+
+
+def test_pages_leave_experiments_and_the_weights_choice_to_lower_layers():
+    assert page_problems(PAGES) == []
+
+
+def test_the_page_checks_catch_a_long_module_and_a_page_that_decides(tmp_path):
+    explorer_copy = copy_of_explorer(tmp_path)
+    pages = tmp_path / "pages"
+    shutil.copytree(PAGES, pages, ignore=shutil.ignore_patterns("__pycache__"))
+    add_line(explorer_copy / "figures" / "notes.py", "\n" * MODULE_MAX_LINES)
+    add_line(pages / "lookup.py", "from relpos_lab.family import load")
+    add_line(pages / "lookup.py", "unit = 'character' if params.trained else 'position'")
+    (pages / "long.py").write_text("x = 1\n" * (PAGE_MAX_LINES + 1))
+    sizes = size_problems(explorer_copy, pages)
+    assert [s.split(":")[0] for s in sizes] == ["explorer/figures/notes.py", "pages/long.py"]
+    decided = page_problems(pages)
+    assert [p.split(" ", 1)[1] for p in decided] == ["imports relpos_lab", "branches on .trained"]

@@ -1,4 +1,5 @@
-"""What a learned position curve does past the distances training held, measured from its numbers.
+"""What a learned position curve does past the distances training held, measured from its numbers,
+and the sentence that says it (:func:`beyond_note`).
 
 A curve t(r) against r = j - i <= 0; ``edge`` = -(context - 1), the farthest distance a training
 window holds. Read from the edge outward, s_0 = t(edge), s_1 = t(edge - 1), ..., each curve is
@@ -62,3 +63,60 @@ def read_beyond(distance: np.ndarray, values: np.ndarray, context: int) -> Beyon
         if moved.size * STEP_RUN <= step.size:
             kind, jumps = "steps", tuple(int(r[r <= edge][m + 1]) for m in moved)
     return Beyond(kind, edge, int(r[-1]), slope, jumps, span_beyond, span_within)
+
+
+def beyond_note(distance: np.ndarray, curves: dict[str, np.ndarray], context: int) -> str:
+    """What each scheme's learned term does past the distances training held, read per head by
+    :func:`read_beyond` and said in logits per position or as a shape.
+
+    ``curves``: label -> (h, m) against ``distance`` (m,), j - i <= 0.
+
+    >>> r = np.arange(-9, 1)
+    >>> print(beyond_note(r, {"clip": np.maximum(r, -2)[None] * 1.0, "ramp": r[None] * 2.0}, 3))
+    Past |j - i| = 2, the farthest a training window holds: clip holds its edge value out to
+    j - i = -9; ramp keeps falling by 2 logits per position further back.
+    """
+    parts = []
+    for label, values in curves.items():
+        read = [read_beyond(distance, v, context) for v in np.asarray(values)]
+        groups: dict[str, list[int]] = {}
+        for head, b in enumerate(read):
+            groups.setdefault(b.kind, []).append(head)
+        if len(groups) == 1:
+            parts.append(f"{label} {_beyond_phrase([read[h] for h in range(len(read))])}")
+            continue
+        said = [
+            f"head{'s' * (len(heads) > 1)} {', '.join(map(str, heads))} "
+            + _beyond_phrase([read[h] for h in heads])
+            for heads in groups.values()
+        ]
+        parts.append(f"{label}: " + ", ".join(said))
+    return (
+        f"Past |j - i| = {context - 1}, the farthest a training window holds: "
+        + "; ".join(parts)
+        + "."
+    )
+
+
+def _beyond_phrase(read: list[Beyond]) -> str:
+    """What curves of one kind do beyond the edge, with the numbers that show it."""
+    first = read[0]
+    if first.kind == "holds":
+        return f"holds its edge value out to j - i = {first.end}"
+    if first.kind == "zero":
+        return f"drops to 0 at j - i = {first.edge - 1} and stays flat"
+    if first.kind == "linear":
+        sizes = sorted(abs(b.slope) for b in read)
+        size = f"{sizes[0]:.3g}" + (f" to {sizes[-1]:.3g}" if sizes[-1] > sizes[0] else "")
+        verb = "falling" if all(b.slope < 0 for b in read) else "changing"
+        per_head = " (one slope per head)" if len(set(sizes)) > 1 else ""
+        return f"keeps {verb} by {size} logits per position further back{per_head}"
+    if first.kind == "steps":
+        jumps = sorted({j for b in read for j in b.jumps}, reverse=True)
+        at = ", ".join(map(str, jumps)) if len(jumps) <= 6 else f"{jumps[0]}, ..., {jumps[-1]}"
+        return (
+            f"steps at {len(jumps)} distance{'s' * (len(jumps) > 1)} (j - i = {at}), then "
+            f"holds one value from {jumps[-1]} out to {first.end}"
+        )
+    beyond, within = max(b.span_beyond for b in read), max(b.span_within for b in read)
+    return f"keeps varying (a range of up to {beyond:.3g} logits beyond, {within:.3g} within)"

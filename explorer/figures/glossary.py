@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.figures.draw import markdown_table
+from explorer.figures.tables import markdown_table
 
 # (symbol as the pages write it, what it means, the papers' own names for it)
 SYMBOLS: tuple[tuple[str, str, str], ...] = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.frame.params import ViewParams
+from explorer.weights.example import axis_labels
 from explorer.weights.schemes import SCHEME_LABELS
 from explorer.weights.trained import model_for, never_trained, sequence, unread_characters
 
@@ -43,6 +44,13 @@ class Weights:
         """The characters of the text the model of ``scheme`` reads as the one unknown id (in
         order, repeats kept); none for random weights, which read every token."""
         return unread_characters(self.params, scheme) if self.trained else ()
+
+    def key_names(self) -> tuple[str, ...]:
+        """What a note calls each key: its character (trained weights) or typed token; none for
+        random weights on abstract positions, which a note names by index, not k0, k1, ..."""
+        if self.trained or self.params.tokens:
+            return axis_labels(self.params)[1]
+        return ()
 
     def never_trained(self) -> tuple[int, ...]:
         """The distances r whose Shaw table rows w_r training never updated (keys ahead, and

@@ -28,6 +28,6 @@ def test_the_worked_examples_are_found():
     assert {
         "explorer.frame.params",
         "explorer.frame.budget",
-        "explorer.figures.draw",
+        "explorer.figures.tables",
         "explorer.frame.navigation",
     } <= found

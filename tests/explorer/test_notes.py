@@ -67,7 +67,7 @@ def learned_like(r: np.ndarray, context: int) -> dict[str, np.ndarray]:
 
 
 def test_beyond_note_says_what_each_curve_does_past_the_training_length() -> None:
-    from explorer.figures.notes import beyond_note
+    from explorer.figures.beyond_reading import beyond_note
     from tests.explorer.beyond_check import check_beyond_note
 
     r, context = np.arange(-80, 1), 16

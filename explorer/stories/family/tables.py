@@ -3,7 +3,8 @@ what their logits cost), and what each does beyond the distances a training leng
 
 from __future__ import annotations
 
-from explorer.figures.draw import bytes_text, markdown_table
+from explorer.figures.draw import bytes_text
+from explorer.figures.tables import markdown_table
 from explorer.frame.params import ViewParams
 from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.settings import FamilySettings

@@ -3,7 +3,8 @@ formulas, and the lines that name the view's shapes and the masks' calls."""
 
 from __future__ import annotations
 
-from explorer.figures.draw import markdown_table, shape_text
+from explorer.figures.draw import shape_text
+from explorer.figures.tables import markdown_table
 from explorer.frame.params import ViewParams
 from explorer.stories.multihead.masks import MaskView
 from explorer.stories.multihead.notes import scope_note

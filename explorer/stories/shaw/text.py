@@ -10,7 +10,6 @@ from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
 from explorer.pair.definition import Pair
 from explorer.stories.shaw.views import AttentionView
-from explorer.weights.example import axis_labels
 from explorer.weights.source import weights_of
 
 # ---- lookup ---------------------------------------------------------------------------------
@@ -122,9 +121,10 @@ def attention_window(params: ViewParams) -> str:
 def focus_text(params: ViewParams, view: AttentionView, head: int) -> str:
     """Where the head puts its weight (the note engine every weights map uses), read on the
     window when there is one."""
-    unit, start = weights_of(params).unit, params.window[0]
-    labels = axis_labels(params)[1] if params.trained or params.tokens else ()  # not k0, k1..
-    note = weights_note(view.weights, head, offset=start, unit=unit, labels=labels)
+    weights, start = weights_of(params), params.window[0]
+    note = weights_note(
+        view.weights, head, offset=start, unit=weights.unit, labels=weights.key_names()
+    )
     return md_escape(
         note[:1].upper() + note[1:] + (" Read on the window." if params.windowed else "")
     )
