@@ -16,8 +16,8 @@ from explorer.frame.controls import (
     sidebar_controls,
 )
 from explorer.frame.failures import shown_failures
-from explorer.frame.host import configure_process
-from explorer.frame.memory import one_view_at_a_time, trim_heap
+from explorer.frame.host import collect_soon, configure_process
+from explorer.frame.memory import one_view_at_a_time
 from explorer.frame.navigation import DEFAULT, PAGES, SECTIONS, neighbours
 from explorer.frame.offline_view import start_recording
 from explorer.pair.controls import pair_caption, pair_inputs
@@ -65,7 +65,6 @@ def main() -> None:
         with pair_note:
             pair_caption(pair, params)
     story_links(next(stem for stem, p in pages.items() if p == page), pages)
-    trim_heap()  # what the rerun freed goes back to the system, not to the next one's peak
 
 
 def story_links(stem: str, pages: dict[str, st.Page]) -> None:
@@ -84,5 +83,8 @@ def story_links(stem: str, pages: dict[str, st.Page]) -> None:
         )  # fmt: skip
 
 
-with shown_failures():  # a limit a user reached, or a bug: never a traceback on the page
-    main()
+try:
+    with shown_failures():  # a limit a user reached, or a bug: never a traceback on the page
+        main()
+finally:
+    collect_soon()  # the run's garbage and freed heap, once its last messages are sent

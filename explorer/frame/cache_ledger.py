@@ -79,6 +79,7 @@ def read_only(value: Any, _seen: set[int] | None = None) -> None:
 class _Entry:
     clear: Callable[[], None]  # clears this one value from its Streamlit cache
     bytes: int
+    value_id: int = 0  # id() of the cached object, which its cache keeps alive
 
 
 class Ledger:
@@ -97,12 +98,25 @@ class Ledger:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def enter(self, key: tuple, clear: Callable[[], None], size: int, per_function: int) -> None:
-        """Record (or touch) ``key`` of ``size`` bytes; keep at most ``per_function`` entries of
-        its function (the Streamlit cache keeps as many, least recently used out first)."""
+    def touch(self, key: tuple, value: Any) -> bool:
+        """Mark ``key`` used now if it is recorded for this very object (a cache hit), without
+        sizing the value again; False if it must be entered (a value computed anew)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry.value_id != id(value):
+                return False
+            self._entries.move_to_end(key)
+            return True
+
+    def enter(
+        self, key: tuple, clear: Callable[[], None], size: int, per_function: int, value: Any = None
+    ) -> None:
+        """Record (or touch) ``key`` of ``size`` bytes (``value``: the object cached); keep at
+        most ``per_function`` entries of its function (the Streamlit cache keeps as many, least
+        recently used out first)."""
         with self._lock:
             self._entries.pop(key, None)
-            self._entries[key] = _Entry(clear, size)
+            self._entries[key] = _Entry(clear, size, id(value))
             mine = [other for other in self._entries if other[0] == key[0]]
             for stale in mine[: max(0, len(mine) - per_function)]:
                 del self._entries[stale]  # Streamlit has dropped it already

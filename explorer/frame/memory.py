@@ -98,19 +98,23 @@ def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
                 value = inner(*args, **kwargs)
                 if time.perf_counter() - started > COMPUTED_S:
                     trim_heap()  # a computation's freed temporaries: back to the system now
-            if not resource:
-                read_only(value)
             try:
                 key = (call, args, tuple(sorted(kwargs.items())))
                 hash(key)
             except TypeError:  # arguments Streamlit hashes its own way: sized, never evicted
+                key = None
+            if key is not None and LEDGER.touch(key, value):
+                return value  # a hit: made read-only and sized when it was entered
+            if not resource:
+                read_only(value)
+            if key is None:
                 return value
             size = value_bytes(value)
             forget = functools.partial(inner.clear, *args, **kwargs)
             if size > ENTRY_MAX_BYTES:
                 forget()
             else:
-                LEDGER.enter(key, forget, size, max_entries)
+                LEDGER.enter(key, forget, size, max_entries, value)
             return value
 
         call.clear = inner.clear  # type: ignore[attr-defined]

@@ -137,3 +137,26 @@ def test_the_heap_is_trimmed_after_a_computation_and_not_after_a_hit(monkeypatch
     view(5)
     assert len(trims) == 1
     view.clear()
+
+
+def test_a_hit_is_not_walked_again_and_a_recomputed_value_is(monkeypatch):
+    """Sizing and locking a value walks everything it holds (a rerun's cached views are many
+    thousands of objects): a cache hit only marks its entry used."""
+    ledger = Ledger(budget=2**20)
+    monkeypatch.setattr(memory, "LEDGER", ledger)
+    walked = []
+    monkeypatch.setattr(memory, "value_bytes", lambda value: walked.append(value) or 64)
+
+    @cached(4)
+    def view(n: int) -> dict[str, np.ndarray]:
+        return {"z": np.zeros(n, np.float32)}
+
+    view.clear()
+    first = view(16)
+    view(16), view(16)
+    assert len(walked) == 1 and ledger.bytes == 64
+    view.clear()  # Streamlit drops it (another key, its own entry limit): a new object
+    second = view(16)
+    assert second is not first and len(walked) == 2
+    assert not second["z"].flags.writeable
+    view.clear()
