@@ -1,4 +1,5 @@
-"""Trained model: length generalization, the learned distance tables, attention on an input."""
+"""Length generalization: two small trained encoders at lengths they never saw, their learned
+distance tables, attention on an input."""
 
 import streamlit as st
 
@@ -16,11 +17,11 @@ params = current_params()  # the sidebar does not apply here; its weights go int
 gen = views.generalization_view()
 k, shift = gen.config["k"], gen.task["shift"]
 
-st.title("Trained model")
+st.title("Length generalization")
 st.caption(own_models_caption(weights_of(params), text.MODELS, text.UNTRAINED))
 st.markdown(text.intro(gen))
 
-st.subheader("Length generalization")
+st.subheader("Accuracy at every length")
 chart(
     plots.generalization_figure(gen.lengths, gen.curves, gen.train_max_len, gen.min_len),
     "trained_generalization",

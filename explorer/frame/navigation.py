@@ -57,7 +57,7 @@ SECTIONS = (  # the story a learner follows, in order, one section per part of i
         Page("attention", "Attention", ":material/visibility:",
              "logits $e_{ij}$, masks and weights $\\alpha_{ij}$ of every head side by side, and "
              "the output $z_i$ split into its content and relative parts"),
-        Page("trained", "Trained model", ":material/school:",
+        Page("trained", "Length generalization", ":material/school:",
              "generalization: a small model that needs relative position, at lengths it never "
              "saw, and its learned tables"),
     )),

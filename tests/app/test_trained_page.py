@@ -1,4 +1,4 @@
-"""The "Trained model" page through AppTest: its charts show the numbers of
+"""The "Length generalization" page through AppTest: its charts show the numbers of
 relpos_lab.generalization.encoders."""
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def test_the_trained_model_page_says_how_the_weights_switch_applies(
             for line in main_text(page).splitlines()
             if "weights switch" in line and weights in line
         ]
-        assert said, f"nothing on the Trained model page names the switch at {weights}"
+        assert said, f"nothing on the Length generalization page names the switch at {weights}"
     page.goto(f"{app_server}/?weights=random")
     wait_for_app_run(page)
     lines = [line for line in main_text(page).splitlines() if re.search(r"no model", line, re.I)]

@@ -1,4 +1,4 @@
-"""The Trained model page's own input controls: a random example of a length and seed, or token
+"""The Length generalization page's own input controls: a random example of a length and seed, or token
 ids typed in, bound to the URL (``trained_source``, ``trained_length``, ``trained_seed``,
 ``trained_tokens``)."""
 

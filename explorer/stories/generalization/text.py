@@ -1,4 +1,4 @@
-"""The words of the Trained model page: what the models were trained to do, and the headings,
+"""The words of the Length generalization page: what the models were trained to do, and the headings,
 captions and notes that read the numbers drawn."""
 
 from __future__ import annotations

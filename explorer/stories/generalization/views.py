@@ -1,4 +1,4 @@
-"""Cached calls into relpos_lab.generalization.encoders for the "Trained model" page: scalars
+"""Cached calls into relpos_lab.generalization.encoders for the "Length generalization" page: scalars
 and tuples of ints in, numpy out. The models themselves are shared resources (loaded once,
 never mutated)."""
 
@@ -160,7 +160,7 @@ def prediction_view(kind: str, tokens: tuple[int, ...]) -> PredictionView:
 def download_arrays(
     gen: GeneralizationView, tables_kind: str, layer: int, kind: str, view: PredictionView
 ) -> dict[str, Labelled]:
-    """Everything the Trained model page shows, labelled for explorer.frame.downloads."""
+    """Everything the Length generalization page shows, labelled for explorer.frame.downloads."""
     tables = tables_view(tables_kind, layer)
     metrics = ("token accuracy", "sequence accuracy")
     steps = next(iter(gen.loss_curves.values()))[0]
