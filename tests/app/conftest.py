@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 from explorer.frame.navigation import PAGES as NAVIGATION
 
 ENTRY = Path(__file__).resolve().parent / "harness" / "entry.py"
-# The pages the shared page tests open; Length generalization and Speed & memory have their own tests
-# (their views do not follow the sidebar's n, k and mask).
+# The pages the shared page tests open; Length generalization and Speed & memory have their own
+# tests (their views do not follow the sidebar's n, k and mask).
 PAGES = tuple(page.stem for page in NAVIGATION if page.stem not in ("trained", "speed"))
 
 

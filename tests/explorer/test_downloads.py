@@ -197,8 +197,8 @@ def test_labels_that_do_not_fit_fail_while_the_page_runs_not_on_the_click() -> N
 
 
 def test_a_shared_control_at_its_default_is_left_out_of_the_link() -> None:
-    """Pages without shared parameters (Length generalization) name the weights in the link only when
-    the address does: the app leaves a default out of its URL."""
+    """Pages without shared parameters (Length generalization) name the weights in the link only
+    when the address does: the app leaves a default out of its URL."""
     assert view_link(None, {"weights": "trained", "trained_seed": 3}, "trained") == (
         "/trained?trained_seed=3"
     )

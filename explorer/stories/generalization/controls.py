@@ -1,5 +1,5 @@
-"""The Length generalization page's own input controls: a random example of a length and seed, or token
-ids typed in, bound to the URL (``trained_source``, ``trained_length``, ``trained_seed``,
+"""The Length generalization page's own input controls: a random example of a length and seed,
+or token ids typed in, bound to the URL (``trained_source``, ``trained_length``, ``trained_seed``,
 ``trained_tokens``)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The words of the Length generalization page: what the models were trained to do, and the headings,
-captions and notes that read the numbers drawn."""
+"""The words of the Length generalization page: what the models were trained to do, and the
+headings, captions and notes that read the numbers drawn."""
 
 from __future__ import annotations
 

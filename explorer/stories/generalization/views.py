@@ -1,5 +1,5 @@
-"""Cached calls into relpos_lab.generalization.encoders for the "Length generalization" page: scalars
-and tuples of ints in, numpy out. The models themselves are shared resources (loaded once,
+"""Cached calls into relpos_lab.generalization.encoders for the "Length generalization" page:
+scalars and tuples of ints in, numpy out. The models themselves are shared resources (loaded once,
 never mutated)."""
 
 from __future__ import annotations
