@@ -165,32 +165,3 @@ def heatmap(
     # One constructor call: plotly's update_* path machinery costs ~15 ms a figure.
     fig = go.Figure({"data": data, "layout": layout})
     return fig
-
-
-def shade_cells(
-    fig: go.Figure, region: np.ndarray, name: str, row_offset: int = 0, col_offset: int = 0
-) -> go.Figure:
-    """Lay a translucent dark layer over the cells where ``region`` is True (e.g. invalid).
-
-    Returns the same figure, with one extra trace named ``name`` that hover ignores.
-    """
-    region = np.asarray(region, dtype=bool)
-    rows, cols = region.shape
-    layer = np.where(region, 1.0, np.nan).astype(np.float32)
-    fig.add_trace(
-        go.Heatmap(
-            z=layer,
-            x=np.arange(col_offset, col_offset + cols),
-            y=np.arange(row_offset, row_offset + rows),
-            colorscale=[[0, "rgba(20,20,20,0.55)"], [1, "rgba(20,20,20,0.55)"]],
-            showscale=False,
-            hoverinfo="skip",
-            name=name,
-        )
-    )
-    return fig
-
-
-def figure_matrix(fig: go.Figure) -> np.ndarray:
-    """The first trace's z as float32 (what a download of the figure's matrix holds)."""
-    return np.asarray(fig.data[0].z, dtype=np.float32)

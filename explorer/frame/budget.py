@@ -116,7 +116,7 @@ def plan_compute(
             f"heads = {heads}, batch = {batch}, k = {k}"
             + (f", {rows} query rows" if rows != n else "")
             + f" needs about {format_bytes(need)}, more than the per-request memory budget of "
-            f"{format_bytes(budget)}; choose a smaller n, d or number of heads"
+            f"{format_bytes(budget)}; choose a smaller n"
         )
     admit(what, need)  # and within what the whole process may still use
     return Plan(what, method, n, rows, d, heads, batch, k, traces, need, budget)
@@ -185,7 +185,7 @@ def plan_scheme(
             f"{what}: the {scheme.name} scheme with heads = {scheme.heads}, head dim = "
             f"{scheme.head_dim}, {n_q} queries over n (keys) = {n_k} needs about "
             f"{format_bytes(need)}, more than the per-request memory budget of "
-            f"{format_bytes(budget)}; choose a smaller n, d or number of heads"
+            f"{format_bytes(budget)}; choose a smaller n"
         )
     admit(what, need)
     return need

@@ -204,6 +204,5 @@ def admit(what: str, need: int, wait_s: float = ADMIT_WAIT_S) -> None:
     raise ValueError(
         f"{what} needs about {format_bytes(need)} of memory, and this server has "
         f"{format_bytes(max(free, 0))} free of the {format_bytes(limit)} it may use right now "
-        "(the visitors of this app share it); choose a smaller n, fewer heads or a smaller d, "
-        "or try again in a moment"
+        "(the visitors of this app share it); choose a smaller n, or try again in a moment"
     )

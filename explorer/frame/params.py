@@ -6,7 +6,6 @@ Pure (no streamlit). Untrusted URL strings are parsed into a ViewParams by
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 N_MAX = 4096  # longest sequence the explorer computes (one named limit; raise it here)
@@ -173,16 +172,3 @@ def nearest_trained_clip(k: int, towards: int | None = None) -> int:
     if towards is not None and k < towards:
         return max((c for c in TRAINED_CLIPS if c <= k), default=TRAINED_CLIPS[0])
     return min(TRAINED_CLIPS, key=lambda c: (abs(c - k), c))
-
-
-def trained_view(params: ViewParams, k_before: int | None = None) -> ViewParams:
-    """``params`` with the trained model's own sizes: d_model, heads, a causal mask, and k at a
-    trained clip distance (see :func:`nearest_trained_clip`)."""
-    return dataclasses.replace(
-        params,
-        weights="trained",
-        d_model=TRAINED_D_MODEL,
-        heads=TRAINED_HEADS,
-        mask=TRAINED_MASK,
-        k=nearest_trained_clip(params.k, k_before),
-    )

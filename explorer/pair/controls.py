@@ -20,7 +20,6 @@ from explorer.frame.widgets import fit
 from explorer.pair.definition import Pair, hidden_reason, window_for
 from explorer.pair.marks import clicked_pair, distance_shapes, pair_shapes
 
-PAIR_KEYS = ("i", "j")
 PAIR_STATE_KEY = "_picked_pair"
 _PICKED_IN_CALLBACK = "_pair_picked"  # set by a click; cleared by the next full run
 _SCHEMES_DRAWN = "_pair_schemes_drawn"  # what the page draws, for the sidebar's caption

@@ -12,6 +12,7 @@ import hashlib
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from explorer.frame.params import ViewParams
@@ -28,6 +29,11 @@ def derived_seed(seed: int, label: str) -> int:
     """
     digest = hashlib.sha256(f"{seed}\x00{label}".encode()).digest()
     return int.from_bytes(digest[:8], "little") & (2**63 - 1)
+
+
+def view_array(t: torch.Tensor) -> np.ndarray:
+    """A tensor as the float32 numpy array a view caches and draws (detached, on the CPU)."""
+    return t.detach().cpu().numpy().astype(np.float32)
 
 
 def axis_labels(params: ViewParams) -> tuple[tuple[str, ...], tuple[str, ...]]:

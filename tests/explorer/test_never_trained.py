@@ -9,13 +9,31 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.frame.params import TRAINED_CLIPS, ViewParams, trained_model_name, trained_view
+from explorer.frame.params import (
+    TRAINED_CLIPS,
+    TRAINED_D_MODEL,
+    TRAINED_HEADS,
+    TRAINED_MASK,
+    ViewParams,
+    trained_model_name,
+)
 from explorer.weights.source import weights_of
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import UNKNOWN, held_out_ids
 from relpos_lab.family.train import TrainSettings, fresh_model
 
 TYPED = "naïve café — 東京 😀 <b>x</b> $y$"
+
+
+def trained_view(**fields: object) -> ViewParams:
+    """A view on trained weights with the family's own sizes, as the sidebar sets them."""
+    return ViewParams(
+        weights="trained",
+        d_model=TRAINED_D_MODEL,
+        heads=TRAINED_HEADS,
+        mask=TRAINED_MASK,
+        **fields,
+    )
 
 
 def table_gradients(name: str) -> tuple[torch.nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
@@ -35,7 +53,7 @@ def table_gradients(name: str) -> tuple[torch.nn.Module, list[tuple[torch.Tensor
 
 @pytest.mark.parametrize("k", [k for k in TRAINED_CLIPS if k > 0])
 def test_the_rows_marked_never_trained_get_exactly_zero_gradient(k: int) -> None:
-    distances = weights_of(trained_view(ViewParams(k=k))).never_trained()
+    distances = weights_of(trained_view(k=k)).never_trained()
     assert {r for r in distances if r > 0} == set(range(1, k + 1))  # every row ahead
     model, grads = table_gradients(trained_model_name(k))
     fresh = fresh_model(model.config, TrainSettings())
@@ -57,7 +75,7 @@ def test_random_weights_have_no_never_trained_rows() -> None:
 
 
 def test_the_unread_characters_are_those_encoded_as_unknown() -> None:
-    weights = weights_of(trained_view(ViewParams(text=TYPED)))
+    weights = weights_of(trained_view(text=TYPED))
     _, vocabulary = load_with_vocabulary(weights.model())
     ids = vocabulary.encode(TYPED)
     assert weights.unread() == tuple(

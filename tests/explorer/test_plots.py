@@ -11,10 +11,8 @@ import pytest
 from explorer.figures.plots import (
     TICK_LABELS_MAX,
     escape_label,
-    figure_matrix,
     heatmap,
     pair_customdata,
-    shade_cells,
 )
 
 
@@ -27,7 +25,7 @@ def test_returns_a_figure_with_float32_typed_z_and_queries_top_down() -> None:
     assert fig.layout.xaxis.side == "top"
     spec = json.loads(fig.to_json())
     assert isinstance(spec["data"][0]["z"], dict) and "bdata" in spec["data"][0]["z"]
-    np.testing.assert_array_equal(figure_matrix(fig), z.astype(np.float32))
+    np.testing.assert_array_equal(np.asarray(fig.data[0].z), z.astype(np.float32))
 
 
 def test_logits_diverge_around_zero_and_weights_are_sequential() -> None:
@@ -71,13 +69,6 @@ def test_cell_text_only_for_small_matrices_and_escaped() -> None:
     assert small.data[0].text[0][0] == "&lt;i&gt;"
     big = heatmap(np.zeros((40, 40)), cell_text=np.full((40, 40), "1"))
     assert big.data[0].text is None
-
-
-def test_shade_cells_adds_a_layer_that_hover_skips() -> None:
-    fig = shade_cells(heatmap(np.zeros((2, 2))), np.array([[False, True], [False, False]]), "x")
-    layer = fig.data[1]
-    assert layer.hoverinfo == "skip" and layer.showscale is False
-    assert np.isnan(layer.z[0, 0]) and layer.z[0, 1] == 1
 
 
 def test_bad_input_raises() -> None:

@@ -13,15 +13,12 @@ import torch
 
 from explorer.frame.memory import cached
 from explorer.frame.screen import figure_width
+from explorer.weights.example import view_array
 from relpos_core.multihead import score_spread, softmax_saturation
 
 UNSCALED, SCALED = "#d62728", "#1f77b4"  # the same colour means the same curve in both figures
 WIDTH, HEIGHT = 470, 340
 CACHE_ENTRIES = 8
-
-
-def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().numpy().astype(np.float32)
 
 
 D_KS = tuple(2**p for p in range(10))  # 1 .. 512
@@ -54,10 +51,10 @@ def scale_view(n: int, seed: int) -> ScaleView:
     saturation = softmax_saturation(D_KS, n, SATURATION_SAMPLES, generator(seed))
     return ScaleView(
         d_k=np.asarray(D_KS, dtype=np.float32),
-        unscaled_std=_np(spread.unscaled_std),
-        scaled_std=_np(spread.scaled_std),
-        unscaled_max=_np(saturation.unscaled_max_weight),
-        scaled_max=_np(saturation.scaled_max_weight),
+        unscaled_std=view_array(spread.unscaled_std),
+        scaled_std=view_array(spread.scaled_std),
+        unscaled_max=view_array(saturation.unscaled_max_weight),
+        scaled_max=view_array(saturation.scaled_max_weight),
         n=n,
     )
 

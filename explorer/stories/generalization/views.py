@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from explorer.frame.downloads import Labelled
 from explorer.frame.memory import cached
+from explorer.weights.example import view_array
 from relpos_lab.generalization.encoders import (
     distance_cosine,
     example_tokens,
@@ -32,10 +32,6 @@ KIND_LABELS = {
     "random": "relative (random initialization)",
 }
 KIND_WEIGHTS = {"relative": "trained", "absolute": "trained", "random": "random initialization"}
-
-
-def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().numpy().astype(np.float32)
 
 
 @cached(len(KIND_LABELS), resource=True)
@@ -129,10 +125,10 @@ def tables_view(kind: str, layer: int) -> TablesView:
     k = (w_k.shape[0] - 1) // 2
     return TablesView(
         distances=tuple(str(r) for r in range(-k, k + 1)),
-        w_k=_np(w_k),
-        w_v=_np(w_v),
-        cos_k=_np(distance_cosine(w_k)),
-        cos_v=_np(distance_cosine(w_v)),
+        w_k=view_array(w_k),
+        w_v=view_array(w_v),
+        cos_k=view_array(distance_cosine(w_k)),
+        cos_v=view_array(distance_cosine(w_v)),
     )
 
 
@@ -152,7 +148,7 @@ def prediction_view(kind: str, tokens: tuple[int, ...]) -> PredictionView:
         tokens=result.tokens.numpy(),
         target=result.target.numpy(),
         prediction=result.prediction.numpy(),
-        weights=np.stack([_np(trace.weights[0]) for trace in result.traces]),
+        weights=np.stack([view_array(trace.weights[0]) for trace in result.traces]),
         accuracy=result.accuracy,
     )
 

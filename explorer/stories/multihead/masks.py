@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from explorer.frame.memory import cached
-from explorer.weights.example import derived_seed
+from explorer.weights.example import derived_seed, view_array
 from relpos_core.basics import (
     create_look_ahead_mask,
     create_padding_mask,
@@ -28,10 +28,6 @@ TOKENS_DEFAULT = "1 21 777 0 0"  # the attention introduction's example
 TOKENS_MAX = 16
 TOKEN_ID_MAX = 999_999
 MASK_D_K = 16  # the width of the random q, k whose products are the logits
-
-
-def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().numpy().astype(np.float32)
 
 
 def hidden_mask(kind: str, ids: list[int] | tuple[int, ...], rows: int) -> torch.Tensor | None:
@@ -132,11 +128,11 @@ def mask_view(tokens: tuple[int, ...], kind: str, seed: int) -> MaskView:
     attention = scaled_dot_product_attention(q, k, k, mask)  # the values are not drawn
     return MaskView(
         tokens=tokens,
-        padding=_np(padding[0, 0]),
-        look_ahead=_np(create_look_ahead_mask(n)),
-        mask=_np((mask + torch.zeros(n, n)).reshape(n, n)),
-        logits=_np(attention.logits[0, 0]),
-        weights=_np(attention.weights[0, 0]),
+        padding=view_array(padding[0, 0]),
+        look_ahead=view_array(create_look_ahead_mask(n)),
+        mask=view_array((mask + torch.zeros(n, n)).reshape(n, n)),
+        logits=view_array(attention.logits[0, 0]),
+        weights=view_array(attention.weights[0, 0]),
         padding_text=str(padding),
     )
 

@@ -20,17 +20,13 @@ import torch
 from explorer.frame.memory import cached
 from explorer.frame.params import TRAINED_D_MODEL, TRAINED_HEADS, ViewParams
 from explorer.stories.multihead.masks import hidden_mask
-from explorer.weights.example import content_vector
+from explorer.weights.example import content_vector, view_array
 from explorer.weights.trained import family_model, sequence, shown
 from relpos_core.multihead import MultiHeadAttention
 
 SHOWN = 32  # query positions a view computes and draws (n reaches 4096)
 TRAINED_MODEL = "nope"  # the family's model without position: plain causal attention
 CACHE_ENTRIES = 8
-
-
-def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().numpy().astype(np.float32)
 
 
 # ---- multi-head attention, step by step ------------------------------------------------------
@@ -189,20 +185,20 @@ def multihead_view(spec: HeadsSpec) -> MultiHeadView:
         (step.name, step.formula, step.shape) for step in trace.steps()
     )
     return MultiHeadView(
-        x=_np(x[0, :rows]),
-        q=_np(trace.q[0]),
-        k=_np(trace.k[0, :cols]),
-        v=_np(trace.v[0, :cols]),
-        q_heads=_np(trace.q_heads[0]),
-        k_heads=_np(trace.k_heads[0, :, :cols]),
-        v_heads=_np(trace.v_heads[0, :, :cols]),
-        weights=_np(weights),
+        x=view_array(x[0, :rows]),
+        q=view_array(trace.q[0]),
+        k=view_array(trace.k[0, :cols]),
+        v=view_array(trace.v[0, :cols]),
+        q_heads=view_array(trace.q_heads[0]),
+        k_heads=view_array(trace.k_heads[0, :, :cols]),
+        v_heads=view_array(trace.v_heads[0, :, :cols]),
+        weights=view_array(weights),
         hidden=hidden[:, :cols].numpy(),
-        head_outputs=_np(trace.head_outputs[0]),
-        concat=_np(trace.concat[0]),
-        output=_np(trace.output[0]),
-        head_share=_np(norms / norms.sum().clamp_min(1e-30)),
-        weight_drawn=_np(weights.sum(-1)),
+        head_outputs=view_array(trace.head_outputs[0]),
+        concat=view_array(trace.concat[0]),
+        output=view_array(trace.output[0]),
+        head_share=view_array(norms / norms.sum().clamp_min(1e-30)),
+        weight_drawn=view_array(weights.sum(-1)),
         steps=steps,
         keys=keys,
         labels=labels[:cols],

@@ -20,8 +20,8 @@ import relpos_core as rc
 from explorer.frame.budget import plan_compute
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
-from explorer.stories.shaw.views import CACHE_ENTRIES, _np
-from explorer.weights.example import ExampleInputs, example_inputs
+from explorer.stories.shaw.views import CACHE_ENTRIES
+from explorer.weights.example import ExampleInputs, example_inputs, view_array
 
 A_K_BUDGET = 2**22  # values of a materialized (rows, n, d) a^K block (16 MB of float32)
 LOOP_PAIRS = 2048  # (i, j) pairs the Python-loop definition is run on
@@ -90,11 +90,11 @@ def logits_view(params: ViewParams) -> LogitsView:
     }
     keys = inputs.k[0, :, start:stop]  # (h, W, d)
     return LogitsView(
-        content=_np(q[0] @ keys.transpose(-2, -1)),  # (h,W,d),(h,d,W) -> (h,W,W)
-        relative=_np(by_method["bucket"][0]),
-        definition=_np(definition[0]),
-        einsum=_np(by_method["einsum"][0]),
-        matmul=_np(by_method["matmul"][0]),
+        content=view_array(q[0] @ keys.transpose(-2, -1)),  # (h,W,d),(h,d,W) -> (h,W,W)
+        relative=view_array(by_method["bucket"][0]),
+        definition=view_array(definition[0]),
+        einsum=view_array(by_method["einsum"][0]),
+        matmul=view_array(by_method["matmul"][0]),
         max_diff=max_diff,
     )
 
@@ -144,7 +144,7 @@ def matmul_steps(params: ViewParams) -> tuple[TensorStep, ...]:
     trace = rc.trace_matmul_logits(q[:, :, :m], inputs.table_k, n)
     steps = []
     for step in trace.steps():
-        value = _np(step.value)
+        value = view_array(step.value)
         lead = value.shape[:-2]
         index = tuple(np.ndindex(*lead))[:SLICES_MAX]
         flat = value.reshape(-1, *value.shape[-2:])[:SLICES_MAX]

@@ -21,13 +21,9 @@ import relpos_core as rc
 from explorer.frame.budget import plan_compute
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
-from explorer.weights.example import example_inputs
+from explorer.weights.example import example_inputs, view_array
 
 CACHE_ENTRIES = 8
-
-
-def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().numpy().astype(np.float32)
 
 
 # ---- lookup ---------------------------------------------------------------------------------
@@ -50,11 +46,11 @@ def lookup_view(params: ViewParams) -> LookupView:
     inputs = example_inputs(params)
     distance = rc.relative_distances(size, size)  # a diagonal window: j - i as at its origin
     return LookupView(
-        distance=_np(distance),
-        clipped=_np(distance.clamp(-k, k)),
-        index=_np(rc.relative_index(size, size, k)),
-        table_k=_np(inputs.table_k),
-        table_v=_np(inputs.table_v),
+        distance=view_array(distance),
+        clipped=view_array(distance.clamp(-k, k)),
+        index=view_array(rc.relative_index(size, size, k)),
+        table_k=view_array(inputs.table_k),
+        table_v=view_array(inputs.table_v),
     )
 
 
@@ -116,7 +112,7 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
     inside = trace.weights[0, 0, :, start:stop]
 
     def block(t: torch.Tensor) -> np.ndarray:
-        return _np(t[0, 0, :, start:stop])
+        return view_array(t[0, 0, :, start:stop])
 
     def blank(t: torch.Tensor) -> np.ndarray:
         return np.where(allowed.numpy(), block(t), np.nan).astype(np.float32)
@@ -127,11 +123,11 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
         relative_logits=block(trace.relative_logits),
         scaled_logits=block(trace.scaled_logits),
         masked_logits=blank(trace.scaled_logits),
-        allowed=_np(allowed.float()),
+        allowed=view_array(allowed.float()),
         weights=blank(trace.weights),
-        content_output=_np(trace.content_output[0, 0]),
-        relative_output=_np(trace.relative_output[0, 0]),
-        output=_np(trace.output[0, 0]),
+        content_output=view_array(trace.content_output[0, 0]),
+        relative_output=view_array(trace.relative_output[0, 0]),
+        output=view_array(trace.output[0, 0]),
         weight_inside=(float(mass.min()), float(mass.max())),
         scale=trace.scale,
     )
@@ -164,6 +160,6 @@ def encoding_view(params: ViewParams) -> EncodingView:
     return EncodingView(
         encoding=pe.numpy().astype(np.float32),
         similarity=sim.astype(np.float32),
-        index=_np(rc.relative_index(n, n, params.k)),
+        index=view_array(rc.relative_index(n, n, params.k)),
         diagonal_spread=spread,
     )
