@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 import relpos_core as rc
-from explorer.frame.params import ViewParams, trained_view
 from explorer.weights.trained import shown
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import UNKNOWN
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import array_of, panel_count, panel_z
+from tests.explorer.trained_params import trained_view
 
 TYPED = "naïve café — 東京 😀 <b>x</b> $y$"
 MD_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -166,4 +166,4 @@ def test_the_lookup_zoom_has_its_own_scale_and_the_note_its_true_share() -> None
 
 
 def test_params_of_these_tests_are_valid() -> None:
-    trained_view(ViewParams(text=TYPED))  # the typed text fits the trained model's limits
+    trained_view(text=TYPED)  # the typed text fits the trained model's limits

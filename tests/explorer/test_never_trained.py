@@ -9,31 +9,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from explorer.frame.params import (
-    TRAINED_CLIPS,
-    TRAINED_D_MODEL,
-    TRAINED_HEADS,
-    TRAINED_MASK,
-    ViewParams,
-    trained_model_name,
-)
+from explorer.frame.params import TRAINED_CLIPS, ViewParams, trained_model_name
 from explorer.weights.source import weights_of
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import UNKNOWN, held_out_ids
 from relpos_lab.family.train import TrainSettings, fresh_model
+from tests.explorer.trained_params import trained_view
 
 TYPED = "naïve café — 東京 😀 <b>x</b> $y$"
-
-
-def trained_view(**fields: object) -> ViewParams:
-    """A view on trained weights with the family's own sizes, as the sidebar sets them."""
-    return ViewParams(
-        weights="trained",
-        d_model=TRAINED_D_MODEL,
-        heads=TRAINED_HEADS,
-        mask=TRAINED_MASK,
-        **fields,
-    )
 
 
 def table_gradients(name: str) -> tuple[torch.nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
