@@ -56,7 +56,9 @@ def assert_profile(profile, cells: dict[tuple, list[float]], tol: float = 1e-12)
         want_std = math.sqrt(sum((x - want_mean) ** 2 for x in values) / len(values))
         assert abs(mean - want_mean) <= tol
         assert abs(std - want_std) <= tol
-        assert (low, high) == (min(values), max(values))
+        # the term of a block of rows is its own matrix product: the last bit may differ from
+        # the whole term's (it does on some CPUs' kernels), so extremes agree to tol, as above
+        assert abs(low - min(values)) <= tol and abs(high - max(values)) <= tol
 
 
 def nearest_toeplitz_distance(term: torch.Tensor, offset: int, causal: bool) -> float:
