@@ -32,10 +32,14 @@ MEASURE = """() => {
   const shown = (el) => { const b = box(el); return b.width > 0 && b.height > 0; };
   const meets = (a, b) => a.left < b.right && a.right > b.left
     && a.top < b.bottom && a.bottom > b.top;
-  const facts = {crushed: [], toolbar: [], formulas: [], titles: [], buttons: []};
+  const facts = {crushed: [], toolbar: [], formulas: [], titles: [], buttons: [], cut: []};
   for (const chart of main.querySelectorAll('[data-testid="stPlotlyChart"]')) {
     const svg = chart.querySelector('.main-svg');
     if (!svg) continue;
+    // the whole drawing inside the chart's box: a box shorter than its figure hides the bottom
+    if (box(svg).bottom > box(chart).bottom + 1 || chart.scrollHeight > chart.clientHeight + 1)
+      facts.cut.push(`${Math.round(box(svg).bottom - box(chart).bottom)} px of `
+        + `${(chart.querySelector('.gtitle') || {}).textContent || 'a chart'}`);
     // tick labels of one axis that overlap their neighbour
     for (const layer of chart.querySelectorAll('.yaxislayer-above, .xaxislayer-above')) {
       const vertical = layer.classList.contains('yaxislayer-above');
@@ -56,7 +60,8 @@ MEASURE = """() => {
     if (bar && getComputedStyle(bar).opacity !== '0' && shown(bar)) {
       facts.toolbar.push(
         ...titles.filter((t) => meets(box(t), box(bar))).map((t) => t.textContent));
-      const own = box(chart);  // the toolbar itself is inside the chart's box, not cut off
+      // the toolbar itself inside the chart's frame (its strip is the frame's), not cut off
+      const own = box(chart.closest('[data-testid="stFullScreenFrame"]') || chart);
       if (box(bar).top < own.top - 1 || box(bar).right > own.right + 1)
         facts.toolbar.push('the toolbar outside its chart');
     }
@@ -164,6 +169,13 @@ def test_one_meaning_per_symbol(on_phone) -> None:
     assert shaw is not None, on_phone[SHAW_PICK]["sidebar"]
     k, row = int(shaw.group(1)), int(shaw.group(2))
     assert row == max(-2, -k) + k  # clip(j - i, k) + k for (i, j) = (3, 1)
+
+
+def test_every_chart_is_drawn_whole(on_phone, on_desktop) -> None:
+    """No chart's box is shorter than its figure: the bottom (a legend, the x axis title, a
+    heatmap's last row) is never hidden."""
+    assert failures(on_phone, "cut") == {}
+    assert failures(on_desktop, "cut") == {}
 
 
 def test_toolbar_covers_no_title(on_phone) -> None:
