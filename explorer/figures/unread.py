@@ -109,14 +109,16 @@ def unread_line(unread: Sequence[str], total: int) -> str | None:
     """Markdown: how many of the ``total`` characters the model reads as the one unknown id,
     and which (each once, escaped so that markdown, HTML and $ show literally); None if none.
 
-    >>> print(unread_line(("é", "東", "é"), 10)[:60])
-    The model cannot read 3 of the 10 characters: é, 東 are outsi
+    >>> print(unread_line(("é", "東", "é"), 10)[:72])
+    The model cannot read 3 of the 10 characters (2 different): é, 東 are out
     """
     if not unread:
         return None
-    which = ", ".join(md_escape(printable(c)) for c in dict.fromkeys(unread))
+    distinct = dict.fromkeys(unread)
+    which = ", ".join(md_escape(printable(c)) for c in distinct)
+    repeats = f" ({count(len(distinct))} different)" if len(distinct) < len(unread) else ""
     return (
-        f"The model cannot read {count(len(unread))} of the {count(total)} characters: "
+        f"The model cannot read {count(len(unread))} of the {count(total)} characters{repeats}: "
         f"{which} {'is' if len(set(unread)) == 1 else 'are'} outside its vocabulary (the "
         "characters of its training text), and it reads every such character as one and the "
         "same unknown id."

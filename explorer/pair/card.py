@@ -22,8 +22,21 @@ def vector_text(v: np.ndarray) -> str:
     return rf"({head}{more})"
 
 
+def tex_number(x: float) -> str:
+    """``x`` to 4 significant digits in LaTeX: a power of ten as one, never an e that reads as
+    a logit e.
+
+    >>> tex_number(0.5)
+    '0.5'
+    >>> print(tex_number(3.6151e-05))
+    3.615 \\times 10^{-5}
+    """
+    mantissa, e, exponent = f"{x:.4g}".partition("e")
+    return mantissa if not e else rf"{mantissa} \times 10^{{{int(exponent)}}}"
+
+
 def signed(x: float) -> str:
-    return f"{x:.4g}" if x >= 0 else f"({x:.4g})"
+    return tex_number(x) if x >= 0 else f"({tex_number(x)})"
 
 
 def pair_lines(facts: PairFacts, d: int, with_logits: bool, with_output: bool) -> list[str]:
@@ -41,17 +54,17 @@ def pair_lines(facts: PairFacts, d: int, with_logits: bool, with_output: bool) -
         root = rf"\sqrt{{{d}}}"
         lines.append(
             rf"e_{{{ij}}} = \frac{{q_{{{i}}} \cdot k_{{{j}}}}}{{{root}}} + "
-            rf"\frac{{q_{{{i}}} \cdot a^K_{{{ij}}}}}{{{root}}} = {facts.content:.4g} + "
-            rf"{signed(facts.relative)} = {facts.logit:.4g}"
+            rf"\frac{{q_{{{i}}} \cdot a^K_{{{ij}}}}}{{{root}}} = {tex_number(facts.content)} + "
+            rf"{signed(facts.relative)} = {tex_number(facts.logit)}"
         )
     if with_output and facts.allowed:
         lines.append(
             rf"\alpha_{{{ij}}} = \frac{{\exp(e_{{{ij}}})}}{{\sum_{{j'}} \exp(e_{{{i},j'}})}}"
-            rf" = {facts.weight:.4g}"
+            rf" = {tex_number(facts.weight)}"
         )
         lines.append(
             rf"\frac{{\alpha_{{{ij}}} (v_{{{j}}} + a^V_{{{ij}}}) \cdot z_{{{i}}}}}"
-            rf"{{\lVert z_{{{i}}} \rVert^2}} = {facts.share:.4g}"
+            rf"{{\lVert z_{{{i}}} \rVert^2}} = {tex_number(facts.share)}"
         )
     return lines
 
