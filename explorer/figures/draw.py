@@ -88,25 +88,24 @@ def chart(
     shape: tuple[int, ...] | None = None,
     note: str = "",
 ) -> None:
-    """Formula and shape, then the figure (full width) and its note."""
-    if formula or shape is not None:
-        parts = [f"`{formula}`" if formula else ""]
-        if shape is not None:
-            parts.append(f"shape `{shape_text(shape)}`")
-        st.markdown(" · ".join(p for p in parts if p))
+    """The formula, then the figure (full width), then its shape and note under it, as
+    :func:`figure` does: a shape written above a figure reads as the one before it."""
+    if formula:
+        st.markdown(f"`{formula}`")
     options = chart_options(fig, f"chart_{key}")
     shape_note = f"shape {shape_text(shape)}" if shape is not None else ""
+    caption = " · ".join(p for p in (shape_note, note) if p)
     plotly_chart(
         fig,
         key=f"chart_{key}",
         formula=formula,
-        caption=" · ".join(p for p in (shape_note, note) if p),
+        caption=caption,
         width="stretch",
         config=png_config(key),
         **options,
     )
-    if note:
-        st.caption(md_escape(note))
+    if caption:
+        st.caption(md_escape(caption))
 
 
 def agreement_badge(label: str, max_diff: float, tolerance: float = 1e-4) -> None:
