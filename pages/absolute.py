@@ -40,6 +40,7 @@ st.markdown(
     f"At the training length, {curves.context} characters, a model with no position scores "
     f"{curves.at('nope', curves.context):.2f} bits per character; the absolute sinusoid "
     f"{curves.at('sinusoidal', curves.context):.2f} and Shaw's relative positions "
+    f"({curves.described('shaw')}) "
     f"{curves.at('shaw', curves.context):.2f}. At {longest} characters the sinusoid, which "
     f"never saw positions past {curves.context - 1}, rises to "
     f"{curves.at('sinusoidal', longest):.2f}; the relative model, which sees only distances, "

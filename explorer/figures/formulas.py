@@ -24,8 +24,8 @@ SKEW = (  # n the sequence length (Huang et al. write L), d the head dimension
     r"S^{\mathrm{rel}}_{ij} = \frac{q_i \cdot (E_r)_{\,j - i + n - 1}}{\sqrt{d}}"
 )
 SINUSOID = (
-    r"PE_{(p,\,2m)} = \sin\bigl(p / 10000^{2m/d}\bigr),\quad "
-    r"PE_{(p,\,2m+1)} = \cos\bigl(p / 10000^{2m/d}\bigr)"
+    r"PE_{(p,\,2m)} = \sin\bigl(p / 10000^{2m/d_{\mathrm{model}}}\bigr),\quad "
+    r"PE_{(p,\,2m+1)} = \cos\bigl(p / 10000^{2m/d_{\mathrm{model}}}\bigr)"
 )
 
 # ---- the family of relative position schemes (each in its own paper's symbols) -------------

@@ -35,6 +35,11 @@ class LengthCurves:
         """Bits per character of ``name`` at ``length`` (one of ``lengths``)."""
         return float(self.bpc[name][list(self.lengths).index(length)])
 
+    @staticmethod
+    def described(name: str) -> str:
+        """How the figure's legend names model ``name`` ("Shaw et al. 2018, k = 8")."""
+        return describe(name)
+
     def change(self, name: str) -> float:
         """How far ``name`` moves from the training length to the longest length, in bits."""
         return abs(float(self.bpc[name][-1]) - self.at(name, self.context))
