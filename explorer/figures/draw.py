@@ -92,7 +92,14 @@ def chart(
     :func:`figure` does: a shape written above a figure reads as the one before it."""
     if formula:
         st.markdown(f"`{formula}`")
-    options = chart_options(fig, f"chart_{key}")
+    captioned(fig, key, formula=formula, shape=shape, note=note, width="stretch")
+
+
+def captioned(
+    fig: go.Figure, key: str, *, formula: str, shape: tuple[int, ...] | None, note: str, width: str
+) -> None:
+    """The figure, then one caption under it: its shape and ``note`` (the same text the view's
+    download shows under it)."""
     shape_note = f"shape {shape_text(shape)}" if shape is not None else ""
     caption = " · ".join(p for p in (shape_note, note) if p)
     plotly_chart(
@@ -100,9 +107,9 @@ def chart(
         key=f"chart_{key}",
         formula=formula,
         caption=caption,
-        width="stretch",
+        width=width,
         config=png_config(key),
-        **options,
+        **chart_options(fig, f"chart_{key}"),
     )
     if caption:
         st.caption(md_escape(caption))
@@ -153,21 +160,7 @@ def figure(
     """
     if latex:
         st.latex(latex)
-    options = chart_options(fig, f"chart_{key}")
-    parts = [f"shape {shape_text(shape)}"] if shape is not None else []
-    if caption:
-        parts.append(caption)
-    plotly_chart(
-        fig,
-        key=f"chart_{key}",
-        formula=latex,
-        caption=" · ".join(parts),
-        width="content",
-        config=png_config(key),
-        **options,
-    )
-    if parts:
-        st.caption(md_escape(" · ".join(parts)))
+    captioned(fig, key, formula=latex, shape=shape, note=caption, width="content")
 
 
 def inset(
