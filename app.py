@@ -16,7 +16,7 @@ from explorer.frame.controls import (
     sidebar_controls,
 )
 from explorer.frame.failures import shown_failures
-from explorer.frame.host import configure_process
+from explorer.frame.host import collect_soon, configure_process
 from explorer.frame.memory import one_view_at_a_time
 from explorer.frame.navigation import DEFAULT, PAGES, SECTIONS, neighbours
 from explorer.frame.offline_view import start_recording
@@ -83,5 +83,8 @@ def story_links(stem: str, pages: dict[str, st.Page]) -> None:
         )  # fmt: skip
 
 
-with shown_failures():  # a limit a user reached, or a bug: never a traceback on the page
-    main()
+try:
+    with shown_failures():  # a limit a user reached, or a bug: never a traceback on the page
+        main()
+finally:
+    collect_soon()  # the run's garbage and freed heap, once its last messages are sent

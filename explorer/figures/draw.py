@@ -92,14 +92,7 @@ def chart(
     :func:`figure` does: a shape written above a figure reads as the one before it."""
     if formula:
         st.markdown(f"`{formula}`")
-    captioned(fig, key, formula=formula, shape=shape, note=note, width="stretch")
-
-
-def captioned(
-    fig: go.Figure, key: str, *, formula: str, shape: tuple[int, ...] | None, note: str, width: str
-) -> None:
-    """The figure, then one caption under it: its shape and ``note`` (the same text the view's
-    download shows under it)."""
+    options = chart_options(fig, f"chart_{key}")
     shape_note = f"shape {shape_text(shape)}" if shape is not None else ""
     caption = " · ".join(p for p in (shape_note, note) if p)
     plotly_chart(
@@ -107,9 +100,9 @@ def captioned(
         key=f"chart_{key}",
         formula=formula,
         caption=caption,
-        width=width,
+        width="stretch",
         config=png_config(key),
-        **chart_options(fig, f"chart_{key}"),
+        **options,
     )
     if caption:
         st.caption(md_escape(caption))
@@ -160,7 +153,21 @@ def figure(
     """
     if latex:
         st.latex(latex)
-    captioned(fig, key, formula=latex, shape=shape, note=caption, width="content")
+    options = chart_options(fig, f"chart_{key}")
+    parts = [f"shape {shape_text(shape)}"] if shape is not None else []
+    if caption:
+        parts.append(caption)
+    plotly_chart(
+        fig,
+        key=f"chart_{key}",
+        formula=latex,
+        caption=" · ".join(parts),
+        width="content",
+        config=png_config(key),
+        **options,
+    )
+    if parts:
+        st.caption(md_escape(" · ".join(parts)))
 
 
 def inset(

@@ -19,6 +19,7 @@ from typing import Any
 
 import streamlit as st
 
+from explorer.frame.host import collect_soon
 from explorer.frame.memory import one_view_at_a_time
 from explorer.frame.widgets import md_escape
 
@@ -52,8 +53,11 @@ def guarded_view(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        with one_view_at_a_time(), shown_failures():
-            return function(*args, **kwargs)
-        return None
+        try:
+            with one_view_at_a_time(), shown_failures():
+                return function(*args, **kwargs)
+            return None
+        finally:
+            collect_soon()  # a fragment's rerun too: Streamlit's own collection is off
 
     return guarded

@@ -12,21 +12,33 @@ glibc gives each thread that allocates its own heap (up to 8 per core) and keeps
 there; Streamlit runs every visitor's rerun in a thread of its own, so freed tensors would stay
 resident once per thread. Two heaps are plenty for one computation at a time
 (``explorer.frame.memory.COMPUTE_SLOT``).
+
+Streamlit collects every generation of garbage at the end of each script run
+(``runner.postScriptGC``), in the script's thread, holding the interpreter lock: with torch,
+plotly and Streamlit loaded that is over 200,000 objects and about 100 ms, and the server's event
+loop cannot send the run's last messages meanwhile, so each key press waits for it.
+``.streamlit/config.toml`` turns it off; :func:`collect_soon` runs the same full collection,
+then hands freed heap pages back to the system, on a thread of its own a moment after the run,
+when the browser already has what the run drew.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import os
+import threading
+import time
 
 import torch
 
-from explorer.frame.memory import c_library
+from explorer.frame.memory import c_library, trim_heap
 
 THREADS_VARIABLE = "RELPOS_TORCH_THREADS"
 DEFAULT_THREADS = 1
 M_ARENA_MAX = -8  # mallopt's parameter number in glibc's malloc.h
 HEAPS = 2
+COLLECT_DELAY_S = 0.25  # after a run: its last messages reach the browser first
 
 
 def torch_threads(environ: dict[str, str] | os._Environ = os.environ) -> int:
@@ -55,3 +67,36 @@ def configure_process() -> dict[str, int]:
     if libc is not None and hasattr(libc, "mallopt") and libc.mallopt(M_ARENA_MAX, HEAPS) == 1:
         heaps = HEAPS
     return {"torch_threads": threads, "heaps": heaps}
+
+
+_collect_requested = threading.Event()
+_collections = 0  # full collections done by the collector thread (read by the tests)
+
+
+def collect_soon() -> None:
+    """Ask for one full garbage collection and heap trim ``COLLECT_DELAY_S`` from now, on the
+    collector thread; requests made meanwhile are served by that one collection."""
+    _collector_thread()
+    _collect_requested.set()
+
+
+def collections_done() -> int:
+    return _collections
+
+
+@functools.cache
+def _collector_thread() -> threading.Thread:
+    thread = threading.Thread(target=_collect_when_asked, name="after-run-gc", daemon=True)
+    thread.start()
+    return thread
+
+
+def _collect_when_asked() -> None:
+    global _collections
+    while True:
+        _collect_requested.wait()
+        time.sleep(COLLECT_DELAY_S)
+        _collect_requested.clear()
+        gc.collect()
+        trim_heap()  # what the collection and the run freed goes back to the system
+        _collections += 1

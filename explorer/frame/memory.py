@@ -30,15 +30,7 @@ is 32 MiB. So:
   minus ``HEADROOM_BYTES``, the caches are emptied and freed memory handed back to the system;
   it then waits up to ``ADMIT_WAIT_S`` for memory being released (no other view runs meanwhile:
   the view slot is held); if it still
-  would not fit, a ``ValueError`` says so in words, and nothing is allocated;
-* garbage is collected after a view, not inside it. Streamlit collects every generation at the
-  end of each script run (``runner.postScriptGC``), in the script's thread, holding the
-  interpreter lock: with torch, plotly and Streamlit loaded that is over 200,000 objects and
-  about 100 ms, and the server's event loop cannot send the run's last messages meanwhile, so
-  each key press waits for it. ``.streamlit/config.toml`` turns it off; when the outermost view
-  (a page run, or a fragment's own rerun) releases the view slot, :func:`collect_soon` asks for
-  the same full collection and a heap trim on a thread of its own ``COLLECT_DELAY_S`` later,
-  when the browser already has what the view drew.
+  would not fit, a ``ValueError`` says so in words, and nothing is allocated.
 
 Why these sizes (measured with scripts/measure_host.py and the server's /proc/self/status):
 with torch, plotly and Streamlit loaded and the landing page drawn the server holds about 200
@@ -83,8 +75,6 @@ ADMIT_WAIT_S = 15.0
 VIEW_SLOT = threading.RLock()  # one page run or fragment rerun at a time in the whole process
 COMPUTE_SLOT = threading.RLock()  # one computation at a time in the whole process
 VIEW_SLOT_POLL_S = 0.25  # a waiting rerun looks up this often, so a stop or rerun reaches it
-COLLECT_DELAY_S = 0.25  # after a view: its last messages reach the browser first
-_views_held = threading.local()  # how deep this thread is in the (reentrant) view slot
 
 
 # ---- the caches ------------------------------------------------------------------------------
@@ -139,48 +129,10 @@ def one_view_at_a_time() -> Iterator[None]:
     again at no cost). The wait polls, so the waiting thread stays a normal Python thread."""
     while not VIEW_SLOT.acquire(timeout=VIEW_SLOT_POLL_S):
         pass
-    depth = getattr(_views_held, "depth", 0)
-    _views_held.depth = depth + 1
     try:
         yield
     finally:
-        _views_held.depth = depth
         VIEW_SLOT.release()
-        if depth == 0:  # the whole view is done, not a fragment drawn inside a page run
-            collect_soon()
-
-
-_collect_requested = threading.Event()
-_collections = 0  # full collections done by the collector thread (read by the tests)
-
-
-def collect_soon() -> None:
-    """Ask for one full garbage collection and heap trim ``COLLECT_DELAY_S`` from now, on the
-    collector thread; requests made meanwhile are served by that one collection."""
-    _collector_thread()
-    _collect_requested.set()
-
-
-def collections_done() -> int:
-    return _collections
-
-
-@functools.cache
-def _collector_thread() -> threading.Thread:
-    thread = threading.Thread(target=_collect_when_asked, name="after-run-gc", daemon=True)
-    thread.start()
-    return thread
-
-
-def _collect_when_asked() -> None:
-    global _collections
-    while True:
-        _collect_requested.wait()
-        time.sleep(COLLECT_DELAY_S)
-        _collect_requested.clear()
-        gc.collect()
-        trim_heap()  # what the collection and the view freed goes back to the system
-        _collections += 1
 
 
 # ---- the process ---------------------------------------------------------------------------
