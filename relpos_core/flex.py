@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -41,6 +43,48 @@ BAND_ROWS = 64
 
 RegionAttention = Callable[..., tuple[torch.Tensor, torch.Tensor]]
 
+#: Block masks kept for reuse (per shape, region and device): building one is as costly as the
+#: attention it steers, and a model calls the same few shapes again and again.
+BLOCK_MASKS_KEPT = 32
+
+
+@dataclass(frozen=True)
+class Region:
+    """The cells a far region covers: lo <= r <= hi with r = j - (i + offset) (None: unbounded),
+    r <= 0 if causal, and where ``allowed`` (a bool (b, h, n_q, n_k) view, or None) is True."""
+
+    lo: int | None
+    hi: int | None
+    causal: bool
+    offset: int
+    allowed: torch.Tensor | None = None
+
+    def mask_mod(self, device: torch.device) -> Callable[..., torch.Tensor]:
+        """FlexAttention's mask_mod(b, h, i, j) -> bool.
+
+        The bounds travel as one captured tensor, not as Python numbers: compiled FlexAttention
+        takes a captured tensor as an input and guards a captured number as a constant, so with
+        numbers every region, clip distance and offset would compile a kernel of its own, and
+        past torch's recompile limit (8) FlexAttention falls back to its eager form, which
+        materializes every score.
+        """
+        far = 2**30  # past any distance, and inside the int32 index arithmetic of the kernels
+        lo, hi = (-far if self.lo is None else self.lo), (far if self.hi is None else self.hi)
+        values = (lo, hi, self.offset, int(self.causal))
+        # inside a caller's compiled graph the numbers are the graph's constants, as the rest of
+        # its shapes are (a captured tensor indexed under create_block_mask's vmap warns there)
+        bounds = values if torch.compiler.is_compiling() else torch.tensor(values, device=device)
+        allowed = self.allowed
+
+        def mask_mod(b, h, i, j):
+            r = j - (i + bounds[2])
+            ok = (r >= bounds[0]) & (r <= bounds[1]) & ((r <= 0) | (bounds[3] == 0))
+            if allowed is not None:
+                ok = ok & allowed[b, h, i, j]
+            return ok
+
+        return mask_mod
+
 
 def flex_available(device: torch.device) -> bool:
     """FlexAttention compiles a fused kernel with a backward only on CUDA (torch 2.13)."""
@@ -49,40 +93,68 @@ def flex_available(device: torch.device) -> bool:
 
 @functools.cache
 def compiled_flex_attention() -> Callable[..., object]:
-    """torch's ``flex_attention`` under ``torch.compile(dynamic=False)``: the fused kernel, with
-    its backward, that ``flex_region`` runs on CUDA. One compiled function per process (cached),
-    so every caller shares its compilations; call it with ``flex_attention``'s arguments
+    """torch's ``flex_attention`` under ``torch.compile``: the fused kernel, with its backward,
+    that ``flex_region`` runs on CUDA. One compiled function per process (cached), so every
+    caller shares its compilations; call it with ``flex_attention``'s arguments
     (``q, k, v, score_mod=..., block_mask=..., scale=..., return_aux=...``).
 
-    Compiling is lazy: the first call on new shapes compiles. Meant for CUDA; on a CPU
-    (torch 2.13) the compiled kernel returns no log-sum-exp and has no backward.
+    Compiling is lazy: the first call compiles for its shapes, a call with new shapes once more
+    with the lengths symbolic (torch's automatic dynamic shapes), so a model that sees many
+    lengths stays under torch's recompile limit. Meant for CUDA; on a CPU (torch 2.13) the
+    compiled kernel returns no log-sum-exp and has no backward.
     """
     from torch.nn.attention.flex_attention import flex_attention
 
-    return torch.compile(flex_attention, dynamic=False)
+    return torch.compile(flex_attention)
 
 
-def flex_region(q, k, v, keep, scale) -> tuple[torch.Tensor, torch.Tensor]:
-    """(O (b,h,n_q,d_v), L (b,h,n_q) float32) of attention over the cells ``keep`` allows;
-    a row with nothing allowed has O = 0 and L = -inf. ``keep(b, h, i, j)`` -> bool.
+_block_masks: OrderedDict[tuple, object] = OrderedDict()
 
-    Compiled on CUDA. Elsewhere FlexAttention runs eagerly, by its reference implementation
-    (it warns so): torch 2.13's compiled CPU kernel returns no log-sum-exp and has no backward.
+
+def block_mask(region: Region, b: int, h: int, n_q: int, n_k: int, device: torch.device):
+    """FlexAttention's BlockMask of ``region``: for a batch and heads of 1 unless ``allowed``
+    differs along them; reused while kept (``BLOCK_MASKS_KEPT``) when ``allowed`` is None."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    allowed = region.allowed
+    bb = b if allowed is not None and allowed.stride(0) else 1  # stride 0: broadcast
+    hh = h if allowed is not None and allowed.stride(1) else 1
+    mod = region.mask_mod(device)
+    if allowed is not None or torch.compiler.is_compiling():  # a compiled caller: in its graph
+        return create_block_mask(mod, bb, hh, n_q, n_k, device=device)
+    key = (region.lo, region.hi, region.causal, region.offset, n_q, n_k, str(device))
+    if key not in _block_masks:  # one (n_q, n_k) bool pass, then kept
+        _block_masks[key] = create_block_mask(mod, 1, 1, n_q, n_k, device=device)
+        while len(_block_masks) > BLOCK_MASKS_KEPT:
+            _block_masks.popitem(last=False)
+    _block_masks.move_to_end(key)
+    return _block_masks[key]
+
+
+def flex_region(q, k, v, region: Region, scale) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O (b,h,n_q,d_v), L (b,h,n_q) float32) of attention over the cells of ``region``;
+    a row with nothing allowed has O = 0 and L = -inf.
+
+    Compiled on CUDA (inside a caller's compiled graph, traced into it). Elsewhere FlexAttention
+    runs eagerly, by its reference implementation (it warns so): torch 2.13's compiled CPU
+    kernel returns no log-sum-exp and has no backward.
     """
-    from torch.nn.attention.flex_attention import AuxRequest, create_block_mask, flex_attention
+    from torch.nn.attention.flex_attention import AuxRequest, flex_attention
 
     b, h, n_q = q.shape[:3]
-    block_mask = create_block_mask(keep, b, h, n_q, k.shape[2], device=q.device)
-    run = compiled_flex_attention() if q.device.type == "cuda" else flex_attention
-    out, aux = run(q, k, v, block_mask=block_mask, scale=scale, return_aux=AuxRequest(lse=True))
+    mask = block_mask(region, b, h, n_q, k.shape[2], q.device)
+    compiled = q.device.type == "cuda" and not torch.compiler.is_compiling()
+    run = compiled_flex_attention() if compiled else flex_attention
+    out, aux = run(q, k, v, block_mask=mask, scale=scale, return_aux=AuxRequest(lse=True))
     return out, aux.lse
 
 
-def dense_region(q, k, v, keep, scale) -> tuple[torch.Tensor, torch.Tensor]:
+def dense_region(q, k, v, region: Region, scale) -> tuple[torch.Tensor, torch.Tensor]:
     """``flex_region`` by the definition, materializing the (n_q, n_k) scores: what FlexAttention
     computes, for checking the composition on a CPU (whose FlexAttention has no backward)."""
     b, h, n_q, n_k = *q.shape[:3], k.shape[2]
     grid = [torch.arange(s, device=q.device) for s in (b, h, n_q, n_k)]
+    keep = region.mask_mod(q.device)
     allowed = keep(*(g.view([-1 if a == i else 1 for a in range(4)]) for i, g in enumerate(grid)))
     ct = compute_dtype(q.dtype)
     s = (q.to(ct) @ k.to(ct).transpose(-2, -1)) * scale  # (b,h,i,d),(b,h,d,j) -> (b,h,i,j)
@@ -129,26 +201,10 @@ def flex_attention_relative(
     if allowed is not None:
         allowed = allowed.expand(b, h, n_q, n_k)
 
-    def keep(lo: int | None, hi: int | None):
-        """The mask_mod of the cells with lo <= r <= hi (None: unbounded), causal, allowed."""
-
-        def mask_mod(bi, hi_, i, j):
-            r = j - (i + query_offset)
-            ok = r <= 0 if causal else r == r
-            if lo is not None:
-                ok = ok & (r >= lo)
-            if hi is not None:
-                ok = ok & (r <= hi)
-            if allowed is not None:
-                ok = ok & allowed[bi, hi_, i, j]
-            return ok
-
-        return mask_mod
-
     ct = compute_dtype(q.dtype)  # float32 for half inputs
     per_bucket = (q.to(ct) @ table_k.to(ct).T) * scale  # (b,h,i,2k+1): q_i · w^K_r / sqrt(d)
-    out_l, lse_l = region(q, k, v, keep(None, -kk), scale)
-    out_r, lse_r = region(q, k, v, keep(max(kk, 1), None), scale)
+    out_l, lse_l = region(q, k, v, Region(None, -kk, causal, query_offset, allowed), scale)
+    out_r, lse_r = region(q, k, v, Region(max(kk, 1), None, causal, query_offset, allowed), scale)
     lse_l = lse_l + per_bucket[..., 0]
     lse_r = lse_r + per_bucket[..., 2 * kk]
     if kk > 0:

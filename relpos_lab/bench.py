@@ -355,6 +355,7 @@ def machine() -> dict[str, object]:
         "torch": torch.__version__,
         "python": platform.python_version(),
         "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
     }
 
 
@@ -498,7 +499,8 @@ def main(argv: list[str] | None = None) -> dict[str, object] | None:
         dtype=args.dtype, causal=args.causal,
     )  # fmt: skip
     m = report["machine"]
-    print(f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}; {report['config']}")
+    gpu = f", {m['gpu']}" if m["gpu"] and args.device == "cuda" else ""
+    print(f"{m['cpu']}, {m['cores']} cores{gpu}, torch {m['torch']}; {report['config']}")
     print(f"load average (1 min): {m['load_average_1min']} at start, "
           f"{report['load_average_1min_at_end']} at end")  # fmt: skip  # type: ignore[index]
     print(markdown_table(report))

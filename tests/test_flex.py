@@ -11,6 +11,8 @@ for this path, growing with n for the blocked loop.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import pytest
 import torch
 
@@ -162,3 +164,25 @@ def test_kernels_per_call_do_not_grow_with_n():
     assert masks[0] == masks[1] == masks[2], masks
     assert blocked[0] < blocked[1] < blocked[2], blocked
     assert blocked[2] > 2 * (counts[2] + 2 * masks[2]), (blocked, counts, masks)
+
+
+def test_a_regions_block_mask_is_built_once_per_shape(monkeypatch):
+    """Building a block mask costs as much as the attention it steers (on a GPU it was most of
+    a call): without a mask of the caller's, the two regions' masks are built once and kept."""
+    import torch.nn.attention.flex_attention as fa
+
+    from relpos_core import flex
+
+    built = []
+    real = fa.create_block_mask
+    monkeypatch.setattr(
+        fa, "create_block_mask", lambda *a, **kw: built.append(a[1:5]) or real(*a, **kw)
+    )
+    monkeypatch.setattr(flex, "_block_masks", OrderedDict(), raising=False)  # none kept yet
+    tensors = make(1, 2, 40, 40, 16, 16, 3, seed=6, dtype=torch.float32)
+    outs = [flex_attention_relative(*tensors, None, True, 0, region=flex_region) for _ in range(3)]
+    assert built == [(1, 1, 40, 40)] * 2  # left and right, for a batch and heads of 1
+    torch.testing.assert_close(outs[2], outs[0], rtol=0, atol=0)
+    mask = random_mask((1, 1, 40, 40), seed=2, empty_row=False)  # the caller's: built per call
+    flex_attention_relative(*tensors, mask, True, 0, region=flex_region)
+    assert built[2:] == [(1, 1, 40, 40)] * 2
