@@ -69,8 +69,8 @@ def one_method() -> None:
 one_method()
 
 st.subheader("tensor2tensor's six steps, as the tensors they are")
-st.markdown(text.t2t_intro(params))
 steps = views.matmul_steps(params)
+st.markdown(text.t2t_intro(params, queries=steps[0].shape[-2]))  # Q: (b, h, n_q, d)
 
 
 @fragment

@@ -79,7 +79,7 @@ with right:
 tokens, problem = tokens_or_default(typed)
 if problem:
     st.warning(md_escape(problem), icon=":material/warning:")
-masks = mask_view(tokens, kind, params.seed)
+masks = mask_view(tokens, kind, params.seed, d=view.q_heads.shape[-1])
 st.markdown(text.mask_calls(masks))
 fig, about = figures.masks_figure(masks, kind)
 figure(fig, "multihead_masks", **about)

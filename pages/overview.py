@@ -94,8 +94,9 @@ with left:
 with right:
     st.subheader("Huang et al. 2018 (Music Transformer)")
     st.markdown(
-        "Gathering $a^K_{ij}$ for every pair builds an $(n, n, d)$ tensor: for $n = 2048$, "
-        "$d = 512$ that is 8.6 GB per layer in float32. The **skew** instead multiplies the "
+        "Gathering $a^K_{ij}$ for every pair builds an $(n, n, d)$ tensor per head: for the "
+        "paper's example, $n = 2048$ and all heads together $d_{\\text{model}} = 512$ wide, "
+        "that is 8.6 GB per layer in float32. The **skew** instead multiplies the "
         "queries by one embedding per distance, $Q E_r^\\top$ of shape $(n, 2n - 1)$ (or "
         "$(n, n)$ for causal attention), then moves each row into place with a pad, a reshape "
         "and a slice: memory $O(n d)$."

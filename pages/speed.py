@@ -32,7 +32,8 @@ fig = loglog_figure(
     dashed=("matmul", "fp32 logits (b, h, n, n)"),
     byte_ticks=True,
 )
-mark_points(fig, views.music_transformer_points(), name="Music Transformer, n = 2048, d = 512")
+music = "Music Transformer, n = 2048, d_model = 512"
+mark_points(fig, views.music_transformer_points(), name=music)
 horizontal_line(
     fig, REQUEST_BUDGET_BYTES, f"per-request budget {format_bytes(REQUEST_BUDGET_BYTES)}"
 )

@@ -126,7 +126,7 @@ class ScaledAttention(Trace):
     output: torch.Tensor  # (...,i,e)  sum_j alpha_ij v_j
 
     FORMULAS = {
-        "logits": "q_i · k_j / sqrt(d_k)",
+        "logits": "q_i · k_j / sqrt(d)",
         "weights": "alpha_ij = softmax_j(logits), 0 where the mask hides j",
         "output": "sum_j alpha_ij v_j",
     }

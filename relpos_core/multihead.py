@@ -2,9 +2,9 @@
 
 Vaswani et al. 2017, section 3.2.2: project x to Q, K, V (d_model wide), split the channels
 into h heads of c = d_model / h, attend in every head (relpos_core.basics), set the heads'
-outputs side by side and project with W_o:
+outputs side by side and project with W^O:
 
-    MultiHead(x_q, x_kv) = Concat(head_1, ..., head_h) W_o,
+    MultiHead(x_q, x_kv) = Concat(head_1, ..., head_h) W^O,
     head_h = softmax(Q_h K_h^T / sqrt(c)) V_h
 
 Section 3.2.1's footnote gives the reason for the scale: for q, k with independent unit-variance
@@ -68,9 +68,9 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 class MultiHeadTrace(Trace):
     """Every step of one multi-head attention (Vaswani et al. 2017, section 3.2.2)."""
 
-    q: torch.Tensor  # (b,i,d)  x_q W_q
-    k: torch.Tensor  # (b,j,d)  x_kv W_k
-    v: torch.Tensor  # (b,j,d)  x_kv W_v
+    q: torch.Tensor  # (b,i,d)  x_q W^Q
+    k: torch.Tensor  # (b,j,d)  x_kv W^K
+    v: torch.Tensor  # (b,j,d)  x_kv W^V
     q_heads: torch.Tensor  # (b,h,i,c)
     k_heads: torch.Tensor  # (b,h,j,c)
     v_heads: torch.Tensor  # (b,h,j,c)
@@ -78,20 +78,20 @@ class MultiHeadTrace(Trace):
     weights: torch.Tensor  # (b,h,i,j)  0 where the mask hides j
     head_outputs: torch.Tensor  # (b,h,i,c)  head_h = sum_j alpha_ij v_j
     concat: torch.Tensor  # (b,i,d)  Concat(head_1, ..., head_h)
-    output: torch.Tensor  # (b,i,d)  Concat(...) W_o
+    output: torch.Tensor  # (b,i,d)  Concat(...) W^O
 
     FORMULAS = {
-        "q": "Q = x_q W_q + b_q",
-        "k": "K = x_kv W_k + b_k",
-        "v": "V = x_kv W_v + b_v",
+        "q": "Q = x_q W^Q + b^Q",
+        "k": "K = x_kv W^K + b^K",
+        "v": "V = x_kv W^V + b^V",
         "q_heads": "Q split into heads",
         "k_heads": "K split into heads",
         "v_heads": "V split into heads",
-        "logits": "q_i · k_j / sqrt(d_k)",
+        "logits": "q_i · k_j / sqrt(d)",
         "weights": "alpha_ij = softmax_j(logits), 0 where the mask hides j",
         "head_outputs": "head = sum_j alpha_ij v_j",
         "concat": "Concat(head_1, ..., head_h)",
-        "output": "Concat(head_1, ..., head_h) W_o + b_o",
+        "output": "Concat(head_1, ..., head_h) W^O + b^O",
     }
 
 

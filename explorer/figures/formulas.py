@@ -75,21 +75,22 @@ SCHEME_FORMULAS = {
 }
 
 # ---- Transformer-XL (Dai et al. 2019, Sec. 3.3 and Appendix B) -----------------------------
-# Symbols: Q queries after M memory positions, K = Q + M keys; query i and key j sit at
+# Symbols: n_q queries after M memory positions, n_k = n_q + M keys; query i and key j sit at
 # positions i and j (the memory at -M..-1), key j in column M + j, and R is indexed by the
 # paper's i - j (every page writes the distance j - i). R is the sinusoid of a distance, W_{k,R} its
 # projection, u and v the global biases; every term is divided by sqrt(d) as in relpos_core.
 XL_INPUT = (
-    r"X_{ic} = \frac{(q_i + v)^\top\, W_{k,R} R_{K-1-c}}{\sqrt{d}} \in \mathbb{R}^{Q \times K},"
-    r"\quad \text{column } c \text{ is the distance } j - i = c - (K - 1)"
+    r"X_{ic} = \frac{(q_i + v)^\top\, W_{k,R} R_{n_k-1-c}}{\sqrt{d}}"
+    r" \in \mathbb{R}^{n_q \times n_k},"
+    r"\quad \text{column } c \text{ is the distance } j - i = c - (n_k - 1)"
 )
-XL_PADDED = r"\bigl[\,0 \;\big|\; X\,\bigr] \in \mathbb{R}^{Q \times (K+1)}"
+XL_PADDED = r"\bigl[\,0 \;\big|\; X\,\bigr] \in \mathbb{R}^{n_q \times (n_k+1)}"
 XL_RESHAPED = (
-    r"\operatorname{reshape}_{(K+1) \times Q}\bigl[\,0 \;\big|\; X\,\bigr]"
-    r"\quad\text{(the same numbers, read in rows of } Q\text{)}"
+    r"\operatorname{reshape}_{(n_k+1) \times n_q}\bigl[\,0 \;\big|\; X\,\bigr]"
+    r"\quad\text{(the same numbers, read in rows of } n_q\text{)}"
 )
-XL_SLICED = r"\text{reshaped}[1{:},\,:] \in \mathbb{R}^{K \times Q}\quad\text{(drop row 0)}"
+XL_SLICED = r"\text{reshaped}[1{:},\,:] \in \mathbb{R}^{n_k \times n_q}\quad\text{(drop row 0)}"
 XL_SHIFT = (  # key j (position j; memory keys at -M..-1) is column M + j of the result
-    r"\operatorname{rel\_shift}(X) = \operatorname{reshape}_{Q \times K}(\text{sliced}),\quad "
-    r"\operatorname{rel\_shift}(X)_{i,\,M + j} = X_{i,\; j - i + K - 1}\ \text{for}\ j \le i"
+    r"\operatorname{rel\_shift}(X) = \operatorname{reshape}_{n_q \times n_k}(\text{sliced}),\quad "
+    r"\operatorname{rel\_shift}(X)_{i,\,M + j} = X_{i,\; j - i + n_k - 1}\ \text{for}\ j \le i"
 )

@@ -56,3 +56,33 @@ def test_every_page_on_random_weights_says_so(page: str) -> None:
     at = open_page(page, seed="7")
     assert_clean(at)
     assert any("random, untrained** (seed 7)" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("page", ["rel_shift", "logits", "skew", "attention"])
+def test_q_and_k_name_matrices_and_n_q_n_k_their_lengths(page: str) -> None:
+    """Q and K are the query and key matrices on every page; their lengths are n_q and n_k."""
+    import re
+
+    at = open_page(page, n="40")
+    assert_clean(at)
+    texts = [e.value for e in (*at.markdown, *at.caption, *at.latex, *at.info)]
+    step_labels = [o for s in at.get("button_group") for o in getattr(s.proto, "options", [])]
+    for text in texts + [str(o) for o in step_labels]:
+        plain = text.replace("\\", "")
+        assert not re.search(
+            r"\b[QK] = \d|[QK] = [QK] \+|rows of [QK]\b|mathbb\{R\}\^\{\(?[QK]", plain
+        ), plain
+
+
+def test_the_overview_sizes_the_gathered_tensor_by_the_model_width() -> None:
+    """Huang et al.'s 8.6 GB example is n^2 times the model's width (every head), which the
+    glossary calls d_model; d is one head's width on every page."""
+    import re
+
+    at = open_page("overview")
+    assert_clean(at)
+    text = next(m.value for m in at.markdown if "GB per layer" in m.value)
+    n = int(re.search(r"\$n = (\d+)\$", text).group(1))
+    width = re.search(r"d_\{\\text\{model\}\} = (\d+)", text)
+    assert width, text
+    assert f"{n * n * int(width.group(1)) * 4 / 1e9:.1f} GB per layer in float32" in text

@@ -207,3 +207,20 @@ def test_a_bad_token_ids_value_warns_naming_the_control(bad: str) -> None:
     if "<" in bad:
         assert "\\<b\\>7\\<\\/b\\>" in warnings[0]  # shown escaped, never as HTML
     assert panel_z(at, "multihead_mask_weights", 2).shape == (5, 5)  # the default example
+
+
+@pytest.mark.parametrize("query", [{}, {"heads": "2"}, {"weights": "trained"}])
+def test_the_masks_demo_and_the_notes_use_the_pages_symbols(query: dict[str, str]) -> None:
+    """The masks demo computes with the page's head width d, and the note names the output's
+    bias as the formula does (b^O)."""
+    import re
+
+    at = open_page("multihead", **query)
+    assert_clean(at)
+    texts = [e.value.replace("\\", "") for e in (*at.markdown, *at.caption, *at.info)]
+    page_d = next(int(m.group(1)) for t in texts if (m := re.search(r"d = d_model / h = (\d+)", t)))
+    demo = next(t for t in texts if "Seeded random q, k" in t)
+    assert re.search(rf"Seeded random q, k \(d = {page_d}\b", demo), (page_d, demo)
+    logits = panel_z(at, "multihead_mask_weights", 1)
+    assert logits.shape[0] == logits.shape[1]
+    assert not [t for t in texts if re.search(r"\bb_o\b", t)]

@@ -172,3 +172,33 @@ def test_the_skew_note_reads_the_trained_models_relative_logits() -> None:
     high = max(by_distance, key=by_distance.get)
     note = next(text for text in infos(at) if "relative logit is largest" in text)
     assert f"largest at j - i = {high} " in note.replace("\\", "")
+
+
+@pytest.mark.parametrize("query", [{"n": "700", "k": "4"}, {"n": "64", "k": "4"}])
+def test_the_t2t_intro_gives_the_sizes_its_steps_trace(query):
+    """The intro's n_q and n_k are the queries and keys of the tensors drawn under it."""
+    at = open_page("logits", **query)
+    assert_clean(at)
+    intro = next(m.value for m in at.markdown if "tensor of shape (A, B, R, C)" in m.value)
+    q_shape = next(c.value for c in at.caption if "queries Q" in c.value).replace("\\", "")
+    b, h, n_q, d = (
+        int(x) for x in re.search(r"shape \((\d+), (\d+), (\d+), (\d+)\)", q_shape).groups()
+    )
+    start, stop = 0, min(int(query["n"]), 512)
+    if n_q < stop - start or int(query["n"]) > 512:
+        assert f"n_q = {n_q} and n_k = {stop - start}" in intro, intro
+    else:
+        assert "n_q =" not in intro, intro  # every query over every key: nothing to say
+
+
+@pytest.mark.parametrize("n", ["40", "2048"])
+def test_the_distance_caption_spans_what_its_panel_draws(n):
+    """'j - i spans ±X' first names the distances of the positions the panel shows."""
+    from tests.app.panels import panel_positions
+
+    at = open_page("lookup", n=n, k="1")
+    assert_clean(at)
+    rows, cols = panel_positions(at, "distance", 0)
+    caption = next(c.value for c in at.caption if "spans" in c.value).replace("\\", "")
+    said = re.search(r"j - i spans ±(\d+)", caption)
+    assert said and int(said.group(1)) == max(rows, cols) - 1, caption

@@ -35,7 +35,7 @@ def test_memory_chart_is_memory_bytes_with_the_music_transformer_point() -> None
     np.testing.assert_array_equal(decode(traces["skew (causal)"]["y"]), causal)
     floor = [logits_bytes(int(n), 4) for n in ns]
     np.testing.assert_array_equal(decode(traces["fp32 logits (b, h, n, n)"]["y"]), floor)
-    marked = traces["Music Transformer, n = 2048, d = 512"]
+    marked = traces["Music Transformer, n = 2048, d_model = 512"]
     np.testing.assert_array_equal(decode(marked["x"]), [2048, 2048])
     np.testing.assert_array_equal(decode(marked["y"]), [2048 * 2048 * 512 * 4, 2048 * 512 * 4])
     assert "8.6 GB" in marked["text"][0] and "4.2 MB" in marked["text"][1]

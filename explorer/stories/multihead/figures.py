@@ -171,7 +171,8 @@ def mask_weights_figure(masks: MaskView, kind: str, seed: int) -> Drawn:
         "latex": r"\alpha_{ij} = \frac{\exp e_{ij}}{\sum_{l:\, M_{il} = 0} \exp e_{il}}"
         r"\ \text{ where } M_{ij} = 0,\qquad \alpha_{ij} = 0 \ \text{ where } M_{ij} = 1",
         "shape": (1, 1, n, n),
-        "caption": f"Seeded random q, k (d = 16, seed {seed}) give the logits. Masked "
+        "caption": f"Seeded random q, k (d = {masks.d}, the page's head width; seed {seed}) "
+        "give the logits. Masked "
         "logits: hidden cells blank (-∞ before the softmax, not -1e9). Weights: every value "
         "drawn, hidden cells exactly 0 (written 0); each row renormalised over the keys it sees. "
         + own_scales_caption(scales),

@@ -27,7 +27,6 @@ MASK_KINDS = ("padding", "look-ahead", "both")
 TOKENS_DEFAULT = "1 21 777 0 0"  # the attention introduction's example
 TOKENS_MAX = 16
 TOKEN_ID_MAX = 999_999
-MASK_D_K = 16  # the width of the random q, k whose products are the logits
 
 
 def hidden_mask(kind: str, ids: list[int] | tuple[int, ...], rows: int) -> torch.Tensor | None:
@@ -97,6 +96,7 @@ class MaskView:
     look_ahead: np.ndarray  # (n, n) create_look_ahead_mask(n)
     mask: np.ndarray  # (n, n) the one applied, broadcast to the logits
     logits: np.ndarray  # (n, n) q_i · k_j / sqrt(d), before the mask
+    d: int  # the width of the random q, k
     weights: np.ndarray  # (n, n) exactly 0 where hidden
     padding_text: str  # the tensor create_padding_mask returns, printed
 
@@ -119,10 +119,11 @@ class MaskView:
 
 
 @cached(CACHE_ENTRIES)
-def mask_view(tokens: tuple[int, ...], kind: str, seed: int) -> MaskView:
+def mask_view(tokens: tuple[int, ...], kind: str, seed: int, d: int) -> MaskView:
+    """The masks of ``tokens`` on seeded random q, k of the page's head width ``d``."""
     n = len(tokens)
     generator = torch.Generator().manual_seed(derived_seed(seed, "mask logits"))
-    q, k = torch.randn(2, 1, 1, n, MASK_D_K, generator=generator)  # (b,h,n,d_k) each
+    q, k = torch.randn(2, 1, 1, n, d, generator=generator)  # (b,h,n,d) each
     padding = create_padding_mask([list(tokens)])  # (1,1,1,n)
     mask = hidden_mask(kind, tokens, n)
     attention = scaled_dot_product_attention(q, k, k, mask)  # the values are not drawn
@@ -134,6 +135,7 @@ def mask_view(tokens: tuple[int, ...], kind: str, seed: int) -> MaskView:
         logits=view_array(attention.logits[0, 0]),
         weights=view_array(attention.weights[0, 0]),
         padding_text=str(padding),
+        d=d,
     )
 
 

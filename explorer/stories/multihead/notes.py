@@ -32,16 +32,16 @@ def heads_note(
 
 
 def shares_note(head_share: np.ndarray) -> str:
-    """Which head's part of the output is largest: output = sum_h head_h W^O_h + b_o.
+    """Which head's part of the output is largest: output = sum_h head_h W^O_h + b^O.
 
     >>> print(shares_note(np.array([0.1, 0.6, 0.3])))
-    W^O mixes the heads: output = Σ_h head_h W^O_h + b_o, and head 1's part is the largest
+    W^O mixes the heads: output = Σ_h head_h W^O_h + b^O, and head 1's part is the largest
     (60% of the summed part sizes), head 0's the smallest (10%).
     """
     high, low = int(np.argmax(head_share)), int(np.argmin(head_share))
-    text = "W^O mixes the heads: output = Σ_h head_h W^O_h + b_o"
+    text = "W^O mixes the heads: output = Σ_h head_h W^O_h + b^O"
     if not np.any(head_share):
-        return text + "; here every head's output is 0, so the output is the bias b_o alone."
+        return text + "; here every head's output is 0, so the output is the bias b^O alone."
     if len(head_share) == 1:
         return text + " with one head, h = 1: the output is that head's output times W^O."
     return (

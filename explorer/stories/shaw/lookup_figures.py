@@ -25,6 +25,10 @@ def distance_figure(params: ViewParams, view: LookupView) -> Drawn:
         Panel(view.clipped, title=f"clipped to ±{k}", cell_text=view.clipped.astype(int), **at),
     ]
     # Each on its own scale: at n = 1024 j - i spans ±1023 and a shared scale would blank ±k.
+    start, stop = params.window
+    spans = f"±{n - 1}"
+    if params.windowed:  # what the panel draws first, then the whole sequence
+        spans = f"±{stop - start - 1} in the window drawn (±{n - 1} over all {n} positions)"
     scales = [
         make_scale("diverging", [view.distance]),
         make_scale("diverging", [view.clipped], zrange=(-max(k, 1), max(k, 1))),
@@ -34,7 +38,7 @@ def distance_figure(params: ViewParams, view: LookupView) -> Drawn:
         panels,
         scales,
         shape=(n, n),
-        caption=f"Each panel has its own scale centred at 0: j - i spans ±{n - 1}, the clipped "
+        caption=f"Each panel has its own scale centred at 0: j - i spans {spans}, the clipped "
         f"distances stop at ±{k}, so the band |j - i| <= {k} is what the right panel shows.",
     )
 

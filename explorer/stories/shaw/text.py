@@ -71,16 +71,22 @@ def definition_block(params: ViewParams, side: int) -> str | None:
     )
 
 
-def t2t_intro(params: ViewParams) -> str:
-    """How a tensor of four axes is drawn, and what the matmul multiplies."""
+def t2t_intro(params: ViewParams, queries: int) -> str:
+    """How a tensor of four axes is drawn, and what the matmul multiplies, on ``queries``
+    query rows (the steps' n_q) against the window's keys."""
     start, stop = params.window
+    keys = stop - start
+    where = ["the window's keys" if params.windowed else "every key"]
+    if queries < keys:  # a^K of every query would pass the view's memory budget
+        where.append(f"the first {queries} queries, so that a^K stays ({queries}, {keys}, d)")
+    sizes = f" Here n_q = {queries} and n_k = {keys}: " + " and ".join(where) + "."
     ahead = [r for r in weights_of(params).never_trained() if r > 0]
     return (
         "A tensor of shape (A, B, R, C) is drawn as a grid of its R x C slices, one per (a, b). "
         "The matmul is batched over queries: each query i multiplies its b·h rows by its own "
         "a^K_i, of shape (n_k, d). The queries come in scaled by 1/√d, so the last step is the "
         "relative term drawn above."
-        + (f" Here on the window's block: n_q = n_k = {stop - start}." if params.windowed else "")
+        + (sizes if params.windowed or queries < keys else "")
         + (
             " The mask comes after these steps: their tensors hold the masked cells (j > i) "
             "too" + (f", read from {rows_text(ahead)}, never trained." if ahead else ".")

@@ -46,16 +46,16 @@ STEP_FORMULAS = {
     "result": formulas.XL_SHIFT,
 }
 STEP_TEXT = {
-    "input": "One row per query, one column per distance j - i, from -(K - 1) on the left to 0 "
+    "input": "One row per query, one column per distance j - i, from -(n_k - 1) on the left to 0 "
     "on the right: the relative layout. Query i needs the distances -(M + i)..0, back to the "
     "first memory key at position -M; the ones further left point before it.",
     "padded": "Add one column of zeros on the left. Nothing moves yet.",
-    "reshaped": "Read the padded numbers row by row and cut them into rows of Q. Each old row "
+    "reshaped": "Read the padded numbers row by row and cut them into rows of n_q. Each old row "
     "now starts one place further along than the one above: the per-row shift, no gather.",
-    "sliced": "Drop the first row: the first Q numbers, row 0's pad and its distances that "
+    "sliced": "Drop the first row: the first n_q numbers, row 0's pad and its distances that "
     "point before the first key.",
-    "result": "Read the rest back as Q rows of K: the M memory keys (m, positions -M..-1), "
-    "then keys 0..Q-1. Cell (i, j) holds distance j - i for every key j <= i; right of that, "
+    "result": "Read the rest back as n_q rows of n_k: the M memory keys (m, positions -M..-1), "
+    "then keys 0..n_q-1. Cell (i, j) holds distance j - i for every key j <= i; right of that, "
     "the shift is wrong: the pad zero, then the next query's distances that point before the "
     "first key.",
 }

@@ -28,7 +28,7 @@ INTRO = (
     "Transformer-XL adds to the content logit three terms (Dai et al. 2019, Sec. 3.3). The two "
     "that depend on position, (b) and (d), need one score per query and distance. The "
     "reference code computes them against every distance a query may see, in the *relative* "
-    "layout (column c is the distance j - i = c - (K - 1)), and moves them to the *absolute* "
+    "layout (column c is the distance j - i = c - (n_k - 1)), and moves them to the *absolute* "
     "layout (column j is key j) with `rel_shift`: a pad, a reshape and a slice, no gather "
     "(Appendix B). The paper indexes its sinusoid R by i - j; every distance on this page is "
     "written j - i, as on every other page, so distance j - i = -3 reads R_3."
@@ -38,22 +38,22 @@ LIKE_THE_SKEW = (
     "on the Skew page: the same pad on the left, the same reshape, the same dropped first row, "
     "and the same wrong cells above the diagonal that the causal mask removes."
 )
-MEMORY_HELP = "Cached positions of the previous segment before the queries: K = Q + M keys."
+MEMORY_HELP = "Cached positions of the previous segment before the queries: n_k = n_q + M keys."
 
 
 def story_notes(story: ShiftStory, n: int) -> list[str]:
-    """Captions under the controls: the queries the steps are drawn for, and K = Q + M."""
+    """Captions under the controls: the queries the steps are drawn for, and n_k = n_q + M."""
     q_len, k_len = story.queries, story.keys
     notes = []
     if n > STORY_QUERIES:
         notes.append(
             f"n = {n} queries: the steps are drawn for the first {STORY_QUERIES} of them "
-            f"(Q = {q_len}, K = {k_len}), where every cell stays readable. Their right cells "
+            f"(n_q = {q_len}, n_k = {k_len}), where every cell stays readable. Their right cells "
             "(j <= i) hold the values of the first rows of the shift of all n queries; "
             "their wrong cells hold other leftovers there, as that shift has more keys."
         )
     memory = story.memory
-    notes.append(f"Q = {q_len} queries after M = {memory} memory positions: K = {k_len} keys.")
+    notes.append(f"n_q = {q_len} queries after M = {memory} memory positions: n_k = {k_len} keys.")
     return notes
 
 

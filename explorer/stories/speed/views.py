@@ -42,7 +42,8 @@ def memory_curves(d: int, heads: int, k: int) -> dict[str, tuple[np.ndarray, np.
 
 
 def music_transformer_points() -> list[tuple[str, float, float]]:
-    """(label, n, bytes): the materialized a^K and the causal skew's Er at n = 2048, d = 512."""
+    """(label, n, bytes): the materialized a^K and the causal skew's Er at n = 2048 and
+    d_model = 512 (the paper's width, every head together)."""
     n, d = MUSIC_TRANSFORMER["n"], MUSIC_TRANSFORMER["d"]
     a_k = memory_bytes("einsum", n, d)
     e_r = memory_bytes("skew", n, d, causal=True)
