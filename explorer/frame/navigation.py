@@ -79,6 +79,10 @@ SECTIONS = (  # the story a learner follows, in order, one section per part of i
         Page("compare", "Compare schemes", ":material/difference:",
              "any two schemes on the same $q, k, v$: their weights side by side and the "
              "difference"),
+        Page("predict", "Predict", ":material/keyboard:",
+             "a trained model of each scheme at work: its next character with every layer's "
+             "attention, text it writes, and the bits it spends along a passage 16 times longer "
+             "than its training windows"),
     )),
 )  # fmt: skip
 PAGES = tuple(page for section in SECTIONS for page in section.pages)

@@ -101,7 +101,8 @@ def control_move(widget, rng: random.Random) -> tuple[str, Callable[[], object]]
         labels = [str(o) for o in widget.options] if kind != "select_slider" else None
         if labels is None:
             value = rng.choice(list(widget.proto.options))
-            return f"{key} = {value}", lambda: widget.set_value(int(value))
+            cast = float if isinstance(widget.value, float) else int  # a float option: 0.8
+            return f"{key} = {value}", lambda: widget.set_value(cast(value))
         if kind == "button_group" and rng.random() < 0.1:
             return f"{key} deselected", lambda: widget.set_value(None)
         label = rng.choice(labels)

@@ -32,7 +32,7 @@ def test_the_story_puts_why_position_first_and_the_family_last() -> None:
     assert STEMS.index("absolute") < STEMS.index("lookup") < STEMS.index("logits")
     assert STEMS.index("attention") < STEMS.index("trained") < STEMS.index("skew")
     assert STEMS.index("skew") < STEMS.index("rel_shift") < STEMS.index("speed")
-    assert STEMS[-2:] == ["family", "compare"]
+    assert STEMS[-3:] == ["family", "compare", "predict"]  # the family, then its models at work
 
 
 def test_why_position_draws_the_shipped_length_curves_and_reads_them() -> None:

@@ -55,6 +55,9 @@ LINKS: dict[str, list[tuple[str, str]]] = {
                ("t5_buckets", "16")],
     "compare": [("weights", "random"), ("k", "3"), ("compare_a", "alibi"),
                 ("compare_b", "Transformer-XL"), ("compare_head", "1"), ("rope_base", "1000")],
+    "predict": [("weights", "random"), ("n", "40"), ("predict_model", "rope"),
+                ("predict_count", "12"), ("predict_temperature", "1.2"), ("predict_top_k", "5"),
+                ("predict_seed", "3"), ("predict_length", "128")],
 }  # fmt: skip
 
 

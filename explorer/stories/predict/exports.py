@@ -1,0 +1,33 @@
+"""What the Predict page's download holds: the arrays behind its figures, with their labels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.frame.downloads import Labelled
+from explorer.stories.predict.views import Generation, LossAlong, NextView
+from explorer.weights.trained import shown
+
+
+def arrays(view: NextView, gen: Generation, loss: LossAlong, name: str) -> dict[str, Labelled]:
+    layers, heads, _ = view.attention.shape
+    rows = [f"layer {layer} head {head}" for layer in range(layers) for head in range(heads)]
+    return {
+        "next_character": Labelled(
+            view.top_probs[:, None], "p(next character)",
+            rows=[shown(c) for c in view.top_chars], cols=["p"], corner="character",
+        ),
+        "last_attention": Labelled(
+            view.attention.reshape(layers * heads, -1), "the last character's weights",
+            rows=rows, cols=list(view.labels), corner="layer, head \\ key",
+        ),
+        "written": Labelled(
+            gen.probs[:, None], "each drawn character's probability",
+            rows=[shown(c) for c in gen.chars] or None, cols=["p"], corner="character",
+        ),
+        "bits_along": Labelled(
+            np.stack([loss.bits[n] for n in loss.bits], axis=1), f"bits per character ({name} "
+            "is one column)", rows=[shown(c) for c in loss.text], cols=list(loss.bits),
+            corner="character \\ model",
+        ),
+    }  # fmt: skip

@@ -1,0 +1,146 @@
+"""The Predict page's figures: the next character's top 10, the last character's attention in
+every layer and head, the bits spent on each character of a passage, and every scheme's running
+mean of those bits. Arrays in, a ``go.Figure`` out."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import plotly.colors as pc
+import plotly.graph_objects as go
+
+from explorer.figures.lines import legend_band
+from explorer.figures.scales import make_scale
+from explorer.weights.trained import shown
+
+LINE = 64  # characters per line of the coloured passage: one line is the training length
+COLOURS = pc.qualitative.D3
+
+
+def top_figure(chars: tuple[str, ...], probs: np.ndarray) -> go.Figure:
+    """Horizontal bars, the most likely character on top, each labelled with its probability."""
+    labels = [f"'{html.escape(shown(c))}'" for c in chars]
+    fig = go.Figure(
+        go.Bar(
+            x=np.asarray(probs, np.float32),
+            y=labels,
+            orientation="h",
+            text=[f"{p:.1%}" for p in probs],
+            textposition="outside",
+            cliponaxis=False,
+            marker_color=pc.sequential.Blues[6],
+            hovertemplate="next character %{y}: p = %{x:.4f}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(autorange="reversed", type="category", title="next character")
+    fig.update_xaxes(range=[0, 1.12], title="probability", tickformat=".0%")
+    fig.update_layout(height=60 + 26 * len(chars), margin=dict(l=10, r=10, t=10, b=40))
+    return fig
+
+
+def attention_figure(weights: np.ndarray, labels: tuple[str, ...]) -> go.Figure:
+    """(layers, heads, n) weights of the last character: one row per (layer, head), one column
+    per character of the text, on the explorer's weights scale (log, from 1/(10 n))."""
+    layers, heads, n = weights.shape
+    z = weights.reshape(layers * heads, n)
+    scale = make_scale("weights", [z])
+    rows = [f"layer {layer}, head {head}" for layer in range(layers) for head in range(heads)]
+    every = max(1, -(-n // 64))  # at most 64 character labels on the axis
+    fig = go.Figure(
+        go.Heatmap(
+            z=z.astype(np.float32),
+            x=np.arange(n),
+            y=rows,
+            zmin=scale.zmin,
+            zmax=scale.zmax,
+            colorscale=[list(s) for s in scale.stops],
+            customdata=np.broadcast_to(np.array([html.escape(c) for c in labels]), z.shape),
+            hovertemplate="%{y}, key %{x} '%{customdata}': weight %{z:.4f}<extra></extra>",
+            colorbar=dict(title="α", thickness=12),
+        )
+    )
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(
+        tickmode="array",
+        tickvals=list(range(0, n, every)),
+        ticktext=[html.escape(labels[i]) for i in range(0, n, every)],
+        tickangle=0,
+        title="key: the text's characters" + (f" (every {every}th labelled)" if every > 1 else ""),
+        side="top",
+    )
+    fig.update_layout(height=80 + 22 * len(rows), margin=dict(l=10, r=10, t=60, b=10))
+    return fig, scale.caption
+
+
+def bits_figure(text: str, bits: np.ndarray, context: int) -> go.Figure:
+    """The passage as lines of LINE characters, each cell a character coloured by the bits the
+    model spent on it (Viridis, 0 to the largest); a line under the training length."""
+    n = len(text)
+    lines = -(-n // LINE)
+    z = np.full((lines, LINE), np.nan, np.float32)
+    z.flat[:n] = bits
+    chars = np.full((lines, LINE), "", dtype=object)
+    chars.flat[:n] = [shown(c) for c in text]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            text=chars,
+            texttemplate="%{text}",
+            textfont=dict(size=10),
+            customdata=np.arange(lines * LINE).reshape(lines, LINE),
+            hovertemplate="character %{customdata} '%{text}': %{z:.2f} bits<extra></extra>",
+            colorscale="Viridis",
+            zmin=0.0,
+            zmax=float(np.nanmax(z)) if n else 1.0,
+            colorbar=dict(title="bits", thickness=12),
+            xgap=1,
+            ygap=1,
+        )
+    )
+    fig.update_yaxes(
+        autorange="reversed",
+        tickmode="array",
+        tickvals=list(range(lines)),
+        ticktext=[f"{row * LINE}" for row in range(lines)],
+        title="first character of the line",
+    )
+    fig.update_xaxes(showticklabels=False)
+    if context < n:
+        row = context / LINE - 0.5
+        fig.add_hline(y=row, line=dict(color="crimson", width=2))
+        fig.add_annotation(
+            x=LINE - 1, y=row, text=f"training length {context}: past here, unseen",
+            showarrow=False, yshift=-10, xanchor="right", font=dict(color="crimson", size=11),
+        )  # fmt: skip
+    fig.update_layout(height=60 + 22 * lines, margin=dict(l=10, r=10, t=10, b=10))
+    return fig
+
+
+def running_mean_figure(curves: dict[str, np.ndarray], names: dict[str, str], context: int):
+    """Each model's mean bits over characters 0..t against t, the training length marked."""
+    fig = go.Figure()
+    for index, (name, curve) in enumerate(curves.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=np.arange(1, len(curve) + 1),
+                y=np.asarray(curve, np.float32),
+                name=names[name],
+                mode="lines",
+                line=dict(color=COLOURS[index % len(COLOURS)], width=2),
+                hovertemplate=names[name] + ": %{y:.3f} bits over the first %{x}<extra></extra>",
+            )
+        )
+    length = max(len(c) for c in curves.values())
+    if context < length:
+        fig.add_vrect(x0=context, x1=length, fillcolor="grey", opacity=0.12, line_width=0)
+        fig.add_vline(x=context, line=dict(color="crimson", dash="dash"))
+        fig.add_annotation(
+            x=context, y=1, yref="paper", text=f"trained on {context}", showarrow=False,
+            xanchor="left", xshift=4, font=dict(color="crimson"),
+        )  # fmt: skip
+    legend, bottom = legend_band(len(curves))
+    fig.update_xaxes(title="characters read (t)", type="log" if length > 256 else "linear")
+    fig.update_yaxes(title="mean bits per character, 0..t")
+    fig.update_layout(height=380 + bottom, legend=legend, margin=dict(l=10, r=10, t=30, b=bottom))
+    return fig

@@ -1,0 +1,144 @@
+"""The Predict page's words: what each figure shows, and notes computed from the data shown."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer.frame.params import ViewParams
+from explorer.frame.widgets import md_escape
+from explorer.stories.predict.views import TEXT_MAX, Generation, LossAlong, NextView
+from explorer.weights.trained import shown
+from relpos_lab.family.registry import SCHEME_MODELS
+from relpos_lab.family.tables import describe
+
+MODEL_NAMES = SCHEME_MODELS  # one model per published scheme, and the two baselines
+MODELS = "the family's trained character models"
+UNTRAINED = (
+    "a model with random weights predicts every character about equally, so this page has "
+    "nothing to show for it"
+)
+INTRO = (
+    "Each model of the family reads the text one character at a time and, at every position, "
+    "gives every character of its vocabulary a probability of coming next. The models are "
+    "identical but for how position enters attention, and were trained the same way, on "
+    "windows of 64 characters of Python's help topics. Here one of them predicts, writes, and "
+    "is scored character by character."
+)
+NEXT_FORMULA = (
+    r"p(x_{t+1} = c \mid x_0 \dots x_t) = \operatorname{softmax}_c\bigl(W h_t + b\bigr),"
+    r"\qquad \text{bits}_t = -\log_2 p(x_{t+1} \mid x_0 \dots x_t)"
+)
+SAMPLE_FORMULA = (
+    r"x_{t+1} \sim \operatorname{softmax}\bigl(\ell_c / T\bigr)"
+    r"\ \text{ over the } k \text{ characters } c \text{ with the largest logits } \ell_c"
+)
+
+
+def model_label(name: str) -> str:
+    """The name a learner reads for family model ``name``."""
+    return f"{describe(name)} ({name})"
+
+
+def model_line(name: str, config) -> str:
+    """What model ``name`` is (``config``: its ``ModelConfig``)."""
+    return (
+        f"{name}: {describe(name)}; {config.layers} layers of {config.heads} heads, "
+        f"d_model = {config.d_model}, trained on windows of {config.context} characters."
+    )
+
+
+def quoted(chars: str) -> str:
+    """Characters as a learner reads them: whitespace made visible, in quotes."""
+    return "'" + "".join(shown(c) for c in chars) + "'"
+
+
+def source_line(params: ViewParams, view: NextView) -> str:
+    """Which characters the model read."""
+    whence = "the sidebar's sentence" if params.text else f"n = {params.length} held-out characters"
+    read = len(params.text) if params.text else params.length
+    cut = f", its last {TEXT_MAX}" if len(view.text) == TEXT_MAX < read else ""
+    return (
+        f"{view.name} reads {whence}{cut} ({len(view.text)} characters, ending "
+        f"{quoted(view.text[-24:])}) and predicts the character after the last."
+    )
+
+
+def unread_line(view: NextView) -> str:
+    """The characters of the text the model reads as its one unknown id."""
+    different = sorted(set(view.unread))
+    return (
+        f"{len(view.unread)} of the {len(view.text)} characters are outside the model's "
+        f"vocabulary ({len(different)} different: {' '.join(different)}): it reads each as the "
+        "same unknown id and cannot tell them apart."
+    )
+
+
+def written(gen: Generation) -> str:
+    """The text's end in grey, then what the model wrote, escaped."""
+    tail = gen.prompt[-60:]
+    return f":gray[{md_escape(tail)}]**{md_escape(gen.text)}**"
+
+
+def passage_line(loss: LossAlong, context: int) -> str:
+    """Which passage section 3 scores."""
+    return (
+        f"The first {loss.length} characters of the held-out part of the corpus, the passage "
+        f"the length table scores ({loss.length // context} x the training length of "
+        f"{context}), read as one window: character t is predicted from characters 0..t-1."
+    )
+
+
+def top_note(view: NextView) -> str:
+    """The most likely next character and how much the list holds."""
+    first, p = view.top_chars[0], float(view.top_probs[0])
+    return (
+        f"After {quoted(view.text[-12:])}, {view.name} gives {quoted(first)} "
+        f"{p:.1%}; the ten listed hold {float(view.top_probs.sum()):.1%} of the probability."
+    )
+
+
+def attention_note(view: NextView) -> str:
+    """Where the single largest weight of the last character goes, and how many heads look at
+    the character itself or the one before."""
+    layers, heads, n = view.attention.shape
+    layer, head, key = np.unravel_index(int(np.argmax(view.attention)), view.attention.shape)
+    weight = float(view.attention[layer, head, key])
+    back = n - 1 - int(key)
+    where = "itself" if back == 0 else f"{back} character{'s' if back > 1 else ''} back"
+    near = int((view.attention[:, :, -2:].sum(-1) > 0.5).sum())
+    return (
+        f"The largest weight: layer {layer}, head {head} puts {weight:.0%} on key {key}, "
+        f"{quoted(view.text[key])}, {where}. {near} of the {layers * heads} heads put more "
+        f"than half their weight on the last character or the one before it."
+    )
+
+
+def generation_caption(gen: Generation, temperature: float, top_k: int, seed: int) -> str:
+    return (
+        f"{len(gen.chars)} characters drawn after the text with T = {temperature}, top-k = "
+        f"{top_k}, seed {seed}: the same settings (and the link) draw the same characters. "
+        "Each cell is a drawn character, coloured by the bits of its draw "
+        "(-log2 of its probability in the cut distribution); hover for the 3 characters the "
+        "model found most likely there."
+    )
+
+
+def loss_note(loss: LossAlong, context: int, names: tuple[str, ...] = MODEL_NAMES) -> str:
+    """Which model's running mean moves most, and which least, from the training length to
+    the end of the passage (in bits per character)."""
+    if loss.length <= context:
+        return (
+            f"The passage is {loss.length} characters, within the {context} the models were "
+            "trained on: choose a longer passage to see them read past it."
+        )
+    change = {n: float(loss.running_mean(n)[-1] - loss.running_mean(n)[context - 1]) for n in names}
+    worst, best = max(change, key=change.get), min(change, key=lambda n: abs(change[n]))
+    at = {n: (float(loss.running_mean(n)[context - 1]), float(loss.running_mean(n)[-1]))
+          for n in (worst, best)}  # fmt: skip
+    return (
+        f"From {context} characters (the training length) to {loss.length}, "
+        f"{describe(worst)}'s mean rises most, from {at[worst][0]:.2f} to {at[worst][1]:.2f} "
+        f"bits per character; {describe(best)}'s moves least, from {at[best][0]:.2f} to "
+        f"{at[best][1]:.2f}. Each curve's last value is the length table's bits per character "
+        f"for this one window of {loss.length}."
+    )

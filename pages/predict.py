@@ -1,0 +1,101 @@
+"""Predict: a family model's next character and the attention behind it, text it writes one
+character at a time, and the bits it spends along a passage past its training length."""
+
+import numpy as np
+import streamlit as st
+
+from explorer.figures.draw import chart
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import download_view
+from explorer.frame.widgets import choice, int_number, int_slider, md_escape
+from explorer.stories.predict import exports, figures, text, views
+from explorer.weights.source import own_models_caption, weights_of
+
+params = current_params()  # the sidebar's text and n; its weights switch does not apply here
+
+st.title("Predict")
+st.caption(own_models_caption(weights_of(params), text.MODELS, text.UNTRAINED))
+st.markdown(text.INTRO)
+name = choice("model", text.MODEL_NAMES, "predict_model", default="alibi")
+config = views.model_config(name)
+st.caption(md_escape(text.model_line(name, config)))
+source = views.text_of(params)
+view = views.next_view(name, source)
+context = config.context
+if view.unread:
+    st.warning(md_escape(text.unread_line(view)), icon=":material/warning:")
+
+st.subheader("1 · The next character")
+st.latex(text.NEXT_FORMULA)
+st.caption(md_escape(text.source_line(params, view)))
+chart(
+    figures.top_figure(view.top_chars, view.top_probs),
+    "predict_top",
+    shape=view.top_probs.shape,
+    note="The ten most likely of the model's vocabulary; '\ufffd' is the id of every "
+    "character it cannot read.",
+)
+st.info(md_escape(text.top_note(view)), icon=":material/lightbulb:")
+st.markdown("**The last character's attention, every layer and head**")
+fig, scale_caption = figures.attention_figure(view.attention, view.labels)
+chart(fig, "predict_attention", shape=view.attention.shape, note=scale_caption)
+st.info(md_escape(text.attention_note(view)), icon=":material/lightbulb:")
+
+st.subheader("2 · Writing, one character at a time")
+st.latex(text.SAMPLE_FORMULA)
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    count = int_slider("characters", 0, views.GENERATE_MAX, "predict_count", 40)
+with c2:
+    temperature = choice(
+        "temperature T", views.TEMPERATURES, "predict_temperature", kind="select_slider",
+        default=0.8,
+    )  # fmt: skip
+with c3:
+    top_k = int_slider("top-k", 1, views.TOP_K_MAX, "predict_top_k", 10)
+with c4:
+    seed = int_number("seed", 0, 2**31 - 1, "predict_seed", 0)
+gen = views.generate(name, source, count, temperature, top_k, seed)
+if gen.chars:
+    st.markdown(text.written(gen))
+    chart(
+        figures.bits_figure(gen.text, -np.log2(gen.probs), context=len(gen.chars) + 1),
+        "predict_written",
+        shape=gen.probs.shape,
+        note=text.generation_caption(gen, temperature, top_k, seed),
+    )
+else:
+    st.caption("No characters to write: move *characters* above 0.")
+
+st.subheader("3 · The loss along a passage, past the training length")
+length = choice(
+    "passage length", views.PASSAGE_LENGTHS, "predict_length", kind="select_slider",
+    default=views.PASSAGE_LENGTHS[-1],
+)  # fmt: skip
+loss = views.loss_along(length)
+st.caption(md_escape(text.passage_line(loss, context)))
+chart(
+    figures.bits_figure(loss.text, loss.bits[name], context),
+    "predict_bits",
+    shape=loss.bits[name].shape,
+    note=f"{text.model_label(name)}: each character coloured by the bits the model spent on "
+    "it, given every character before it in the passage.",
+)
+names = {n: text.model_label(n) for n in text.MODEL_NAMES}
+chart(
+    figures.running_mean_figure({n: loss.running_mean(n) for n in names}, names, context),
+    "predict_running",
+    shape=(len(names), length),
+    note="Every model on the same passage; shaded: past the training length.",
+)
+st.info(md_escape(text.loss_note(loss, context)), icon=":material/lightbulb:")
+
+download_view(
+    "predict",
+    params,
+    exports.arrays(view, gen, loss, name),
+    extra={
+        "predict_model": name, "predict_count": count, "predict_temperature": temperature,
+        "predict_top_k": top_k, "predict_seed": seed, "predict_length": length,
+    },
+)  # fmt: skip

@@ -1,0 +1,105 @@
+"""The Predict page through app.py, checked against the models' own forward passes, computed
+here independently from the shipped checkpoints."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from explorer.weights.trained import held_out_passage, shown
+from relpos_lab.family import load_with_vocabulary
+from relpos_lab.family.train import bits_per_character, eval_span
+from tests.app.conftest import assert_clean, chart_spec, open_page
+from tests.app.panels import array_of, trace_z
+
+TEXT = "The example above shows that the function"
+
+
+def model(name: str):
+    m, vocabulary = load_with_vocabulary(name)
+    return m.eval(), vocabulary
+
+
+@pytest.mark.parametrize("name", ["alibi", "sinusoidal", "xl"])
+def test_the_top_ten_are_the_softmax_of_the_models_logits(name: str) -> None:
+    at = open_page("predict", text=TEXT, predict_model=name, predict_count="0")
+    assert_clean(at)
+    bars = chart_spec(at, "predict_top")["data"][0]
+    m, vocabulary = model(name)
+    with torch.no_grad():
+        p = torch.softmax(m(vocabulary.encode(TEXT)[None])[0, -1].double(), -1)
+    top = torch.topk(p, 10)
+    np.testing.assert_allclose(array_of(bars["x"]), top.values.numpy(), rtol=1e-5, atol=1e-7)
+    want = [f"'{shown(vocabulary.decode([int(i)]))}'" for i in top.indices]
+    assert list(bars["y"]) == want
+
+
+@pytest.mark.parametrize("name", ["rope", "nope", "shaw"])
+def test_the_last_characters_attention_is_each_layers_own(name: str) -> None:
+    """Row (layer, head) equals the last row of that layer's full causal attention, computed
+    by the layer's own scheme (or softmax(q k^T / sqrt(d)) without one) on every query."""
+    at = open_page("predict", text=TEXT, predict_model=name, predict_count="0")
+    assert_clean(at)
+    got = trace_z(chart_spec(at, "predict_attention")["data"][0])
+    m, vocabulary = model(name)
+    ids = vocabulary.encode(TEXT)[None]
+    rows = []
+    for block, (q, k, v) in zip(m.blocks, m.attention_inputs(ids), strict=True):
+        scheme = block.attention.scheme
+        if scheme is None:
+            logits = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+            n = logits.shape[-1]
+            logits = logits.masked_fill(torch.ones(n, n).triu(1).bool(), float("-inf"))
+            weights = torch.softmax(logits, -1)
+        else:
+            weights = scheme(q, k, v, causal=True)[1]
+        rows.append(weights[0, :, -1])
+    np.testing.assert_allclose(got, torch.cat(rows).detach().numpy(), rtol=1e-4, atol=1e-6)
+    assert np.allclose(got.sum(-1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("length", ["64", "256"])
+def test_the_running_mean_ends_at_the_length_tables_bits(length: str) -> None:
+    """Each model's curve ends at ``bits_per_character`` (what the eval command averages) on
+    the same held-out window; the coloured passage is the chosen model's own bits."""
+    at = open_page("predict", predict_length=length, predict_count="0")
+    assert_clean(at)
+    curves = {t["name"]: array_of(t["y"]) for t in chart_spec(at, "predict_running")["data"]}
+    assert len(curves) == 8
+    for label, curve in curves.items():
+        name = label.rsplit("(", 1)[1].rstrip(")")
+        m, _ = model(name)
+        want = bits_per_character(m, eval_span(int(length)), int(length))
+        assert math.isclose(float(curve[-1]), want, rel_tol=1e-5), (name, curve[-1], want)
+    bits = trace_z(chart_spec(at, "predict_bits")["data"][0]).ravel()
+    alibi = curves[next(label for label in curves if label.endswith("(alibi)"))]
+    np.testing.assert_allclose(np.nanmean(bits), alibi[-1], rtol=1e-5)
+
+
+def test_a_link_draws_the_same_characters_and_another_seed_others() -> None:
+    query = {"predict_model": "rope", "predict_count": "30", "predict_temperature": "1.2",
+             "predict_top_k": "20", "predict_seed": "7"}  # fmt: skip
+    texts = []
+    for seed in ("7", "7", "8"):
+        at = open_page("predict", **{**query, "predict_seed": seed})
+        assert_clean(at)
+        written = chart_spec(at, "predict_written")["data"][0]
+        texts.append("".join(c for row in written["text"] for c in row))
+    assert texts[0] == texts[1] and texts[0] != texts[2]
+    assert len(texts[0].replace("", "")) >= 30
+
+
+def test_unread_characters_are_flagged_and_random_weights_change_nothing() -> None:
+    at = open_page("predict", text="naïve café 東京", weights="random", predict_count="0")
+    assert_clean(at)
+    warning = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "outside the model's vocabulary" in warning
+    assert "does not apply here" in at.caption[0].value
+    source = next(c.value for c in at.caption if "reads" in c.value).replace("\\", "")
+    assert "sentence" in source
+    at = open_page("predict", n="300", predict_count="0")
+    source = next(c.value for c in at.caption if "reads" in c.value).replace("\\", "")
+    assert "300 held-out characters" in source and held_out_passage()[290:300].strip()[:3]
