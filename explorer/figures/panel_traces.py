@@ -143,7 +143,12 @@ def panel_trace(panel: Panel, scale: Scale, axis: str, side: int) -> dict:
     if rows * cols <= HOVER_TEXT_CELLS:
         ys = hover_labels(panel.y_labels, rows, panel.row_offset, y_sym)
         xs = hover_labels(panel.x_labels, cols, panel.col_offset, x_sym)
-        trace["hovertext"] = np.array([[f"{y}<br>{x}" for x in xs] for y in ys], dtype=object)
+        hover = np.array([[f"{y}<br>{x}" for x in xs] for y in ys], dtype=object)
+        with np.errstate(invalid="ignore"):  # NaN (masked) cells are never beyond
+            beyond = (z < scale.zmin) | (z > scale.zmax)
+        if scale.kind == "diverging" and beyond.any():  # a clipped scale: say which cells
+            hover[beyond] += f"<br>beyond the colour scale (±{scale.zmax:.3g})"
+        trace["hovertext"] = hover
         trace["hovertemplate"] = f"%{{hovertext}}<br>value = {value}<extra></extra>"
     else:
         trace["hovertemplate"] = (
