@@ -67,7 +67,7 @@ view = views.prediction_view(kind, picked.tokens)
 n = len(view.tokens)
 st.markdown(text.accuracy_line(kind, view, gen.train_max_len))
 st.markdown(text.target_line(shift))
-chart(
+figure(  # at its own width: each id in a cell wide enough for it
     plots.prediction_figure(view.tokens, view.target, view.prediction, blank=views.BLANK),
     "trained_prediction",
     shape=(3, n),

@@ -24,11 +24,13 @@ from explorer.figures.unread import unread_line
 from explorer.frame.failures import fragment
 from explorer.frame.offline_view import ShownFigure, record_figure
 from explorer.frame.params import DISPLAY_MAX, ViewParams
+from explorer.frame.screen import is_phone
 from explorer.frame.widgets import int_slider, md_escape
 from explorer.pair.controls import chart_options, current_pair
 from explorer.weights.source import weights_of
 
 INSET_SIDE = 32  # rows and columns of the exact-value zoom under an image
+PHONE_INSET_SIDE = 16  # on a phone: 16 cells of 11 px and their labels fit its 350 px
 # Plotly's toolbar (modebar) sits over the top right of a chart: on hover on a wide screen,
 # always on a touch screen (a phone has no hover). Every chart gets a band of its own at the
 # top that the toolbar fills, so it covers no title, legend or tick label.
@@ -204,6 +206,7 @@ def _inset_fragment(
 ) -> None:  # fmt: skip
     first = panels[0]
     rows, cols = first.z.shape
+    side = min(side, PHONE_INSET_SIDE) if is_phone() else side
     start, stop = first.row_offset, first.row_offset + rows
     c_lo, c_hi = first.col_offset, first.col_offset + cols
     pair = current_pair()

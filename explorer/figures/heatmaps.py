@@ -15,15 +15,10 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.panel_traces import (
-    IMAGE_SIDE,
-    LABEL_PX,
-    Panel,
-    axis_ticks,
-    panel_trace,
-)
-from explorer.figures.plots import MASKED_BACKGROUND, TICK_LABELS_MAX
+from explorer.figures.panel_traces import IMAGE_SIDE, Panel, panel_trace
+from explorer.figures.plots import MASKED_BACKGROUND
 from explorer.figures.scales import Scale, colourbar_trace, per_panel
+from explorer.figures.ticks import LABELS_ALL_MAX, ROW_MIN_PX, axis_ticks, thinned_note
 from explorer.frame.screen import figure_width
 from explorer.pair.marks import click_cells
 
@@ -70,7 +65,7 @@ def panel_grid(
     tallest = max(np.asarray(p.z).shape[0] for p in panels)
     widest = max(np.asarray(p.z).shape[1] for p in panels)
     labelled = any(  # some axis shows token labels (see axis_ticks)
-        labels is not None and side <= TICK_LABELS_MAX
+        labels is not None and side <= LABELS_ALL_MAX
         for p in panels
         for labels, side in ((p.x_labels, widest), (p.y_labels, tallest))
     )
@@ -79,7 +74,7 @@ def panel_grid(
         or columns > 2
         and labelled
         and cell_px is None
-        and _usable(max_width, columns, gap_x) / columns / max(tallest, widest) < LABEL_PX
+        and _usable(max_width, columns, gap_x) / columns / max(tallest, widest) < ROW_MIN_PX
     ):  # fewer panels to a row rather than panels too small to read, or (down to two a row)
         columns -= 1  # than token labels too close to read: closer, an axis labels every m-th
     grid_rows = math.ceil(len(panels) / columns)
@@ -90,10 +85,15 @@ def panel_grid(
     # Square cells, unless a panel is so elongated (an (n, d) output at n = 512) that its
     # short side would be a sliver: then each axis gets its own cell size.
     square = max(tallest, widest) <= ELONGATED * min(tallest, widest)
+    if square:  # a given cell size still leaves the panel inside the screen (a phone's 350 px)
+        cell_px = min(cell_px, side_px / max(tallest, widest))
     panel_w = max(60.0, cell_px * widest if square else min(side_px, max(cell_px * widest, 160)))
     panel_h = max(40.0, cell_px * tallest if square else min(PANEL_MAX_PX, cell_px * tallest))
+    if tallest <= LABELS_ALL_MAX and panel_h < ROW_MIN_PX * tallest:
+        # every row of a short panel visible and labelled: it grows taller than its cells are wide
+        panel_h, square = float(ROW_MIN_PX * tallest), False
     labels_px = (
-        60 if any(p.x_labels is not None and widest <= TICK_LABELS_MAX for p in panels) else AXIS_PX
+        60 if any(p.x_labels is not None and widest <= LABELS_ALL_MAX for p in panels) else AXIS_PX
     )
     row_h = panel_h + TITLE_PX + labels_px + ROW_GAP_PX
     top = 40 if title else 10
@@ -113,6 +113,10 @@ def panel_grid(
         y1 = 1 - (r * row_h + TITLE_PX + labels_px) / plot_h
         y0 = y1 - panel_h / plot_h
         rows, cols = z.shape
+        x_ticks = axis_ticks(panel.x_labels, cols, panel.col_offset, panel_w, vertical=False)
+        y_ticks = axis_ticks(panel.y_labels, rows, panel.row_offset, panel_h)
+        x_title = panel.x_title + thinned_note(x_ticks, cols)
+        y_title = (panel.y_title + thinned_note(y_ticks, rows)) if c == 0 else ""
         layout[f"xaxis{axis}"] = {
             "domain": [max(0.0, x0), min(1.0, x1)],
             "side": "top",
@@ -120,9 +124,9 @@ def panel_grid(
             "constrain": "domain",
             "showgrid": False,
             "zeroline": False,
-            "title": {"text": panel.x_title, "standoff": 6, "font": {"size": 11}},
+            "title": {"text": x_title, "standoff": 6, "font": {"size": 11}},
             "anchor": f"y{axis}",
-            **axis_ticks(panel.x_labels, cols, panel.col_offset, panel_w, vertical=False),
+            **x_ticks,
         }
         layout[f"yaxis{axis}"] = {
             "domain": [max(0.0, y0), min(1.0, y1)],
@@ -132,9 +136,9 @@ def panel_grid(
             "constrain": "domain",
             "showgrid": False,
             "zeroline": False,
-            "title": {"text": panel.y_title if c == 0 else "", "font": {"size": 11}},
+            "title": {"text": y_title, "font": {"size": 11}},
             "anchor": f"x{axis}",
-            **axis_ticks(panel.y_labels, rows, panel.row_offset, panel_h),
+            **y_ticks,
         }
         if own:  # this panel's bar, just right of it, as tall as it
             place = {"x": (x1 * plot_w + 8) / plot_w, "xanchor": "left", "y": (y0 + y1) / 2}

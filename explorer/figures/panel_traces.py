@@ -19,16 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from explorer.figures.plots import TICK_LABELS_MAX, escape_label
-from explorer.figures.scales import TICK_EVERY_MAX, Scale, colour_at
+from explorer.figures.scales import Scale, colour_at
+from explorer.figures.ticks import escape_label
 from explorer.frame.memory import cached
 from explorer.pair.marks import axes_meta
 
 CELL_TEXT_MAX = 16
 IMAGE_SIDE = 128  # a panel with more rows or columns than this travels as a PNG
 HOVER_TEXT_CELLS = 1024  # up to this many cells, hover names both tokens of every cell
-LABEL_PX = 13  # a token label's room down an axis, in 10 px type: closer, every m-th one
-CHAR_PX = 7  # width of one character of a horizontal tick label (10-12 px font)
 MASKED_RGB = (217, 217, 217)  # MASKED_BACKGROUND as RGB, for the pixels of masked cells
 
 
@@ -97,62 +95,6 @@ def hover_labels(labels: Sequence[str] | None, count: int, offset: int, symbol: 
     return out
 
 
-TICK_PX = 18  # a tick label's room along a y axis (a 12 px font's line box is 16 px, and a gap)
-NICE_STEPS = (1, 2, 5)  # ticks every 1, 2, 5, 10, 20, 50, ... rows or columns
-
-
-def tick_step(count: int, length_px: float, label_px: float) -> int:
-    """The least nice step (1, 2, 5, 10, ...) at which ``count`` positions drawn over
-    ``length_px`` pixels leave every shown tick label ``label_px`` pixels of its own."""
-    per_cell = length_px / max(count, 1)
-    scale = 1
-    while True:
-        for step in NICE_STEPS:
-            if step * scale * per_cell >= label_px or step * scale >= count:
-                return step * scale
-        scale *= 10
-
-
-def axis_ticks(
-    labels: Sequence[str] | None,
-    count: int,
-    offset: int,
-    length_px: float = math.inf,
-    *,
-    vertical: bool = True,
-) -> dict:
-    """Tick settings of an axis of ``count`` positions from ``offset``, drawn ``length_px`` long
-    (a y axis if ``vertical``): a label per position when they fit (token labels up to
-    TICK_LABELS_MAX), else every ``tick_step``-th one, never a half position."""
-    texts = None
-    if labels is not None and count <= TICK_LABELS_MAX:
-        texts = [escape_label(labels[v]) for v in range(offset, offset + count) if v < len(labels)]
-        texts = texts if len(texts) == count else None
-    if texts is not None:
-        widest = max((len(labels[v]) for v in range(offset, offset + count)), default=0)
-        angle = -45 if widest > 3 and not vertical else 0  # slanted along x only
-        # a token label down a y axis takes a line of 10 px type: every character of a typed
-        # text keeps its tick where a number would take 18 px
-        label_px = LABEL_PX if vertical else TICK_PX if angle else CHAR_PX * widest + 4
-        step = tick_step(count, length_px, label_px)
-        values = np.arange(offset, offset + count, step)
-        shown = [texts[v - offset] for v in values]
-        small = {"tickfont": {"size": 10}} if length_px / max(count, 1) < TICK_PX else {}
-        return {
-            "tickmode": "array", "tickvals": values, "ticktext": shown, "tickangle": angle,
-            **small,
-        }  # fmt: skip
-    label_px = TICK_PX if vertical else CHAR_PX * len(str(offset + count - 1)) + 8
-    if count <= TICK_EVERY_MAX:  # a tick on every row or column that has room for it
-        return {
-            "tickmode": "linear",
-            "tick0": offset,
-            "dtick": tick_step(count, length_px, label_px),
-        }
-    room = length_px / label_px
-    return {"tickmode": "auto", "nticks": int(max(2, min(6, room)))}
-
-
 def panel_trace(panel: Panel, scale: Scale, axis: str, side: int) -> dict:
     """The heatmap or image trace of one panel on axes ``x{axis}`` / ``y{axis}``."""
     z = np.asarray(panel.z, dtype=np.float32)
@@ -201,7 +143,12 @@ def panel_trace(panel: Panel, scale: Scale, axis: str, side: int) -> dict:
     if rows * cols <= HOVER_TEXT_CELLS:
         ys = hover_labels(panel.y_labels, rows, panel.row_offset, y_sym)
         xs = hover_labels(panel.x_labels, cols, panel.col_offset, x_sym)
-        trace["hovertext"] = np.array([[f"{y}<br>{x}" for x in xs] for y in ys], dtype=object)
+        hover = np.array([[f"{y}<br>{x}" for x in xs] for y in ys], dtype=object)
+        with np.errstate(invalid="ignore"):  # NaN (masked) cells are never beyond
+            beyond = (z < scale.zmin) | (z > scale.zmax)
+        if scale.kind == "diverging" and beyond.any():  # a clipped scale: say which cells
+            hover[beyond] += f"<br>beyond the colour scale (±{scale.zmax:.3g})"
+        trace["hovertext"] = hover
         trace["hovertemplate"] = f"%{{hovertext}}<br>value = {value}<extra></extra>"
     else:
         trace["hovertemplate"] = (

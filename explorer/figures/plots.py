@@ -14,11 +14,11 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.figures.ticks import escape_label
 from explorer.pair.marks import axes_meta, click_cells
 
 TICK_LABELS_MAX = 32  # more rows or columns than this: numeric ticks only
 CELL_TEXT_MAX = 16  # more rows or columns than this: no numbers written in the cells
-LABEL_CHARS_MAX = 12
 SCALES = {
     "diverging": "RdBu_r",  # logits and signed values, centred at 0
     "sequential": "Blues",  # attention weights, in [0, 1]
@@ -30,16 +30,6 @@ PAIR_HOVER = (
     "<br>value=%{z:.4g}<extra></extra>"
 )
 PLAIN_HOVER = "row=%{y}  col=%{x}<br>value=%{z:.4g}<extra></extra>"
-
-
-def escape_label(label: str) -> str:
-    """A tick label plotly shows literally: shortened, then HTML-escaped.
-
-    >>> escape_label("<b>bold</b>")
-    '&lt;b&gt;bold&lt;/b&gt;'
-    """
-    short = label if len(label) <= LABEL_CHARS_MAX else label[: LABEL_CHARS_MAX - 1] + "…"
-    return html.escape(short, quote=False)
 
 
 def pair_customdata(index: np.ndarray, row_offset: int = 0, col_offset: int = 0) -> np.ndarray:

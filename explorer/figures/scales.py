@@ -203,3 +203,63 @@ def own_scales_caption(scales: Sequence[Scale]) -> str:
     ranges = "; ".join(f"{s.zmin:.3g} to {s.zmax:.3g}" for s in scales)
     centred = "centred at 0, " if scales[0].kind == "diverging" else ""
     return f"Each panel has its own colour scale ({centred}its bar beside it): {ranges}."
+
+
+SMALL_RATIO = 3  # a panel whose largest |value| is under 1/3 of the figure's gets its own scale
+SATURATE_QUANTILE = 0.995  # a diverging scale bound at this quantile of |value| when it helps
+DIFFERENCE_QUANTILE = 0.95  # two heads' weights differ little almost everywhere: bound lower
+
+
+def fitted_scales(kind: str, panels: Sequence[Panel]) -> tuple[Scale | list[Scale], str]:
+    """One ``kind`` scale for ``panels``, except that a panel whose values are all under
+    1/SMALL_RATIO of the largest gets its own (a relative part 4x smaller than the content
+    part was near white on their shared scale); with the caption that names each range."""
+    shared = make_scale(kind, [p.z for p in panels])
+    tops = [_largest(p.z) for p in panels]
+    small = [top * SMALL_RATIO < max(tops) for top in tops]
+    if not any(small):
+        return shared, shared.caption
+    big = make_scale(kind, [p.z for p, low in zip(panels, small, strict=True) if not low])
+    scales = [make_scale(kind, [p.z]) if low else big for p, low in zip(panels, small, strict=True)]
+    own = "; ".join(
+        f"{p.title or 'panel ' + str(t)}: own scale, ±{s.zmax:.2g}"
+        for t, (p, s, low) in enumerate(zip(panels, scales, small, strict=True))
+        if low
+    )
+    return scales, (
+        f"Diverging colour scales centred at 0 (bar beside each): ±{big.zmax:.3g} for the "
+        f"other panels; {own} (under 1/{SMALL_RATIO} of the others, so on theirs it would be "
+        "near white)."
+    )
+
+
+def _largest(z: np.ndarray) -> float:
+    finite = np.abs(np.asarray(z, np.float32)[np.isfinite(z)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+@dataclass(frozen=True)
+class ColourRange:
+    """The ±bound of a diverging colour scale for some panels, and what it leaves out."""
+
+    zrange: tuple[float, float] | None  # None: the largest |value| (the usual scale)
+    note: str  # a caption sentence when colours saturate, else ""
+
+
+def colour_range(panels: Sequence[np.ndarray], quantile: float = SATURATE_QUANTILE) -> ColourRange:
+    """A few large values would wash every other cell out to white: when the largest |value|
+    is over twice the ``quantile`` quantile of |value|, bound the scale there and say how many
+    cells saturate (hover marks them, and the zoom gives exact values)."""
+    values = np.abs(np.concatenate([np.ravel(p) for p in panels]))
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return ColourRange(None, "")
+    bound, top = float(np.quantile(values, quantile)), float(values.max())
+    if bound <= 0 or top <= 2 * bound:
+        return ColourRange(None, "")
+    beyond = float((values > bound).mean())
+    return ColourRange(
+        (-bound, bound),
+        f"Colours saturate beyond ±{bound:.3g} ({beyond:.1%} of cells; the largest |value| is "
+        f"{top:.3g}).",
+    )

@@ -11,8 +11,9 @@ import pytest
 from PIL import Image
 
 from explorer.figures.heatmaps import IMAGE_SIDE, Panel, panel_grid
-from explorer.figures.panel_traces import TICK_LABELS_MAX, pool
+from explorer.figures.panel_traces import pool
 from explorer.figures.scales import make_scale
+from explorer.figures.ticks import CHAR_EM, LABELS_ALL_MAX, ROW_MIN_PX
 from explorer.figures.token_view import token_view
 
 
@@ -80,33 +81,41 @@ def test_token_view_draws_tokens_and_one_colour_per_head() -> None:
 
 def tick_px(axis, length_px: float) -> float:
     """Pixels between two shown tick labels of a panel axis, from the figure's own settings."""
+    assert axis.tickmode == "array", "ticks are explicit: plotly's automatic ticks thin labels"
     span = abs(axis.range[1] - axis.range[0])
-    if axis.tickmode == "array":
-        step = float(np.min(np.diff(axis.tickvals))) if len(axis.tickvals) > 1 else span
-    elif axis.tickmode == "linear":
-        step = axis.dtick
-    else:  # auto: plotly draws at most nticks labels
-        step = span / axis.nticks
+    step = float(np.min(np.diff(axis.tickvals))) if len(axis.tickvals) > 1 else span
     return length_px * min(step, span) / span
 
 
-@pytest.mark.parametrize("shape", [(8, 128), (128, 8), (8, 64), (12, 12), (24, 4), (40, 40)])
+@pytest.mark.parametrize("width", [980, 350])  # a laptop's figure and a phone's
+@pytest.mark.parametrize(
+    "shape", [(8, 128), (128, 8), (8, 64), (8, 32), (1, 15), (12, 12), (24, 4), (30, 30), (40, 40)]
+)
 @pytest.mark.parametrize("tokens", [False, True])
-def test_tick_labels_have_room_on_every_panel(shape, tokens) -> None:
-    """A shown tick label has a line of text (12 px) of its axis to itself, and a horizontal
-    label its width, whatever the panel's pixel size (the (8, 128) sinusoid is 40 px tall)."""
+def test_tick_labels_have_room_on_every_panel(shape, tokens, width) -> None:
+    """A shown tick label has a line of its type along its axis to itself (a horizontal label
+    its width); a short axis with tokens labels every position, and every row of a short panel
+    is at least ROW_MIN_PX tall (the (8, 128) sinusoid was 40 px tall, 5 px a row)."""
     rows, cols = shape
     z = np.random.default_rng(0).normal(size=shape)
     labels = ["abcdefgh"[t % 8] for t in range(max(shape))] if tokens else None
-    fig = panel_grid([Panel(z, x_labels=labels, y_labels=labels)], make_scale("diverging", [z]))
+    panels = [Panel(z, x_labels=labels, y_labels=labels)] * 3
+    fig = panel_grid(panels, make_scale("diverging", [z]), max_width=width)
     layout = fig.layout
     plot_w = layout.width - layout.margin.l - layout.margin.r
     plot_h = layout.height - layout.margin.t - layout.margin.b
     y_px = plot_h * (layout.yaxis.domain[1] - layout.yaxis.domain[0])
     x_px = plot_w * (layout.xaxis.domain[1] - layout.xaxis.domain[0])
-    # a line of 12 px type, or of 10 px type (13 px, its drawn box) for the tokens of a text
-    small = layout.yaxis.tickfont.size == 10
-    assert not small or tokens
-    assert tick_px(layout.yaxis, y_px) >= (13 if small else 12)
-    widest = 1 if tokens and cols <= TICK_LABELS_MAX else len(str(cols - 1))
-    assert tick_px(layout.xaxis, x_px) >= 6 * widest + 4
+    if rows <= LABELS_ALL_MAX:
+        assert y_px / rows >= ROW_MIN_PX - 1e-6
+    font = layout.yaxis.tickfont.size or 12
+    assert tick_px(layout.yaxis, y_px) >= font + 2 - 1e-6
+    if tokens and rows <= LABELS_ALL_MAX:
+        assert list(layout.yaxis.tickvals) == list(range(rows))
+        assert list(layout.yaxis.ticktext) == labels[:rows]
+    x_font = layout.xaxis.tickfont.size or 12
+    widest = 1 if tokens and cols <= LABELS_ALL_MAX else len(str(cols - 1))
+    assert tick_px(layout.xaxis, x_px) >= CHAR_EM * x_font * widest + 3 - 1e-6
+    values = layout.xaxis.tickvals
+    if tokens and cols <= LABELS_ALL_MAX and len(values) < cols:  # a subset, the title says so
+        assert f"(every {values[1] - values[0]}" in layout.xaxis.title.text

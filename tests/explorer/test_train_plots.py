@@ -1,7 +1,10 @@
 """Figures of the trained models: the data they are given, drawn as documented."""
 
 import numpy as np
+import pytest
 
+from explorer.frame import screen
+from explorer.stories.generalization import plots
 from explorer.stories.generalization.plots import (
     generalization_figure,
     loss_figure,
@@ -43,3 +46,23 @@ def test_prediction_figure_marks_right_and_wrong_positions():
         ["·", "5", "6"],
         ["·", "5", "9"],
     ]
+
+
+@pytest.mark.parametrize(("phone", "n"), [(False, 32), (False, 128), (True, 32), (True, 16)])
+def test_prediction_strip_gives_every_id_room_and_wraps(monkeypatch, phone, n):
+    """Each cell is wide enough for its id in 10 px type and a gap, on a laptop and on a
+    phone's 350 px (ids had run together there: "15109 114108148"); a long strip takes several
+    lines, each position drawn once, the figure no wider than the screen."""
+    monkeypatch.setattr(screen, "is_phone", lambda: phone)
+    ids = np.arange(n) % 15 + 1  # one and two digits, as the trained models' ids
+    fig = plots.prediction_figure(ids, ids, ids)
+    assert fig.layout.width is not None, "a strip as wide as the container squeezes its cells"
+    assert fig.layout.width <= (screen.PHONE_WIDTH if phone else 980)
+    drawn = np.concatenate([np.asarray(t.x) for t in fig.data])
+    np.testing.assert_array_equal(drawn, np.arange(n))
+    plot_w = fig.layout.width - fig.layout.margin.l - fig.layout.margin.r
+    for t, trace in enumerate(fig.data):
+        axis = fig.layout["xaxis" if t == 0 else f"xaxis{t + 1}"]
+        cell_px = plot_w / (axis.range[1] - axis.range[0])
+        widest = max(len(v) for row in trace.text for v in row)
+        assert cell_px >= 0.6 * 10 * widest + 4, (t, cell_px)

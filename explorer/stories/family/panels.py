@@ -11,7 +11,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.figures.heatmaps import Panel, grid_columns, panel_grid, pooled_note
-from explorer.figures.scales import Scale, make_scale, own_scales_caption
+from explorer.figures.scales import (
+    DIFFERENCE_QUANTILE,
+    Scale,
+    colour_range,
+    make_scale,
+    own_scales_caption,
+)
 from explorer.frame.params import ViewParams
 from explorer.stories.family import text
 from explorer.stories.family.controls import ProfileChoice
@@ -105,9 +111,11 @@ def compare_weights(params: ViewParams, both: CompareView, a: str, b: str, head:
 
 
 def compare_difference(params: ViewParams, both: CompareView, head: int) -> Drawn:
-    """B - A of one head's weights, on a diverging scale of its own."""
+    """B - A of one head's weights, on a diverging scale of its own, bound at a quantile of
+    |B - A|: the few cells near the diagonal where the schemes disagree most had washed every
+    other cell out to white."""
     panels = [Panel(both.difference[head], title=f"B - A, head {head}", **window_axes(params))]
-    diff_range = colour_range([both.difference[head]])
+    diff_range = colour_range([both.difference[head]], DIFFERENCE_QUANTILE)
     scale = make_scale("diverging", [both.difference[head]], zrange=diff_range.zrange)
     caption = (
         scale.caption.replace("; one scale for every panel", "")
@@ -137,36 +145,6 @@ def profile_chart(
         bands=(SCHEME_LABELS[name],),
         marks=(reach, -reach) if reach > 0 else (0,),
         mark_label=f"built for {pick.built_for}: ±{reach}",
-    )
-
-
-SATURATE_QUANTILE = 0.995  # a diverging scale bound at this quantile of |value| when it helps
-
-
-@dataclass(frozen=True)
-class ColourRange:
-    """The ±bound of a diverging colour scale for some panels, and what it leaves out."""
-
-    zrange: tuple[float, float] | None  # None: the largest |value| (the usual scale)
-    note: str  # a caption sentence when colours saturate, else ""
-
-
-def colour_range(panels: list[np.ndarray]) -> ColourRange:
-    """A few large values would wash every other cell out to white: when the largest |value|
-    is over twice the SATURATE_QUANTILE quantile of |value|, bound the scale there and say how
-    many cells saturate (hover and the zoom still give exact values)."""
-    values = np.abs(np.concatenate([np.ravel(p) for p in panels]))
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return ColourRange(None, "")
-    bound, top = float(np.quantile(values, SATURATE_QUANTILE)), float(values.max())
-    if bound <= 0 or top <= 2 * bound:
-        return ColourRange(None, "")
-    beyond = float((values > bound).mean())
-    return ColourRange(
-        (-bound, bound),
-        f"Colours saturate beyond ±{bound:.3g} ({beyond:.1%} of cells; the largest |value| is "
-        f"{top:.3g}).",
     )
 
 

@@ -9,6 +9,7 @@ strip.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -18,6 +19,8 @@ from explorer.figures.heatmaps import Panel, mark_position, panel_grid
 from explorer.figures.lines import legend_band
 from explorer.figures.plots import heatmap
 from explorer.figures.scales import Scale, make_scale
+from explorer.figures.ticks import CHAR_EM, axis_ticks
+from explorer.frame.screen import figure_width
 
 MODEL_COLOURS = {"relative": "#1f77b4", "absolute": "#d62728"}
 OTHER_COLOUR = "#7f7f7f"
@@ -116,11 +119,30 @@ def loss_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> go.Figur
     return go.Figure({"data": data, "layout": layout})
 
 
+STRIP_LABELS_PX = 80  # the strip's left margin: "prediction" in 12 px type
+STRIP_FONT_PX = 10  # the ids written in the cells
+STRIP_ROW_PX, STRIP_AXIS_PX = 22, 40  # a row of cells; a line's position ticks above it
+
+
+def strip_lines(values: Sequence[str], n: int, max_width: int) -> tuple[int, float]:
+    """(positions per line, cell width) of the input / target / prediction strip: one line
+    shared by the ``n`` positions when each cell still holds its widest id in 10 px type and a
+    gap, else as many lines as that takes (ids in narrower cells ran together, "15109 114108").
+    """
+    widest = max((len(v) for v in values), default=1)
+    least = CHAR_EM * STRIP_FONT_PX * widest + 6
+    room = max_width - STRIP_LABELS_PX - 10
+    lines = math.ceil(n / max(1, int(room // least)))
+    per_line = math.ceil(n / lines)
+    return per_line, min(28.0, room / per_line)
+
+
 def prediction_figure(
     tokens: np.ndarray, target: np.ndarray, prediction: np.ndarray, blank: int = 0
 ) -> go.Figure:
     """Three rows over the positions: input, target, prediction, ids written in the cells;
     prediction cells green where they equal the target, red where not. ``blank`` shows as "·".
+    A long strip wraps onto several lines (see :func:`strip_lines`); trace t is line t.
     """
     tokens, target, prediction = (
         np.asarray(a).astype(np.int64) for a in (tokens, target, prediction)
@@ -132,35 +154,48 @@ def prediction_figure(
     def text(row: np.ndarray) -> list[str]:
         return ["·" if t == blank else str(int(t)) for t in row]
 
-    trace = {
-        "type": "heatmap",
-        "z": z,
-        "x": np.arange(n),
-        "y": np.arange(3),
-        "colorscale": [[0, WRONG_COLOUR], [1, RIGHT_COLOUR]],
-        "zmin": 0.0,
-        "zmax": 1.0,
-        "showscale": False,
-        "xgap": 1,
-        "ygap": 1,
-        "text": [text(tokens), text(target), text(prediction)],
-        "texttemplate": "%{text}",
-        "textfont": {"size": 10 if n <= 48 else 8},
-        "hovertemplate": "position %{x}<br>%{text}<extra></extra>",
-    }
-    layout = {
-        "xaxis": {"title": {"text": "position i"}, "side": "top", "range": [-0.5, n - 0.5]},
-        "yaxis": {
+    rows = np.array([text(tokens), text(target), text(prediction)], dtype=object)
+    per_line, cell_px = strip_lines(list(rows.ravel()), n, figure_width(980))
+    line_px = 3 * STRIP_ROW_PX + STRIP_AXIS_PX
+    lines = math.ceil(n / per_line)
+    plot_h = lines * line_px
+    data, layout = [], {}
+    for t, a in enumerate(range(0, n, per_line)):
+        b, axis = min(n, a + per_line), "" if t == 0 else str(t + 1)
+        data.append(
+            {
+                "type": "heatmap", "z": z[:, a:b], "x": np.arange(a, b), "y": np.arange(3),
+                "xaxis": f"x{axis}", "yaxis": f"y{axis}",
+                "colorscale": [[0, WRONG_COLOUR], [1, RIGHT_COLOUR]], "zmin": 0.0, "zmax": 1.0,
+                "showscale": False, "xgap": 1, "ygap": 1, "text": rows[:, a:b].tolist(),
+                "texttemplate": "%{text}", "textfont": {"size": STRIP_FONT_PX},
+                "hovertemplate": "position %{x}<br>%{text}<extra></extra>",
+            }
+        )  # fmt: skip
+        top = 1 - (t * line_px + STRIP_AXIS_PX) / plot_h
+        layout[f"xaxis{axis}"] = {
+            "title": {"text": "position i" if t == 0 else ""},
+            "side": "top",
+            "range": [a - 0.5, a + per_line - 0.5],  # every line as long: cells line up
+            "domain": [0, 1],
+            "anchor": f"y{axis}",
+            **axis_ticks(None, b - a, a, cell_px * (b - a), vertical=False),
+        }
+        layout[f"yaxis{axis}"] = {
             "tickmode": "array",
             "tickvals": [0, 1, 2],
             "ticktext": ["input", "target", "prediction"],
             "range": [2.5, -0.5],
-        },
-        "height": 190,
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "plot_bgcolor": "#ffffff",
-    }
-    return go.Figure({"data": [trace], "layout": layout})
+            "domain": [max(0.0, top - 3 * STRIP_ROW_PX / plot_h), top],
+            "anchor": f"x{axis}",
+        }
+    layout.update(
+        width=int(STRIP_LABELS_PX + 10 + cell_px * per_line),
+        height=plot_h + 30,
+        margin={"l": STRIP_LABELS_PX, "r": 10, "t": 20, "b": 10},
+        plot_bgcolor="#ffffff",
+    )
+    return go.Figure({"data": data, "layout": layout})
 
 
 def table_figure(name: str, table: np.ndarray, layer: int, distances: Sequence[str]) -> go.Figure:

@@ -7,7 +7,7 @@ import numpy as np
 
 from explorer.figures import formulas
 from explorer.figures.heatmaps import Panel, Scale, panel_grid
-from explorer.figures.scales import make_scale
+from explorer.figures.scales import fitted_scales, make_scale
 from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
 from explorer.stories.shaw.panels import Drawn, window_axes
@@ -52,7 +52,7 @@ def more_figure(params: ViewParams, view: AttentionView, what: str) -> Drawn:
         ]
         latex = rf"{formulas.OUTPUT} = {formulas.CONTENT_OUTPUT} + {formulas.RELATIVE_OUTPUT}"
         shape = (n, d)
-        scale = make_scale("diverging", [p.z for p in panels])
+        scale, caption = fitted_scales("diverging", panels)
     elif what == "the logits":
         panels = [
             Panel(view.content_logits * view.scale, title="content term", **at),
@@ -61,17 +61,18 @@ def more_figure(params: ViewParams, view: AttentionView, what: str) -> Drawn:
         ]
         latex = rf"e_{{ij}} = {formulas.CONTENT_TERM} + {formulas.RELATIVE_TERM}"
         shape = (n, n)
-        scale = make_scale("diverging", [p.z for p in panels])
+        scale, caption = fitted_scales("diverging", panels)
     else:
         panels = [Panel(view.allowed, title="allowed (1 = may attend)", **at)]
         latex, shape = "", (n, n)
         scale = make_scale("index", [view.allowed], zrange=(0.0, 1.0))
+        caption = scale.caption
     return Drawn(
         panel_grid(panels, scale, columns=len(panels)),
         panels,
         scale,
         shape=shape,
-        caption=scale.caption,
+        caption=caption,
         latex=latex,
     )
 

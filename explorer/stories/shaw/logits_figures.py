@@ -46,8 +46,12 @@ def relative_heads(params: ViewParams, view: LogitsView) -> Drawn:
     """Every head's relative term as it enters the softmax: the cells the mask hides blank."""
     hidden = window_hidden(params)
     stack = blank(view.relative, hidden)
-    return heads_figure(
-        params, stack, make_scale("diverging", list(stack)), note=masked_note(params).strip()
+    return heads_figure(  # fine: the band -k..k is what the note under it describes
+        params,
+        stack,
+        make_scale("diverging", list(stack)),
+        note=masked_note(params).strip(),
+        fine=True,
     )
 
 

@@ -10,7 +10,14 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.heatmaps import Panel, Scale, grid_columns, panel_grid, pooled_note
+from explorer.figures.heatmaps import (
+    IMAGE_SIDE,
+    Panel,
+    Scale,
+    grid_columns,
+    panel_grid,
+    pooled_note,
+)
 from explorer.figures.unread import hidden_keys, masked_line
 from explorer.frame.params import ViewParams
 from explorer.weights.example import axis_labels
@@ -54,16 +61,22 @@ def hidden_line(params: ViewParams) -> str:
     return masked_line(params.causal, params.n_pad, ahead)
 
 
-def heads_figure(params: ViewParams, stack: np.ndarray, scale: Scale, note: str = "") -> Drawn:
+def heads_figure(
+    params: ViewParams, stack: np.ndarray, scale: Scale, note: str = "", *, fine: bool = False
+) -> Drawn:
     """Every head's (W, W) matrix of ``stack`` (h, W, W) side by side on one ``scale``, with
-    ``note`` ahead of the scale's caption."""
+    ``note`` ahead of the scale's caption. ``fine``: a structure a few cells wide matters (a
+    band along the diagonal), so a window drawn as an image takes two panels a row, each a
+    pixel per position, rather than four of block means where such a band is a pixel wide."""
     start, stop = params.window
     heads, n = params.heads, params.length
-    side = 256 if stop - start > 256 else 512
+    fine = fine and stop - start > IMAGE_SIDE
+    side = 256 if stop - start > 256 and not fine else 512
     at = window_axes(params)
     grid = [Panel(stack[h], title=f"head {h}", **at) for h in range(heads)]
+    columns = grid_columns(heads, 2 if fine else 4)
     return Drawn(
-        panel_grid(grid, scale, columns=grid_columns(heads), image_side=side),
+        panel_grid(grid, scale, columns=columns, image_side=side),
         grid,
         scale,
         shape=(1, heads, n, n),
