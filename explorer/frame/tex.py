@@ -38,8 +38,9 @@ def breakable(tex: str) -> str:
             out += ["{", *piece, "}", token]
         elif top and token in CLAUSES:
             out += ["{", *piece, "}", r"\allowbreak", token]
-        elif top and token == r"\allowbreak":
-            out += ["{", *piece, "}", token]
+        elif top and token == r"\allowbreak":  # a list's comma stays outside: its space after
+            comma = [","] if piece and piece[-1] == "," else []
+            out += ["{", *piece[: len(piece) - len(comma)], "}", *comma, token]
         else:
             piece.append(token)
             continue
