@@ -9,11 +9,13 @@ from explorer.figures.scales import make_scale
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
 from explorer.pair.card import pair_note
+from explorer.pair.controls import pair_schemes
 from explorer.stories.family.length_curves import length_curves, length_figure, lengths_caption
 from explorer.stories.shaw import views
 from explorer.weights.example import axis_labels
 
 params = current_params()
+pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table
 n, d_model, k = params.length, params.d_model, params.k
 rows, cols = axis_labels(params)
 view = views.encoding_view(params)
@@ -48,7 +50,7 @@ st.markdown(
 )
 
 st.subheader("The sinusoid, and why its similarity depends on j - i only")
-st.latex(formulas.SINUSOID)
+formulas.latex(formulas.SINUSOID)
 window_caption(params, "every heatmap (the encoding: its rows)")
 encoding = Panel(
     view.encoding,

@@ -20,11 +20,12 @@ from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment
 from explorer.frame.widgets import choice, head_picker
 from explorer.pair.card import pair_card
-from explorer.pair.controls import current_pair
+from explorer.pair.controls import current_pair, pair_schemes
 from explorer.stories.shaw import attention_figures, controls, text, views
 from explorer.stories.shaw.panels import heads_figure
 
 params = current_params()
+pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table
 pair = current_pair()
 n, heads = params.length, params.heads
 start, stop = params.window
@@ -33,7 +34,7 @@ st.title("Attention")
 weights_caption(params)
 st.markdown(text.ATTENTION_INTRO)
 for formula in (formulas.LOGIT, formulas.WEIGHT, formulas.OUTPUT):
-    st.latex(formula)
+    formulas.latex(formula)
 st.caption(text.mask_caption(params))
 window_caption(params)
 if params.windowed:

@@ -7,6 +7,7 @@ import streamlit as st
 from explorer.figures.draw import agreement_badge, chart, figure
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
+from explorer.frame.tex import latex
 from explorer.frame.widgets import choice, int_slider, md_escape, text_box
 from explorer.pair.card import pair_note
 from explorer.stories.basics import download, notes, text, views
@@ -29,7 +30,7 @@ weights = weights_of(params)
 st.title("Attention basics")
 st.caption(text.weights_caption(weights))
 st.markdown(text.INTRO)
-st.latex(text.BAHDANAU)
+latex(text.BAHDANAU)
 
 # ---- 1. the copy model's alignment ----------------------------------------------------------
 st.header(text.alignment_heading(weights))
@@ -55,10 +56,10 @@ st.header("2 · Additive against dot-product scores, on the same states")
 st.markdown(text.dot_product(copy))
 left, right = st.columns(2)
 with left:
-    st.latex(text.ADDITIVE)
+    latex(text.ADDITIVE)
     st.caption(text.additive_size(copy, weights))
 with right:
-    st.latex(text.DOT)
+    latex(text.DOT)
     st.caption(text.dot_size(copy, weights))
 for row in score_panels(copy):
     for column, (key, fig, shape) in zip(st.columns(2), row, strict=True):
@@ -71,7 +72,7 @@ st.info(md_escape(notes.reads_note(copy, weights)), icon=":material/lightbulb:")
 # ---- 3. the worked example -----------------------------------------------------------------
 st.header("3 · Query, key and value: the worked example")
 st.markdown(text.QUERY_KEY_VALUE)
-st.latex(text.ATTENTION)
+latex(text.ATTENTION)
 source = choice(
     "queries", list(views.EXAMPLE_SOURCES), "example_source",
     help="Self-attention: every position of one sequence queries all of them, Q = K.",

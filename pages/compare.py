@@ -36,7 +36,7 @@ settings = scheme_settings(params, compare_a=a, compare_b=b)
 for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):
     with column:
         st.markdown(f"**{letter}: {SCHEMES[name].title}**, adds to the logit")
-        st.latex(formulas.SCHEME_FORMULAS[name][1])
+        formulas.latex(formulas.SCHEME_FORMULAS[name][1])
         st.caption(md_escape(settings.config(name, params).text or "no settings"))
 
 missing = views.unavailable_schemes(params, settings)

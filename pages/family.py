@@ -34,9 +34,9 @@ scheme_class = SCHEMES[name]
 st.header(f"1 · {scheme_class.title}")
 st.caption(md_escape(scheme_class.paper))
 logit_latex, position_latex = formulas.SCHEME_FORMULAS[name]
-st.latex(logit_latex)
+formulas.latex(logit_latex)
 st.markdown("Its position term, drawn below:")
-st.latex(position_latex)
+formulas.latex(position_latex)
 if name == "alibi":
     st.caption(text.ALIBI_NOTE)
 st.caption(md_escape(f"Parameters: {scheme_class.parameters_text}."))
@@ -101,7 +101,7 @@ def profile_chart() -> None:
     pick = controls.profile_controls(heads, first.with_content, n)
     fig = panels.profile_chart(profiles, first, name, pick)
     picked = mark_picked_distance(fig)
-    st.latex(formulas.PROFILE)
+    formulas.latex(formulas.PROFILE)
     png = draw.png_config("family_profile")
     draw.plotly_chart(fig, key="chart_family_profile", width="stretch", config=png)
     caption = text.profile_caption(first, params, name, pick, schemes=len(profiles), picked=picked)

@@ -10,19 +10,20 @@ from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment
 from explorer.frame.widgets import choice, head_picker, shared_scale_picker
 from explorer.pair.card import pair_card
-from explorer.pair.controls import current_pair
+from explorer.pair.controls import current_pair, pair_schemes
 from explorer.stories.shaw import logits_figures, text
 from explorer.stories.shaw import logits_views as views
 from explorer.stories.shaw.logits_figures import METHODS, STEP_NAMES
 
 params = current_params()
+pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table
 heads = params.heads
 
 st.title("Relative logits")
 weights_caption(params)
 st.markdown(text.LOGITS_INTRO)
-st.latex(rf"{formulas.LOGIT} = {formulas.CONTENT_TERM} + {formulas.RELATIVE_TERM}")
-st.latex(formulas.A_K)
+formulas.latex(rf"{formulas.LOGIT} = {formulas.CONTENT_TERM} + {formulas.RELATIVE_TERM}")
+formulas.latex(formulas.A_K)
 window_caption(params)
 if params.windowed:
     st.caption(text.logits_window(params))

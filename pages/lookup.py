@@ -10,10 +10,11 @@ from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment
 from explorer.frame.widgets import choice, int_slider
 from explorer.pair.card import pair_card
-from explorer.pair.controls import current_pair
+from explorer.pair.controls import current_pair, pair_schemes
 from explorer.stories.shaw import lookup_figures, text, views
 
 params = current_params()
+pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table
 pair = current_pair()
 n, k, d = params.length, params.k, params.head_dim
 view = views.lookup_view(params)
@@ -21,8 +22,8 @@ view = views.lookup_view(params)
 st.title("Lookup table")
 weights_caption(params)
 st.markdown(text.lookup_intro(params))
-st.latex(formulas.CLIP)
-st.latex(rf"{formulas.A_K}, \qquad \text{{table row }} {formulas.INDEX}")
+formulas.latex(formulas.CLIP)
+formulas.latex(rf"{formulas.A_K}, \qquad \text{{table row }} {formulas.INDEX}")
 window_caption(params)
 
 distances = lookup_figures.distance_figure(params, view)

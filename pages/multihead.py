@@ -6,6 +6,7 @@ import streamlit as st
 from explorer.figures.draw import agreement_badge, figure, unread_warning
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
+from explorer.frame.tex import latex
 from explorer.frame.widgets import choice, md_escape, text_box
 from explorer.pair.card import pair_note
 from explorer.stories.multihead import download, figures, text
@@ -31,7 +32,7 @@ st.markdown(text.INTRO)
 
 # ---- 1. multi-head attention ---------------------------------------------------------------
 st.header("Multi-head attention, every step with its shape", divider="gray")
-st.latex(text.MULTIHEAD)
+latex(text.MULTIHEAD)
 st.caption(text.shape_caption(view, params, weights))
 with st.expander("Every step and its shape", expanded=False):
     st.markdown(text.steps_table(view))

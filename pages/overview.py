@@ -10,6 +10,7 @@ from explorer.figures.plots import heatmap, pair_customdata
 from explorer.frame import navigation
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.pair.controls import pair_schemes
 from explorer.stories.shaw import views
 from explorer.weights.example import axis_labels
 from explorer.weights.source import no_model_caption
@@ -19,6 +20,7 @@ CORNER = 12  # the index table is drawn for the first positions only: it is an i
 
 
 params = current_params()
+pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table
 
 st.title("Relative position attention, step by step")
 st.caption(
@@ -51,17 +53,17 @@ with left:
         "Two tables of $2k + 1$ vectors each, $w^K = (w^K_{-k}, \\dots, w^K_k)$ and $w^V$: "
         "distances beyond $\\pm k$ share the edge vector."
     )
-    st.latex(formulas.CLIP)
-    st.latex(formulas.A_K + r",\qquad " + formulas.A_V)
+    formulas.latex(formulas.CLIP)
+    formulas.latex(formulas.A_K + r",\qquad " + formulas.A_V)
     st.markdown(
         "The logit $e_{ij}$ is the content term plus the relative term; the output adds "
         "$a^V_{ij}$ to each value:"
     )
-    st.latex(formulas.LOGIT)
-    st.latex(formulas.WEIGHT)
-    st.latex(formulas.OUTPUT)
+    formulas.latex(formulas.LOGIT)
+    formulas.latex(formulas.WEIGHT)
+    formulas.latex(formulas.OUTPUT)
     st.markdown("Stored 0-based, pair $(i, j)$ reads table row")
-    st.latex(formulas.INDEX)
+    formulas.latex(formulas.INDEX)
     view = views.lookup_view(params)
     start = params.window[0]
     size = min(CORNER, view.index.shape[0])
@@ -101,7 +103,7 @@ with right:
         "$(n, n)$ for causal attention), then moves each row into place with a pad, a reshape "
         "and a slice: memory $O(n d)$."
     )
-    st.latex(formulas.SKEW)
+    formulas.latex(formulas.SKEW)
 st.caption(
     f"Current view: n = {params.length}, k = {params.k}, d_model = {params.d_model}, "
     f"heads = {params.heads} (head dim {params.head_dim}), seed = {params.seed}, "

@@ -31,8 +31,8 @@ n = params.length
 st.title("Transformer-XL shift")
 weights_caption(params, scheme="xl")
 st.markdown(text.INTRO)
-st.latex(formulas.XL_LOGIT)
-st.latex(formulas.XL_POSITION)
+formulas.latex(formulas.XL_LOGIT)
+formulas.latex(formulas.XL_POSITION)
 st.markdown(text.LIKE_THE_SKEW)
 
 
@@ -64,7 +64,7 @@ def story_panel(params: ViewParams) -> None:
     st.caption(following)
     places = locate(story, *cell) if cell else (None,) * len(STEPS)
     step = story.step(name)
-    st.latex(step.formula)
+    formulas.latex(step.formula)
     st.caption(STEP_TEXT[name])
     chart_key = f"chart_xl_{name}"
     left, right = st.columns([2, 1], gap="medium")

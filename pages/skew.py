@@ -12,7 +12,7 @@ from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import choice, head_picker, md_escape
-from explorer.pair.controls import current_pair, pick_cell, rerun_whole_page
+from explorer.pair.controls import current_pair, pair_schemes, pick_cell, rerun_whole_page
 from explorer.stories.shift import skew_text as text
 from explorer.stories.shift.controls import pick_from_chart, stepper
 from explorer.stories.shift.skew import E_R, STEP_TEXT, STEPS, skew_story
@@ -26,12 +26,13 @@ INSET_KEY = "chart_skew_inset"
 CONFIG = {"displaylogo": False}
 
 params = current_params()
+pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table
 
 st.title("Skew")
 weights_caption(params)
 st.markdown(text.intro(params.length, params.window, params.windowed))
-st.latex(formulas.SKEW)
-st.latex(E_R)
+formulas.latex(formulas.SKEW)
+formulas.latex(E_R)
 window_caption(params, "every step")
 if params.windowed:
     st.caption(text.window_note(params.length, params.window))
@@ -63,7 +64,7 @@ def story_panel(params: ViewParams) -> None:
     step = story.step(name)
     chart_key = f"chart_skew_{'masked' if masked else 'unmasked'}_{name}"
     title = f"{number}. {text.STEP_WORDS[number]}  {step.shape}"
-    st.latex(step.formula)
+    formulas.latex(step.formula)
     st.caption(STEP_TEXT[name])
     left, right = st.columns([2, 1], gap="medium")
     with left:
@@ -85,7 +86,7 @@ def story_panel(params: ViewParams) -> None:
         picked = text.picked_cell(story, i, j, params.k, labels)
         st.markdown(picked.heading)
         for line in picked.latex:
-            st.latex(line)
+            formulas.latex(line)
         if picked.caption:
             st.caption(picked.caption)
         if picked.info:

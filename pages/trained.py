@@ -7,7 +7,7 @@ from explorer.figures.draw import chart, figure
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, md_escape
-from explorer.pair.card import pair_note
+from explorer.pair.card import pair_note, pair_row_note
 from explorer.stories.generalization import plots, text, views
 from explorer.stories.generalization.controls import input_controls
 from explorer.weights.source import own_models_caption, weights_of
@@ -55,6 +55,7 @@ for column, name, table, cos in zip(
         fig = plots.cosine_figure(name, cos, tables.distances)
         chart(fig, f"trained_cos_{key}", shape=cos.shape)
 st.caption(text.tables_note(k, shift))
+pair_row_note("both tables and on both cosine similarities", k)
 
 st.subheader("Attention on an input")
 kind = choice("model", list(views.KIND_LABELS), "trained_model", format_func=views.KIND_LABELS.get)

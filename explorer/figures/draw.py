@@ -21,6 +21,7 @@ from explorer.figures.heatmaps import (
 )
 from explorer.figures.scales import Scale, make_scale, per_panel
 from explorer.figures.unread import unread_line
+from explorer.frame import tex
 from explorer.frame.failures import fragment
 from explorer.frame.offline_view import ShownFigure, record_figure
 from explorer.frame.params import DISPLAY_MAX, ViewParams
@@ -154,7 +155,7 @@ def figure(
     The PNG of the figure comes from its toolbar (camera button, saved as ``<key>.png``).
     """
     if latex:
-        st.latex(latex)
+        tex.latex(latex)
     options = chart_options(fig, f"chart_{key}")
     parts = [f"shape {shape_text(shape)}"] if shape is not None else []
     if caption:

@@ -2,11 +2,14 @@
 :mod:`explorer.figures.glossary` (n the sequence length, d the head dimension, k the clip
 distance, L only the Music Transformer's table length).
 
-Pages pass these to ``st.latex`` (or ``st.markdown("$...$")`` inline) so that one quantity has
+Pages draw these with :func:`latex` (``st.latex`` that a phone breaks only between a formula's
+parts, see :mod:`explorer.frame.tex`; ``st.markdown("$...$")`` inline) so that one quantity has
 one name and one formula on every page: x_i the input at position i, W^Q, W^K, W^V the
 projections, w^K and w^V Shaw et al.'s (2018) (2k+1)-row tables. The relative part of a logit is
 called the *relative term*; e_ij is the whole logit (eq. 4).
 """
+
+from explorer.frame.tex import latex as latex  # pages draw every display formula with it
 
 CLIP = r"\operatorname{clip}(x, k) = \max\bigl(-k, \min(k, x)\bigr)"
 INDEX = r"\operatorname{clip}(j - i, k) + k \;\in\; \{0, \dots, 2k\}"
@@ -41,7 +44,7 @@ MUSIC_POSITION = r"\frac{q_i\,E_{j-i}^\top}{\sqrt{d}}"
 XL_LOGIT = (
     r"A_{ij} = \tfrac{1}{\sqrt{d}}\Bigl(\underbrace{q_i^\top k_j}_{(a)}"
     r" + \underbrace{q_i^\top W_{k,R} R_{i-j}}_{(b)}"
-    r" + \underbrace{u^\top k_j}_{(c)}"
+    r" + \allowbreak \underbrace{u^\top k_j}_{(c)}"  # a narrow screen: (a) + (b) over (c) + (d)
     r" + \underbrace{v^\top W_{k,R} R_{i-j}}_{(d)}\Bigr)"
 )
 XL_POSITION = r"\frac{(q_i + v)^\top W_{k,R} R_{i-j}}{\sqrt{d}} \quad \text{(b) + (d)}"

@@ -157,7 +157,8 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
             "mask", MASK_KINDS, "mask", kind="radio", default=MASK_DEFAULT, horizontal=True,
             disabled=trained,
             help="The trained models are causal language models: each character sees only "
-            "itself and the characters before it." if trained else None,
+            "itself and the characters before it." if trained else "Random weights open "
+            "without a mask (the trained models are causal).",
         )  # fmt: skip
         pad = int_number(
             "pad (trailing padded keys)",

@@ -29,3 +29,14 @@ def is_phone() -> bool:
 def figure_width(width: int) -> int:
     """``width`` px on a wide screen, at most PHONE_WIDTH on a phone."""
     return min(width, PHONE_WIDTH) if is_phone() else width
+
+
+# A segmented control's button, measured in Chromium at 390 px: about 7 px per character of
+# its label plus 32 px of padding and border, never narrower than 40 px.
+BUTTON_PX_PER_CHAR, BUTTON_PAD_PX, BUTTON_MIN_PX = 7, 32, 40
+
+
+def buttons_fit(labels: list[str], room: int = PHONE_WIDTH) -> bool:
+    """Whether a row of buttons labelled ``labels`` fits ``room`` px on one line."""
+    widths = (max(BUTTON_MIN_PX, BUTTON_PX_PER_CHAR * len(s) + BUTTON_PAD_PX) for s in labels)
+    return sum(widths) <= room

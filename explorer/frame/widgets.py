@@ -36,6 +36,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from explorer.frame.allowed import BOOLEAN, Allowed, int_range, one_of, some_of, text_of_length
+from explorer.frame.screen import PHONE_WIDTH, buttons_fit, is_phone
 
 BIND = "query-params"
 _DEFAULTS_KEY = "_widget_defaults"  # key -> the default each widget was last drawn with
@@ -188,16 +189,25 @@ def choice(
     default: object = None,
     name: str | None = None,
     aliases: Mapping[str, object] | None = None,
+    room: int = PHONE_WIDTH,
     **kwargs,
 ):
     """A URL-bound segmented control, radio, select box or select slider over ``options``,
-    fitted first; ``default`` (else the first option) by default.
+    fitted first; ``default`` (else the first option) by default. On a phone a segmented
+    control whose buttons would not fit one row (``room`` px) is a select box: wrapped, its
+    buttons took two or three rows and read as separate controls.
 
     The URL holds the option as the control shows it (``format_func``); ``aliases`` are other
     spellings a URL may use (old links), read and rewritten. A deselected segmented control
     reads as the default, so the result is always an option.
     """
     default = options[0] if default is None else default
+    if (
+        kind == "segmented"
+        and is_phone()
+        and not buttons_fit(list(map(format_func, options)), room)
+    ):
+        kind = "select"  # the URL holds the same label either way: a link opens on both
     allowed = one_of(options, format_func, none_fits=kind == "segmented", aliases=aliases)
     bind = fit(key, allowed, default, name or label)
     common = {"key": key, "bind": bind, "format_func": format_func, **kwargs}

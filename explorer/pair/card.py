@@ -6,9 +6,11 @@ import numpy as np
 import streamlit as st
 
 from explorer.frame.params import ViewParams
+from explorer.frame.tex import latex
 from explorer.frame.widgets import md_escape
 from explorer.pair.controls import current_pair
 from explorer.pair.definition import Pair, PairFacts, pair_facts
+from explorer.pair.marks import diagonal_text
 from explorer.weights.example import axis_labels
 
 VECTOR_SHOWN = 4  # entries of a^K_ij written out
@@ -97,9 +99,14 @@ def pair_card(
                 "as the figures)"
             )
         )
+        st.caption(
+            md_escape(
+                f"On the heatmaps the pair's cell is outlined, and {diagonal_text(pair.distance)}."
+            )
+        )
         with_output = with_output and head is not None  # a weight belongs to a head
         for line in pair_lines(facts, params.head_dim, head is not None, with_output):
-            st.latex(line)
+            latex(line)
         if with_output:
             if facts.allowed:
                 st.caption(
@@ -112,6 +119,22 @@ def pair_card(
                         f"α = 0: {facts.why_hidden}, so this pair adds nothing to z_{pair.i}."
                     )
                 )
+
+
+def pair_row_note(where: str, k: int) -> None:
+    """One caption under tables whose rows are the distances clip(j - i, k) + k of a model's
+    own ``k``: which row the picked pair reads there. Nothing without a pick."""
+    pair = current_pair()
+    if pair is None:
+        return
+    own = Pair(pair.i, pair.j, k)
+    st.caption(
+        md_escape(
+            f"Picked pair (i, j) = ({pair.i}, {pair.j}), j - i = {pair.distance}: its row "
+            f"clip({pair.distance}, {k}) + {k} = {own.table_row} (distance {own.clipped}) is "
+            f"outlined on {where}."
+        )
+    )
 
 
 def span(positions: range) -> str:
@@ -138,7 +161,7 @@ def pair_note(
     text = f"Picked pair (i, j) = ({pair.i}, {pair.j}), j - i = {pair.distance}: "
     queries_are, keys_are = names
     if pair.i in queries and pair.j in keys:
-        text += f"its cell is outlined on {where}{detail}."
+        text += f"its cell is outlined on {where}{detail}; {diagonal_text(pair.distance)}."
     else:
         text += (
             f"its cell is not on {where}, whose {queries_are} are i = {span(queries)} and "

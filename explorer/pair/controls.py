@@ -18,11 +18,12 @@ from explorer.frame.controls import PARAMS_STATE_KEY
 from explorer.frame.params import DISPLAY_MAX, ViewParams
 from explorer.frame.widgets import fit
 from explorer.pair.definition import Pair, hidden_reason, window_for
-from explorer.pair.marks import clicked_pair, distance_shapes, pair_shapes
+from explorer.pair.marks import clicked_pair, diagonal_text, distance_shapes, pair_shapes
 
 PAIR_STATE_KEY = "_picked_pair"
 _PICKED_IN_CALLBACK = "_pair_picked"  # set by a click; cleared by the next full run
 _SCHEMES_DRAWN = "_pair_schemes_drawn"  # what the page draws, for the sidebar's caption
+_DIAGONAL_DRAWN = "_pair_diagonal_drawn"  # a chart of this run drew the pair's diagonal
 
 
 def positions_or_none(n: int) -> Allowed:
@@ -79,6 +80,7 @@ def pair_inputs(params: ViewParams) -> Pair | None:
     n = params.length
     st.session_state.pop(_PICKED_IN_CALLBACK, None)
     st.session_state.pop(_SCHEMES_DRAWN, None)  # a page that stopped early said nothing
+    st.session_state.pop(_DIAGONAL_DRAWN, None)
     with st.sidebar:
         st.markdown("**Picked pair (i, j)**")
         left, right, clear = st.columns([2, 2, 1], vertical_alignment="bottom")
@@ -109,20 +111,25 @@ def pair_inputs(params: ViewParams) -> Pair | None:
 
 
 def pair_schemes(*names: str) -> None:
-    """Say which position schemes the page draws (unsaid: Shaw's, as most pages), so that the
-    sidebar's pair caption, written after the page ran, says only what applies to them."""
+    """Say which position schemes the page draws at the sidebar's settings (unsaid: none, as
+    on Multi-head and masks, whose model has no position), so that the sidebar's pair caption,
+    written after the page ran, says only what applies to them: Shaw's table row clip(j - i,
+    k) + k only where ``"shaw"`` is said."""
     st.session_state[_SCHEMES_DRAWN] = names
 
 
 def pair_caption(pair: Pair, params: ViewParams) -> None:
     """One caption: the pair's distance, its row of Shaw's table where the page draws Shaw's
-    scheme, and whether the window shows the pair. Called after the page ran."""
-    schemes = st.session_state.pop(_SCHEMES_DRAWN, ("shaw",))
+    scheme, what the dotted diagonal on its charts is, and whether the window shows the pair.
+    Called after the page ran."""
+    schemes = st.session_state.pop(_SCHEMES_DRAWN, ())
     text = f"j - i = {pair.distance}"
     if "shaw" in schemes:
         whose = "table row" if set(schemes) == {"shaw"} else "Shaw's table row"
         text += f", {whose} clip({pair.distance}, {pair.k}) + {pair.k} = {pair.table_row}"
     text += "."
+    if st.session_state.pop(_DIAGONAL_DRAWN, False):
+        text += f" On the heatmaps, {diagonal_text(pair.distance)}."
     hidden = hidden_reason(params, params.causal, pair.i, pair.j)
     if hidden:  # a click on a blank cell picks it too, and learns why it is blank
         text += f" Its weight is 0: {hidden}."
@@ -167,6 +174,8 @@ def chart_options(fig: go.Figure, key: str) -> dict:
             if getattr(t, "meta", None)
         ]
         shapes = pair_shapes(traces, pair.marks())
+        if any(shape["name"] == "picked distance" for shape in shapes):
+            st.session_state[_DIAGONAL_DRAWN] = True  # the sidebar's caption says what it is
         if shapes:
             fig.update_layout(shapes=[*fig.layout.shapes, *shapes])
     if not any(t.name == "cells" for t in fig.data):

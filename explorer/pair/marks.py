@@ -6,7 +6,8 @@ selects points of a scatter, not cells of a heatmap, so a pair panel small enoug
 transparent marker per cell (:func:`click_cells`, which also carries the cell's hover text);
 a click returns the marker's (x, y) = (j, i). :func:`pair_shapes` outlines, on every panel
 whose axes name them, the pair's cell (i, j), the row or column of a symbol alone (the table
-row clip(j - i, k) + k of w^K, key j's row of a^K_i), and the diagonal j - i of the pair.
+row clip(j - i, k) + k of w^K, key j's row of a^K_i), and the diagonal j - i of the pair
+(dotted; the pages' pair notes say what it is: :func:`diagonal_text`).
 """
 
 from __future__ import annotations
@@ -27,10 +28,24 @@ SMALL_SIDE = 128  # a panel this long or longer marks a cell with a cross, not a
 
 
 def axes_meta(
-    row_symbol: str, col_symbol: str, rows: tuple[int, int], cols: tuple[int, int]
+    row_symbol: str,
+    col_symbol: str,
+    rows: tuple[int, int],
+    cols: tuple[int, int],
+    within: Mapping[str, tuple[int, int]] | None = None,
+    clip: int | None = None,
 ) -> dict:
-    """A trace's meta: what its axes index, and the first and last position along each."""
-    return {"axes": [row_symbol, col_symbol], "rows": list(rows), "cols": list(cols)}
+    """A trace's meta: what its axes index, and the first and last position along each;
+    ``within``: the positions of the sequence the trace belongs to (symbol -> first, last),
+    where a panel of one symbol (key j's row of K) shows a pair only if the whole pair lies;
+    ``clip``: the clip distance of a table whose rows are clip(j - i, clip) + clip (a trained
+    model's own, where it is not the sidebar's k)."""
+    meta: dict = {"axes": [row_symbol, col_symbol], "rows": list(rows), "cols": list(cols)}
+    if within:
+        meta["within"] = {symbol: list(span) for symbol, span in within.items()}
+    if clip is not None:
+        meta["clip"] = clip
+    return meta
 
 
 def axes_of(trace: Mapping) -> list[str] | None:
@@ -108,9 +123,16 @@ def pair_shapes(traces: Sequence[Mapping], marks: Mapping[str, int]) -> list[dic
         axes = axes_of(trace)
         if axes is None or "rows" not in meta:
             continue
+        within = meta.get("within", {})
+        if any(not lo <= marks.get(s, lo) <= hi for s, (lo, hi) in within.items()):
+            continue  # the pair is not in this trace's sequence: no row of it is outlined
+        own = marks
+        if "clip" in meta and "r" in marks:  # the row this table's own clip distance reads
+            c = meta["clip"]
+            own = {**marks, "row": max(-c, min(c, marks["r"])) + c}
         (r0, r1), (c0, c1) = meta["rows"], meta["cols"]
         refs = {"xref": trace.get("xaxis", "x"), "yref": trace.get("yaxis", "y")}
-        row, col = marks.get(axes[0]), marks.get(axes[1])
+        row, col = own.get(axes[0]), own.get(axes[1])
         if axes == PAIR_AXES and "r" in marks:
             shapes.extend(_diagonal(marks["r"], r0, r1, c0, c1, refs))
         row_in = row is not None and r0 <= row <= r1
@@ -131,6 +153,11 @@ def pair_shapes(traces: Sequence[Mapping], marks: Mapping[str, int]) -> list[dic
         elif col_in and row is None:
             shapes.extend(_outline(whole_col, refs))
     return shapes
+
+
+def diagonal_text(distance: int) -> str:
+    """What the dotted line through a picked pair's cell is, for a caption."""
+    return f"the dotted diagonal is j - i = {distance}, the cells at the pair's distance"
 
 
 def _outline(box: dict, refs: dict, width: float = 2) -> list[dict]:

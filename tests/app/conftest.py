@@ -14,9 +14,7 @@ from explorer.frame.navigation import PAGES as NAVIGATION
 ENTRY = Path(__file__).resolve().parent / "harness" / "entry.py"
 # The pages the shared page tests open; Length generalization, Speed & memory and Predict have their
 # own tests (their views do not follow the sidebar's n, k and mask).
-PAGES = tuple(
-    page.stem for page in NAVIGATION if page.stem not in ("trained", "speed", "predict")
-)
+PAGES = tuple(page.stem for page in NAVIGATION if page.stem not in ("trained", "speed", "predict"))
 
 
 def open_page(page: str = "overview", **query: str) -> AppTest:

@@ -13,6 +13,7 @@ import pytest
 
 import relpos_core as rc
 from explorer.frame.params import DISPLAY_MAX, ViewParams
+from explorer.frame.tex import plain
 from explorer.stories.shift.skew import skew_story
 from explorer.weights.example import example_inputs
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, chart_z, open_page
@@ -215,7 +216,7 @@ def test_one_download_names_the_view_and_holds_every_step() -> None:
 def test_the_picked_cell_names_the_table_vector_by_its_distance() -> None:
     at = open_page("skew", n="6", k="1", i="4", j="1")
     assert_clean(at)
-    formulas = " ".join(item.value for item in at.latex)
+    formulas = " ".join(plain(item.value) for item in at.latex)
     assert r"q_{4} \cdot w^K_{-1}" in formulas  # j - i = -3, clipped to -1: the edge vector
     assert any("is $w^K_{-1}$, stored as table row 0" in c.value for c in at.caption)
 
@@ -292,7 +293,7 @@ def test_the_skew_page_writes_n_and_d() -> None:
 
 
 def skew_latex(at) -> list[str]:
-    return [item.value for item in at.latex]
+    return [plain(item.value) for item in at.latex]
 
 
 def captions(at) -> list[str]:

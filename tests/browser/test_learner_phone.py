@@ -32,7 +32,8 @@ MEASURE = """() => {
   const shown = (el) => { const b = box(el); return b.width > 0 && b.height > 0; };
   const meets = (a, b) => a.left < b.right && a.right > b.left
     && a.top < b.bottom && a.bottom > b.top;
-  const facts = {crushed: [], toolbar: [], formulas: [], titles: [], buttons: [], cut: []};
+  const facts = {crushed: [], toolbar: [], formulas: [], titles: [], buttons: [], cut: [],
+    breaks: [], rows: [], badges: [], tables: []};
   for (const chart of main.querySelectorAll('[data-testid="stPlotlyChart"]')) {
     const svg = chart.querySelector('.main-svg');
     if (!svg) continue;
@@ -86,6 +87,35 @@ MEASURE = """() => {
       const tex = f.querySelector('annotation');
       facts.formulas.push(`${f.scrollWidth} > ${f.clientWidth}: ${tex ? tex.textContent : ''}`);
     }
+  }
+  // a wrapped formula's new line starts after a relation, a comma or an explicit \\allowbreak,
+  // never inside an expression (after a + or a -)
+  for (const html of main.querySelectorAll('.katex-display .katex-html')) {
+    const bases = [...html.children].filter((b) => b.classList.contains('base'));
+    for (let b = 1; b < bases.length; b++) {
+      if (box(bases[b]).left > box(bases[b - 1]).left + 1) continue;  // the same line
+      const ends = [...bases[b - 1].children].filter((c) => !c.classList.contains('strut')
+        && !(c.classList.contains('mspace') && !c.classList.contains('allowbreak')));
+      const last = ends[ends.length - 1];
+      if (!last || !['mrel', 'mpunct', 'allowbreak'].some((c) => last.classList.contains(c))) {
+        const tex = html.closest('.katex').querySelector('annotation');
+        facts.breaks.push(`after "${bases[b - 1].textContent.slice(-16)}": `
+          + (tex ? tex.textContent : ''));
+      }
+    }
+  }
+  // a check badge shows its whole text (its number), never an ellipsis
+  for (const b of main.querySelectorAll('.stMarkdownBadge'))
+    if (b.scrollWidth > b.clientWidth + 1) facts.badges.push(b.textContent);
+  // a table shows every column, none scrolled out of sight
+  for (const t of main.querySelectorAll('[data-testid="stMarkdownContainer"] table'))
+    if (t.scrollWidth > t.clientWidth + 1)
+      facts.tables.push(`${t.scrollWidth} > ${t.clientWidth}: ${t.rows[0].textContent}`);
+  // a segmented control's buttons on one row, read as one control
+  for (const g of main.querySelectorAll('[data-testid="stButtonGroup"]')) {
+    const tops = new Set([...g.querySelectorAll('[role="radiogroup"] button')].filter(shown)
+      .map((b) => Math.round(box(b).top)));
+    if (tops.size > 1) facts.rows.push(`${tops.size} rows: ${g.innerText.replace(/\\n/g, ' / ')}`);
   }
   for (const b of main.querySelectorAll('[data-testid="stButtonGroup"] button')) {
     const column = (b.closest('[data-testid="stColumn"]') || main).getBoundingClientRect();
@@ -178,14 +208,34 @@ def test_every_chart_is_drawn_whole(on_phone, on_desktop) -> None:
     assert failures(on_desktop, "cut") == {}
 
 
+def test_controls_keep_one_row(on_phone, on_desktop) -> None:
+    """Every segmented control's buttons lie on one row; on a phone a control whose buttons
+    would wrap is a select box (the Skew, Transformer-XL shift and Relative logits steppers)."""
+    assert failures(on_phone, "rows") == {}
+    assert failures(on_desktop, "rows") == {}
+
+
+def test_check_badges_show_their_numbers(on_phone) -> None:
+    """A badge comparing a figure with the definition wraps on a phone: its number shows."""
+    assert failures(on_phone, "badges") == {}
+
+
+def test_tables_show_every_column(on_phone) -> None:
+    """Every table fits a phone's width: no column is hidden in a scroll without a cue."""
+    assert failures(on_phone, "tables") == {}
+
+
 def test_toolbar_covers_no_title(on_phone) -> None:
     """Plotly's toolbar, always shown on a touch screen, lies over no title or label."""
     assert failures(on_phone, "toolbar") == {}
 
 
 def test_display_formulas_fit_a_phone(on_phone) -> None:
-    """Every display formula is as wide as its box or narrower at 390 px: none scrolls."""
+    """Every display formula is as wide as its box or narrower at 390 px: none scrolls, and one
+    that wraps breaks after a relation (=, ∈), between clauses or where its TeX allows it,
+    never inside an expression ("clip(j - i, k) +" over "k")."""
     assert failures(on_phone, "formulas") == {}
+    assert failures(on_phone, "breaks") == {}
 
 
 def test_axis_titles_inside_the_chart(on_phone) -> None:

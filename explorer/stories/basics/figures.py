@@ -35,13 +35,16 @@ def keys_of(example: ExampleView) -> list[str]:
     return [f"k{j}" for j in range(example.weights.shape[1])]
 
 
-def indexed(fig: go.Figure, row_symbol: str, col_symbol: str) -> go.Figure:
+def indexed(
+    fig: go.Figure, row_symbol: str, col_symbol: str, within: dict | None = None
+) -> go.Figure:
     """Say what the rows and columns of ``fig``'s heatmap index (``"i"``, ``"j"`` or another
-    symbol), so that the picked pair is outlined on it (:mod:`explorer.pair.marks`). A click on
-    these figures picks nothing: their positions are not the sidebar's n."""
+    symbol), so that the picked pair is outlined on it (:mod:`explorer.pair.marks`; ``within``:
+    the queries and keys of the example it belongs to). A click on these figures picks
+    nothing: their positions are not the sidebar's n."""
     trace = fig.data[0]
     rows, cols = len(trace.y), len(trace.x)
-    trace.meta = axes_meta(row_symbol, col_symbol, (0, rows - 1), (0, cols - 1))
+    trace.meta = axes_meta(row_symbol, col_symbol, (0, rows - 1), (0, cols - 1), within)
     return fig
 
 
@@ -119,25 +122,28 @@ def _matrix(
     title: str,
     axes: tuple[str, list[str], str, list[str]],
     symbols: tuple[str, str],
+    within: dict,
     scale: str = "diverging",
     zrange: tuple[float, float] | None = None,
 ) -> Panel:
     """One small matrix of the worked example, every cell written; ``axes``: the x title and
-    labels, then the y title and labels; ``symbols``: what its rows and columns index."""
+    labels, then the y title and labels; ``symbols``: what its rows and columns index;
+    ``within``: the example's queries and keys (a pair outside them marks no row of K)."""
     x_title, x_labels, y_title, y_labels = axes
     fig = heatmap(values, title=title, x_title=x_title, y_title=y_title, x_labels=x_labels,
                   y_labels=y_labels, scale=scale, zrange=zrange, cell_text=numbers(values),
                   height=250)  # fmt: skip
-    return key, indexed(fig, *symbols), values.shape
+    return key, indexed(fig, *symbols, within), values.shape
 
 
 def example_panels(example: ExampleView) -> list[list[Panel]]:
     """Q, K, V in one row; the logits, the weights and the output in the next."""
     queries, keys = queries_of(example), keys_of(example)
+    within = {"i": (0, len(queries) - 1), "j": (0, len(keys) - 1)}
     top = [  # a row of Q is query i's, a row of K or V key j's
         _matrix(f"example_{name.lower()}", values, name,
                 ("channel", [f"{c}" for c in range(values.shape[1])], "row", rows),
-                (symbol, "channel"))
+                (symbol, "channel"), within)
         for name, values, rows, symbol in (
             ("Q", example.q, queries, "i"), ("K", example.k, keys, "j"),
             ("V", example.v, keys, "j"),
@@ -146,10 +152,11 @@ def example_panels(example: ExampleView) -> list[list[Panel]]:
     channels = [f"{c}" for c in range(example.v.shape[1])]
     bottom = [
         _matrix("example_logits", example.logits, "logits Q Kᵀ / √d",
-                ("key j", keys, "query i", queries), ("i", "j")),
+                ("key j", keys, "query i", queries), ("i", "j"), within),
         _matrix("example_weights", example.weights, "weights α",
-                ("key j", keys, "query i", queries), ("i", "j"), "sequential", (0.0, 1.0)),
+                ("key j", keys, "query i", queries), ("i", "j"), within, "sequential",
+                (0.0, 1.0)),
         _matrix("example_output", example.output, "output α V",
-                ("channel", channels, "query i", queries), ("i", "channel")),
+                ("channel", channels, "query i", queries), ("i", "channel"), within),
     ]  # fmt: skip
     return [top, bottom]

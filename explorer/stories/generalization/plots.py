@@ -21,6 +21,7 @@ from explorer.figures.plots import heatmap
 from explorer.figures.scales import Scale, make_scale
 from explorer.figures.ticks import CHAR_EM, axis_ticks
 from explorer.frame.screen import figure_width
+from explorer.pair.marks import axes_meta
 
 MODEL_COLOURS = {"relative": "#1f77b4", "absolute": "#d62728"}
 OTHER_COLOUR = "#7f7f7f"
@@ -198,20 +199,31 @@ def prediction_figure(
     return go.Figure({"data": data, "layout": layout})
 
 
+def table_rows(fig: go.Figure, columns: str) -> go.Figure:
+    """Name ``fig``'s rows the table rows clip(j - i, k) + k of the model's own k, so that the
+    picked pair's row is outlined (:mod:`explorer.pair.marks`); ``columns``: what they index."""
+    trace = fig.data[0]
+    rows, cols = len(trace.y), len(trace.x)
+    k = (rows - 1) // 2
+    trace.meta = axes_meta("row", columns, (0, rows - 1), (0, cols - 1), clip=k)
+    return fig
+
+
 def table_figure(name: str, table: np.ndarray, layer: int, distances: Sequence[str]) -> go.Figure:
     """A distance table ``name`` (``w^K``, ``w^V``) of one layer: a row per distance."""
-    return heatmap(
+    fig = heatmap(
         table,
         title=f"{name}, layer {layer}",
         x_title="channel",
         y_title="distance j - i",
         y_labels=distances,
     )
+    return table_rows(fig, "channel")
 
 
 def cosine_figure(name: str, cos: np.ndarray, distances: Sequence[str]) -> go.Figure:
     """The cosine similarity between the vectors of every two distances of table ``name``."""
-    return heatmap(
+    fig = heatmap(
         cos,
         title=f"cosine similarity between distances of {name}",
         x_title="distance",
@@ -220,6 +232,7 @@ def cosine_figure(name: str, cos: np.ndarray, distances: Sequence[str]) -> go.Fi
         y_labels=distances,
         zrange=(-1.0, 1.0),
     )
+    return table_rows(fig, "other distance")  # the pair's row: its distance against every one
 
 
 def attention_grids(weights: np.ndarray, train_max_len: int) -> tuple[list[go.Figure], Scale]:

@@ -106,9 +106,15 @@ ALL_PADDING = "Every key is padding: all weights and outputs are zero (no key to
 
 
 def mask_caption(params: ViewParams) -> str:
-    """Which keys each query sees, and how a masked cell looks."""
+    """Which keys each query sees and how a masked cell looks; with no mask, that no cell is
+    blank, and why there is none where the default (trained) view was causal."""
+    if params.mask == "none":
+        return (
+            "No mask: every query sees every key, so no cell is blank (random weights open "
+            "without a mask; the trained models are causal: pick a mask in the sidebar). "
+            f"d = {params.head_dim}."
+        )
     mask_text = {
-        "none": "no mask: every query sees every key",
         "causal": "causal mask: query i sees keys j <= i",
         "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
         "causal-padding": f"causal mask and the last {params.n_pad} key(s) as padding",

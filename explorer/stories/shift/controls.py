@@ -9,8 +9,12 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from explorer.frame.controls import clicked_cell
+from explorer.frame.screen import PHONE_WIDTH
 from explorer.frame.widgets import choice, toggle
 from explorer.stories.shift.stepping import Stepped, result_cell_of
+
+# What a phone's row leaves the steps between ◀ and ▶ (each about 40 px and a 16 px gap).
+STEPS_ROOM = PHONE_WIDTH - 2 * (40 + 16)
 
 
 def shift_step(key: str, options: Sequence[object], delta: int) -> None:
@@ -27,12 +31,15 @@ def stepper(
     each cell's distance (``<prefix>_distance``). Returns the step picked and the toggle."""
     key = f"{prefix}_step"
     # One row that never wraps: on a phone a wrapping row put ◀, the steps and ▶ on a line
-    # each; here the steps take the width left between the arrows and wrap their own options.
+    # each; here the steps take the width left between the arrows, as a select box on a
+    # phone where their buttons would not fit it.
     with st.container(horizontal=True, wrap=False, vertical_alignment="bottom",
                       key=f"{prefix}_stepper"):  # fmt: skip
         st.button("◀", key=f"{prefix}_prev", on_click=shift_step, args=(key, options, -1),
                   help="previous step")  # fmt: skip
-        picked = choice("step", options, key, format_func=format_func, width="stretch")
+        picked = choice(
+            "step", options, key, format_func=format_func, width="stretch", room=STEPS_ROOM
+        )
         st.button("▶", key=f"{prefix}_next", on_click=shift_step, args=(key, options, 1),
                   help="next step")  # fmt: skip
     write = toggle(distance_label, f"{prefix}_distance", value=True)
