@@ -4,6 +4,7 @@ character at a time, and the bits it spends along a passage past its training le
 import numpy as np
 import streamlit as st
 
+from explorer.figures import formulas
 from explorer.figures.draw import chart
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
@@ -26,7 +27,7 @@ if view.unread:
     st.warning(md_escape(text.unread_line(view)), icon=":material/warning:")
 
 st.subheader("1 · The next character")
-st.latex(text.NEXT_FORMULA)
+formulas.latex(text.NEXT_FORMULA)
 st.caption(md_escape(text.source_line(params, view)))
 chart(
     figures.top_figure(view.top_chars, view.top_probs),
@@ -42,7 +43,7 @@ chart(fig, "predict_attention", shape=view.attention.shape, note=scale_caption)
 st.info(md_escape(text.attention_note(view)), icon=":material/lightbulb:")
 
 st.subheader("2 · Writing, one character at a time")
-st.latex(text.SAMPLE_FORMULA)
+formulas.latex(text.SAMPLE_FORMULA)
 c1, c2, c3, c4 = st.columns(4)
 with c1:
     count = int_slider("characters", 0, views.GENERATE_MAX, "predict_count", 40)
