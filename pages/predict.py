@@ -23,6 +23,7 @@ st.caption(md_escape(text.model_line(name, config)))
 source = views.text_of(params)
 view = views.next_view(name, source)
 context = config.context
+ceiling = float(np.log2(config.vocab))  # bits of a uniform guess: the colour scale's top
 if view.unread:
     st.warning(md_escape(text.unread_line(view)), icon=":material/warning:")
 
@@ -44,6 +45,7 @@ st.info(md_escape(text.attention_note(view)), icon=":material/lightbulb:")
 
 st.subheader("2 · Writing, one character at a time")
 formulas.latex(text.SAMPLE_FORMULA)
+st.caption(text.SAMPLE_WORDS)
 c1, c2, c3, c4 = st.columns(4)
 with c1:
     count = int_slider("characters", 0, views.GENERATE_MAX, "predict_count", 40)
@@ -60,7 +62,7 @@ gen = views.generate(name, source, count, temperature, top_k, seed)
 if gen.chars:
     st.markdown(text.written(gen))
     chart(
-        figures.bits_figure(gen.text, -np.log2(gen.probs), context=len(gen.chars) + 1),
+        figures.bits_figure(gen.text, -np.log2(gen.probs), len(gen.chars) + 1, ceiling),
         "predict_written",
         shape=gen.probs.shape,
         note=text.generation_caption(gen, temperature, top_k, seed),
@@ -76,11 +78,10 @@ length = choice(
 loss = views.loss_along(length)
 st.caption(md_escape(text.passage_line(loss, context)))
 chart(
-    figures.bits_figure(loss.text, loss.bits[name], context),
+    figures.bits_figure(loss.text, loss.bits[name], context, ceiling),
     "predict_bits",
     shape=loss.bits[name].shape,
-    note=f"{text.model_label(name)}: each character coloured by the bits the model spent on "
-    "it, given every character before it in the passage.",
+    note=text.bits_caption(text.model_label(name), context, ceiling, config.vocab),
 )
 names = {n: text.model_label(n) for n in text.MODEL_NAMES}
 chart(

@@ -118,4 +118,6 @@ def thinned_note(ticks: dict, count: int) -> str:
     if "tickfont" not in ticks or len(values) >= count:
         return ""
     step = int(values[1] - values[0]) if len(values) > 1 else count
-    return f" (every {step}{'nd' if step == 2 else 'th'} labelled)"
+    teens = step % 100 in (11, 12, 13)
+    suffix = "th" if teens else {1: "st", 2: "nd", 3: "rd"}.get(step % 10, "th")
+    return f" (every {step}{suffix} labelled)"

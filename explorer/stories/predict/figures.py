@@ -4,14 +4,14 @@ mean of those bits. Arrays in, a ``go.Figure`` out."""
 
 from __future__ import annotations
 
-import html
-
 import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
 
 from explorer.figures.lines import legend_band
 from explorer.figures.scales import make_scale
+from explorer.figures.ticks import axis_ticks, escape_label, thinned_note
+from explorer.frame.screen import figure_width
 from explorer.weights.trained import shown
 
 LINE = 64  # characters per line of the coloured passage: one line is the training length
@@ -20,7 +20,7 @@ COLOURS = pc.qualitative.D3
 
 def top_figure(chars: tuple[str, ...], probs: np.ndarray) -> go.Figure:
     """Horizontal bars, the most likely character on top, each labelled with its probability."""
-    labels = [f"'{html.escape(shown(c))}'" for c in chars]
+    labels = [f"'{escape_label(shown(c))}'" for c in chars]
     fig = go.Figure(
         go.Bar(
             x=np.asarray(probs, np.float32),
@@ -46,7 +46,8 @@ def attention_figure(weights: np.ndarray, labels: tuple[str, ...]) -> go.Figure:
     z = weights.reshape(layers * heads, n)
     scale = make_scale("weights", [z])
     rows = [f"layer {layer}, head {head}" for layer in range(layers) for head in range(heads)]
-    every = max(1, -(-n // 64))  # at most 64 character labels on the axis
+    width = figure_width(900)
+    ticks = axis_ticks(list(labels), n, 0, width - 200, vertical=False)  # less the row names
     fig = go.Figure(
         go.Heatmap(
             z=z.astype(np.float32),
@@ -55,33 +56,29 @@ def attention_figure(weights: np.ndarray, labels: tuple[str, ...]) -> go.Figure:
             zmin=scale.zmin,
             zmax=scale.zmax,
             colorscale=[list(s) for s in scale.stops],
-            customdata=np.broadcast_to(np.array([html.escape(c) for c in labels]), z.shape),
+            customdata=np.broadcast_to(np.array([escape_label(c) for c in labels]), z.shape),
             hovertemplate="%{y}, key %{x} '%{customdata}': weight %{z:.4f}<extra></extra>",
             colorbar=dict(title="α", thickness=12),
         )
     )
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(
-        tickmode="array",
-        tickvals=list(range(0, n, every)),
-        ticktext=[html.escape(labels[i]) for i in range(0, n, every)],
-        tickangle=0,
-        title="key: the text's characters" + (f" (every {every}th labelled)" if every > 1 else ""),
-        side="top",
+        **ticks, title="key j: the text's characters" + thinned_note(ticks, n), side="top"
     )
     fig.update_layout(height=80 + 22 * len(rows), margin=dict(l=10, r=10, t=60, b=10))
     return fig, scale.caption
 
 
-def bits_figure(text: str, bits: np.ndarray, context: int) -> go.Figure:
+def bits_figure(text: str, bits: np.ndarray, context: int, ceiling: float) -> go.Figure:
     """The passage as lines of LINE characters, each cell a character coloured by the bits the
-    model spent on it (Viridis, 0 to the largest); a line under the training length."""
+    model spent on it, from 0 to ``ceiling`` (Viridis; more takes the top colour); a red line
+    under the first ``context`` characters (one line is the training length)."""
     n = len(text)
     lines = -(-n // LINE)
     z = np.full((lines, LINE), np.nan, np.float32)
     z.flat[:n] = bits
     chars = np.full((lines, LINE), "", dtype=object)
-    chars.flat[:n] = [shown(c) for c in text]
+    chars.flat[:n] = [escape_label(shown(c)) for c in text]
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -92,8 +89,8 @@ def bits_figure(text: str, bits: np.ndarray, context: int) -> go.Figure:
             hovertemplate="character %{customdata} '%{text}': %{z:.2f} bits<extra></extra>",
             colorscale="Viridis",
             zmin=0.0,
-            zmax=float(np.nanmax(z)) if n else 1.0,
-            colorbar=dict(title="bits", thickness=12),
+            zmax=ceiling,
+            colorbar=dict(title="bits", thickness=12, len=1.0 if lines > 2 else 1.6),
             xgap=1,
             ygap=1,
         )
@@ -103,17 +100,12 @@ def bits_figure(text: str, bits: np.ndarray, context: int) -> go.Figure:
         tickmode="array",
         tickvals=list(range(lines)),
         ticktext=[f"{row * LINE}" for row in range(lines)],
-        title="first character of the line",
+        title="from character" if lines > 2 else None,
     )
     fig.update_xaxes(showticklabels=False)
     if context < n:
-        row = context / LINE - 0.5
-        fig.add_hline(y=row, line=dict(color="crimson", width=2))
-        fig.add_annotation(
-            x=LINE - 1, y=row, text=f"training length {context}: past here, unseen",
-            showarrow=False, yshift=-10, xanchor="right", font=dict(color="crimson", size=11),
-        )  # fmt: skip
-    fig.update_layout(height=60 + 22 * lines, margin=dict(l=10, r=10, t=10, b=10))
+        fig.add_hline(y=context / LINE - 0.5, line=dict(color="crimson", width=3))
+    fig.update_layout(height=max(120, 50 + 22 * lines), margin=dict(l=10, r=10, t=10, b=10))
     return fig
 
 
@@ -140,7 +132,7 @@ def running_mean_figure(curves: dict[str, np.ndarray], names: dict[str, str], co
             xanchor="left", xshift=4, font=dict(color="crimson"),
         )  # fmt: skip
     legend, bottom = legend_band(len(curves))
-    fig.update_xaxes(title="characters read (t)", type="log" if length > 256 else "linear")
+    fig.update_xaxes(title="characters read (t)")
     fig.update_yaxes(title="mean bits per character, 0..t")
     fig.update_layout(height=380 + bottom, legend=legend, margin=dict(l=10, r=10, t=30, b=bottom))
     return fig

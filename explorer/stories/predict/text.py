@@ -29,8 +29,12 @@ NEXT_FORMULA = (
     r"\qquad \text{bits}_t = -\log_2 p(x_{t+1} \mid x_0 \dots x_t)"
 )
 SAMPLE_FORMULA = (
-    r"x_{t+1} \sim \operatorname{softmax}\bigl(\ell_c / T\bigr)"
-    r"\ \text{ over the } k \text{ characters } c \text{ with the largest logits } \ell_c"
+    r"x_{t+1} \sim \operatorname{softmax}_{c\, \in\, \text{top-}k(\ell)}\bigl(\ell_c / T\bigr)"
+)
+SAMPLE_WORDS = (
+    "Each new character is drawn from the model's logits ℓ divided by the temperature T (below "
+    "1 sharpens the distribution, above 1 flattens it), over the k characters with the largest "
+    "logits only; the drawn character joins the text and the model reads it for the next."
 )
 
 
@@ -74,9 +78,21 @@ def unread_line(view: NextView) -> str:
 
 
 def written(gen: Generation) -> str:
-    """The text's end in grey, then what the model wrote, escaped."""
-    tail = gen.prompt[-60:]
-    return f":gray[{md_escape(tail)}]**{md_escape(gen.text)}**"
+    """The text's last characters in grey, then what the model wrote in bold, on one line
+    (whitespace made visible, as on the axes; markdown escaped)."""
+    tail = "".join(shown(c) for c in gen.prompt[-60:])
+    new = "".join(shown(c) for c in gen.text)
+    return f":gray[…{md_escape(tail)}]**{md_escape(new)}**"
+
+
+def bits_caption(label: str, context: int, ceiling: float, vocab: int) -> str:
+    return (
+        f"{label}: each character coloured by the bits the model spent on it, given every "
+        f"character before it in the passage. The red line closes the first {context} "
+        "characters, the training length: every line under it is further than any training "
+        f"window reached. Colours run from 0 to {ceiling:.2f} bits, what a uniform guess over "
+        f"the {vocab} ids costs; more takes the top colour."
+    )
 
 
 def passage_line(loss: LossAlong, context: int) -> str:
