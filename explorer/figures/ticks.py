@@ -50,8 +50,8 @@ def tick_step(count: int, length_px: float, label_px: float) -> int:
 def label_room(font_px: float, chars: int, *, vertical: bool, angle: int) -> float:
     """Pixels along its axis that one label needs: a line of type down a y axis (or across a
     slanted x label), the label's width across an upright x label, and a gap."""
-    if vertical or angle == -90:
-        return font_px + 2
+    if vertical or angle == -90:  # a text box is about 1.25 of its font tall (measured)
+        return math.ceil(1.25 * font_px) + 1
     if angle:
         return font_px * math.sqrt(2) + 2  # slanted 45 degrees: a line of type, at an angle
     return CHAR_EM * font_px * chars + 3

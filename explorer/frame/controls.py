@@ -182,10 +182,10 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
         )
         params = dataclasses.replace(params, win=window_start(params))
         st.session_state[_K_BEFORE_KEY] = params.k
+        # no table shape here: most pages draw no Shaw table (the Lookup page shows its own)
         st.caption(
             f"n = {params.length}{' (token count)' if has_text else ''} · "
-            f"head dim d = {params.d_model} / {params.heads} = {params.head_dim} · "
-            f"tables (2k+1, d) = ({2 * params.k + 1}, {params.head_dim})"
+            f"head dim d = {params.d_model} / {params.heads} = {params.head_dim}"
             + (f" · {params.n_pad} padded key(s)" if "padding" in params.mask else "")
         )
         if has_text and len(text.split()) > N_MAX:

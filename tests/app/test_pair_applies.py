@@ -70,3 +70,13 @@ def test_the_dotted_diagonal_is_named_where_it_is_drawn() -> None:
     at = open_page("speed", **PAIR)  # no heatmap of pairs: nothing to name
     assert_clean(at)
     assert "dotted" not in sidebar_text(at)
+
+
+def test_no_sidebar_writes_shaws_table_shape_for_a_page_without_it() -> None:
+    """The sidebar's summary gives n and the head width: a table (2k+1, d) belongs to Shaw's
+    pages, which draw it with its shape under it."""
+    for page in ("rel_shift", "family", "multihead", "predict"):
+        at = open_page(page, n="12")
+        assert_clean(at)
+        text = sidebar_text(at)
+        assert "head dim d =" in text and "tables (2k+1" not in text, (page, text)

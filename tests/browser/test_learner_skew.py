@@ -12,6 +12,7 @@ import numpy as np
 from playwright.sync_api import Page, expect
 
 from explorer.frame.params import ViewParams
+from explorer.frame.tex import plain
 from explorer.weights.example import example_inputs
 from tests.browser.charts import settled_box
 
@@ -30,8 +31,9 @@ def open_at(page: Page, url: str, wait, width: int = 1400, height: int = 1100) -
 
 
 def tex_sources(page: Page) -> list[str]:
-    """The TeX of every formula on the page, as KaTeX keeps it beside what it draws."""
-    return page.locator(".katex annotation").all_text_contents()
+    """The TeX of every formula on the page, as KaTeX keeps it beside what it draws, less the
+    groups the page adds to say where a line may break (``explorer.frame.tex.plain``)."""
+    return [plain(tex) for tex in page.locator(".katex annotation").all_text_contents()]
 
 
 def number_in(pattern: str, texts: list[str]) -> str:
