@@ -11,10 +11,11 @@ import plotly.graph_objects as go
 from explorer.figures.lines import legend_band
 from explorer.figures.scales import make_scale
 from explorer.figures.ticks import axis_ticks, escape_label, thinned_note
-from explorer.frame.screen import figure_width
+from explorer.frame.screen import figure_width, is_phone
 from explorer.weights.trained import shown
 
 LINE = 64  # characters per line of the coloured passage: one line is the training length
+PHONE_LINE = 32  # on a phone: cells of about 10 px, each wide enough for its character
 COLOURS = pc.qualitative.D3
 
 
@@ -70,22 +71,23 @@ def attention_figure(weights: np.ndarray, labels: tuple[str, ...]) -> go.Figure:
 
 
 def bits_figure(text: str, bits: np.ndarray, context: int, ceiling: float) -> go.Figure:
-    """The passage as lines of LINE characters, each cell a character coloured by the bits the
-    model spent on it, from 0 to ``ceiling`` (Viridis; more takes the top colour); a red line
-    under the first ``context`` characters (one line is the training length)."""
+    """The passage as lines of LINE characters (PHONE_LINE on a phone), each cell a character
+    coloured by the bits the model spent on it, from 0 to ``ceiling`` (Viridis; more takes the
+    top colour); a red line under the first ``context`` characters."""
     n = len(text)
-    lines = -(-n // LINE)
-    z = np.full((lines, LINE), np.nan, np.float32)
+    per_line, font = (PHONE_LINE, 8) if is_phone() else (LINE, 10)
+    lines = -(-n // per_line)
+    z = np.full((lines, per_line), np.nan, np.float32)
     z.flat[:n] = bits
-    chars = np.full((lines, LINE), "", dtype=object)
+    chars = np.full((lines, per_line), "", dtype=object)
     chars.flat[:n] = [escape_label(shown(c)) for c in text]
     fig = go.Figure(
         go.Heatmap(
             z=z,
             text=chars,
             texttemplate="%{text}",
-            textfont=dict(size=10),
-            customdata=np.arange(lines * LINE).reshape(lines, LINE),
+            textfont=dict(size=font),
+            customdata=np.arange(lines * per_line).reshape(lines, per_line),
             hovertemplate="character %{customdata} '%{text}': %{z:.2f} bits<extra></extra>",
             colorscale="Viridis",
             zmin=0.0,
@@ -99,12 +101,12 @@ def bits_figure(text: str, bits: np.ndarray, context: int, ceiling: float) -> go
         autorange="reversed",
         tickmode="array",
         tickvals=list(range(lines)),
-        ticktext=[f"{row * LINE}" for row in range(lines)],
+        ticktext=[f"{row * per_line}" for row in range(lines)],
         title="from character" if lines > 2 else None,
     )
     fig.update_xaxes(showticklabels=False)
     if context < n:
-        fig.add_hline(y=context / LINE - 0.5, line=dict(color="crimson", width=3))
+        fig.add_hline(y=context / per_line - 0.5, line=dict(color="crimson", width=3))
     fig.update_layout(height=max(120, 50 + 22 * lines), margin=dict(l=10, r=10, t=10, b=10))
     return fig
 
