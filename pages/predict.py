@@ -55,7 +55,7 @@ with c2:
         default=0.8,
     )  # fmt: skip
 with c3:
-    top_k = int_slider("top-k", 1, views.TOP_K_MAX, "predict_top_k", 10)
+    top_k = int_slider("top-k", 1, config.vocab - 1, "predict_top_k", 10)  # not the unknown id
 with c4:
     seed = int_number("seed", 0, 2**31 - 1, "predict_seed", 0)
 gen = views.generate(name, source, count, temperature, top_k, seed)

@@ -117,13 +117,13 @@ def block_mask(region: Region, b: int, h: int, n_q: int, n_k: int, device: torch
     from torch.nn.attention.flex_attention import create_block_mask
 
     allowed = region.allowed
-    bb = b if allowed is not None and allowed.stride(0) else 1  # stride 0: broadcast
-    hh = h if allowed is not None and allowed.stride(1) else 1
-    mod = region.mask_mod(device)
     if allowed is not None or torch.compiler.is_compiling():  # a compiled caller: in its graph
-        return create_block_mask(mod, bb, hh, n_q, n_k, device=device)
+        bb = b if allowed is not None and allowed.stride(0) else 1  # stride 0: broadcast
+        hh = h if allowed is not None and allowed.stride(1) else 1
+        return create_block_mask(region.mask_mod(device), bb, hh, n_q, n_k, device=device)
     key = (region.lo, region.hi, region.causal, region.offset, n_q, n_k, str(device))
-    if key not in _block_masks:  # one (n_q, n_k) bool pass, then kept
+    if key not in _block_masks:  # one (n_q, n_k) bool pass, then kept with its mask_mod
+        mod = region.mask_mod(device)
         _block_masks[key] = create_block_mask(mod, 1, 1, n_q, n_k, device=device)
         while len(_block_masks) > BLOCK_MASKS_KEPT:
             _block_masks.popitem(last=False)

@@ -40,9 +40,10 @@ def top_figure(chars: tuple[str, ...], probs: np.ndarray) -> go.Figure:
     return fig
 
 
-def attention_figure(weights: np.ndarray, labels: tuple[str, ...]) -> go.Figure:
+def attention_figure(weights: np.ndarray, labels: tuple[str, ...]) -> tuple[go.Figure, str]:
     """(layers, heads, n) weights of the last character: one row per (layer, head), one column
-    per character of the text, on the explorer's weights scale (log, from 1/(10 n))."""
+    per character of the text, on the explorer's weights scale (log, from 1/(10 n)); with the
+    scale's caption."""
     layers, heads, n = weights.shape
     z = weights.reshape(layers * heads, n)
     scale = make_scale("weights", [z])

@@ -32,7 +32,6 @@ PASSAGE_LENGTHS = (64, 128, 256, 512, 1024)  # 1x to 16x the training length
 TEXT_MAX = PASSAGE_LENGTHS[-1]  # characters the next-character view reads, at most
 GENERATE_MAX = 200  # characters one generation draws, at most
 TEMPERATURES = (0.2, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
-TOP_K_MAX = 103  # every character of the vocabulary (the unknown id is never drawn)
 
 
 def text_of(params: ViewParams) -> str:
