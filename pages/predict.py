@@ -39,6 +39,7 @@ chart(
 )
 st.info(md_escape(text.top_note(view)), icon=":material/lightbulb:")
 st.markdown("**The last character's attention, every layer and head**")
+formulas.latex(text.ATTENTION_FORMULA)
 fig, scale_caption = figures.attention_figure(view.attention, view.labels)
 chart(fig, "predict_attention", shape=view.attention.shape, note=scale_caption)
 st.info(md_escape(text.attention_note(view)), icon=":material/lightbulb:")
@@ -84,6 +85,7 @@ chart(
     note=text.bits_caption(text.model_label(name), context, ceiling, config.vocab),
 )
 names = {n: text.model_label(n) for n in text.MODEL_NAMES}
+formulas.latex(text.RUNNING_FORMULA)
 chart(
     figures.running_mean_figure({n: loss.running_mean(n) for n in names}, names, context),
     "predict_running",

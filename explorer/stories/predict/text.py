@@ -28,6 +28,12 @@ NEXT_FORMULA = (
     r"p(x_{t+1} = c \mid x_0 \dots x_t) = \operatorname{softmax}_c\bigl(W h_t + b\bigr),"
     r"\qquad \text{bits}_t = -\log_2 p(x_{t+1} \mid x_0 \dots x_t)"
 )
+ATTENTION_FORMULA = (
+    r"\alpha^{(\ell, h)}_{n-1,\,j} = \operatorname{softmax}_{j \le n-1}\bigl("
+    r"e^{(\ell, h)}_{n-1,\,j}\bigr),\quad e = \frac{q_{n-1} \cdot k_j}{\sqrt{d}}"
+    r" + \text{the layer's position term}"
+)
+RUNNING_FORMULA = r"\bar b_t = \frac{1}{t} \sum_{s=1}^{t} \text{bits}_s"
 SAMPLE_FORMULA = (
     r"x_{t+1} \sim \operatorname{softmax}_{c\, \in\, \text{top-}k(\ell)}\bigl(\ell_c / T\bigr)"
 )
