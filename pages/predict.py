@@ -1,18 +1,24 @@
 """Predict: a family model's next character and the attention behind it, text it writes one
 character at a time, and the bits it spends along a passage past its training length."""
 
+from functools import partial
+from pathlib import Path
+
 import numpy as np
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import chart
+from explorer.figures.draw import chart, plotly_chart, png_config
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, int_number, int_slider, md_escape
-from explorer.stories.predict import exports, figures, text, views
+from explorer.stories.predict import controls, exports, figures, text, views
 from explorer.weights.source import own_models_caption, weights_of
 
 params = current_params()  # the sidebar's text and n; its weights switch does not apply here
+opened = st.session_state.pop(controls.OPEN_KEY, None)
+if opened is not None:  # a map of the grid below was clicked, its page's controls were set
+    controls.open_page(Path(__file__).resolve().parent / opened[0], opened[1])
 
 st.title("Predict")
 st.caption(own_models_caption(weights_of(params), text.MODELS, text.UNTRAINED))
@@ -94,10 +100,31 @@ chart(
 )
 st.info(md_escape(text.loss_note(loss, context)), icon=":material/lightbulb:")
 
+st.subheader("4 · Every head at a glance")
+formulas.latex(text.GRID_FORMULA)
+heads = views.heads_view(name, source)
+grid = figures.heads_figure(heads.weights, heads.readings, heads.labels)
+st.caption(md_escape(text.grid_line(heads, config)))
+link = views.head_link(name, 0, 0)  # None: no page draws this model's heads further
+clicks = {} if link is None else {
+    "on_select": partial(controls.open_head, name, grid.clickable),
+    "selection_mode": "points",
+}  # fmt: skip
+plotly_chart(
+    grid.figure,
+    key=controls.GRID_CHART,
+    caption=grid.caption,
+    width="content",
+    config=png_config("predict_heads"),
+    **clicks,
+)
+st.caption(md_escape(text.grid_caption(grid.caption, name, link)))
+st.info(md_escape(text.grid_note(heads)), icon=":material/lightbulb:")
+
 download_view(
     "predict",
     params,
-    exports.arrays(view, gen, loss, name),
+    exports.arrays(view, gen, loss, heads, name),
     extra={
         "predict_model": name, "predict_count": count, "predict_temperature": temperature,
         "predict_top_k": top_k, "predict_seed": seed, "predict_length": length,

@@ -146,7 +146,7 @@ def panel_grid(
         if panel.title:
             annotations.append(
                 {
-                    "text": f"<b>{html.escape(panel.title, quote=False)}</b>",
+                    "text": f"<b>{html.escape(panel.title, quote=False)}</b>" + _subtitle(panel),
                     "xref": "paper",
                     "yref": "paper",
                     "x": max(0.0, x0),
@@ -173,6 +173,13 @@ def panel_grid(
         }
     )
     return go.Figure({"data": data, "layout": layout})
+
+
+def _subtitle(panel: Panel) -> str:
+    """A panel's second line, smaller than its title; '' without one."""
+    if not panel.subtitle:
+        return ""
+    return f"<br><span style='font-size:11px'>{html.escape(panel.subtitle, quote=False)}</span>"
 
 
 def _usable(width: int, columns: int, gap_x: int) -> float:

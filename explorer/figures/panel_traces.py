@@ -46,6 +46,7 @@ class Panel:
     x_symbol: str = "j"
     y_symbol: str = "i"
     cell_text: np.ndarray | None = None  # written into the cells when both sides <= CELL_TEXT_MAX
+    subtitle: str = ""  # a second, smaller line under the title (a reading of the panel)
 
 
 def png_source(z: np.ndarray, scale: Scale) -> str:

@@ -90,6 +90,15 @@ def set_from_code(key: str, value: object, default: object) -> None:
         write_url(key, None if value == default else str(value))
 
 
+def never_drawn(values: Mapping[str, object]) -> dict[str, str]:
+    """Of ``values`` (control key -> value), those of the controls this session has never
+    drawn, as URL strings. Streamlit writes a control's value into the address only once it
+    was drawn (see :func:`set_from_code`), so a page opened on values set in session state
+    carries these in its address and the controls write the rest."""
+    drawn = st.session_state.get(_DEFAULTS_KEY, {})
+    return {key: str(value) for key, value in values.items() if key not in drawn}
+
+
 def _bind_again(key: str) -> None:
     """A widget drawn unbound in its last run is bound again: its value is set once more, so
     that Streamlit writes into the URL a change the browser made while it was unbound."""

@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.figures.head_reading import read_head
+from explorer.figures.notes import head_short
+from explorer.stories.predict import views
 from explorer.weights.trained import held_out_passage, shown
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.train import bits_per_character, eval_span
 from tests.app.conftest import assert_clean, chart_spec, open_page
-from tests.app.panels import array_of, trace_z
+from tests.app.panels import array_of, trace_pixels, trace_z
 
 TEXT = "The example above shows that the function"
 
@@ -37,16 +40,10 @@ def test_the_top_ten_are_the_softmax_of_the_models_logits(name: str) -> None:
     assert list(bars["y"]) == want
 
 
-@pytest.mark.parametrize("name", ["rope", "nope", "shaw"])
-def test_the_last_characters_attention_is_each_layers_own(name: str) -> None:
-    """Row (layer, head) equals the last row of that layer's full causal attention, computed
-    by the layer's own scheme (or softmax(q k^T / sqrt(d)) without one) on every query."""
-    at = open_page("predict", text=TEXT, predict_model=name, predict_count="0")
-    assert_clean(at)
-    got = trace_z(chart_spec(at, "predict_attention")["data"][0])
-    m, vocabulary = model(name)
-    ids = vocabulary.encode(TEXT)[None]
-    rows = []
+def causal_attention(m, ids: torch.Tensor) -> np.ndarray:
+    """(layers, heads, n, n): every layer's full causal attention, computed by the layer's own
+    scheme (or softmax(q k^T / sqrt(d)) with the future masked, without one)."""
+    layers = []
     for block, (q, k, v) in zip(m.blocks, m.attention_inputs(ids), strict=True):
         scheme = block.attention.scheme
         if scheme is None:
@@ -56,9 +53,79 @@ def test_the_last_characters_attention_is_each_layers_own(name: str) -> None:
             weights = torch.softmax(logits, -1)
         else:
             weights = scheme(q, k, v, causal=True)[1]
-        rows.append(weights[0, :, -1])
-    np.testing.assert_allclose(got, torch.cat(rows).detach().numpy(), rtol=1e-4, atol=1e-6)
+        layers.append(weights[0])
+    return torch.stack(layers).detach().numpy()
+
+
+@pytest.mark.parametrize("name", ["rope", "nope", "shaw"])
+def test_the_last_characters_attention_is_each_layers_own(name: str) -> None:
+    """Row (layer, head) equals the last row of that layer's full causal attention."""
+    at = open_page("predict", text=TEXT, predict_model=name, predict_count="0")
+    assert_clean(at)
+    got = trace_z(chart_spec(at, "predict_attention")["data"][0])
+    m, vocabulary = model(name)
+    want = causal_attention(m, vocabulary.encode(TEXT)[None])[:, :, -1]
+    np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-4, atol=1e-6)
     assert np.allclose(got.sum(-1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["t5", "sinusoidal"])
+def test_every_heads_map_is_that_heads_attention_with_its_reading(name: str) -> None:
+    """Map (layer, head) of the grid holds that head's causal weights on the text (blank above
+    the diagonal), titled with its layer and head and the reading of those weights."""
+    at = open_page("predict", text=TEXT, predict_model=name, predict_count="0")
+    assert_clean(at)
+    spec = chart_spec(at, "predict_heads")
+    m, vocabulary = model(name)
+    want = causal_attention(m, vocabulary.encode(TEXT)[None])
+    layers, heads, n, _ = want.shape
+    maps = [t for t in spec["data"] if t["type"] == "heatmap"]
+    titles = [a["text"] for a in spec["layout"]["annotations"]]
+    assert len(maps) == len(titles) == layers * heads
+    for index, trace in enumerate(maps):
+        layer, head = divmod(index, heads)
+        got = trace_z(trace)
+        future = np.triu(np.ones((n, n), dtype=bool), 1)
+        assert np.isnan(got[future]).all()
+        np.testing.assert_allclose(got[~future], want[layer, head][~future], rtol=1e-4, atol=1e-6)
+        reading = head_short(read_head(np.where(future, np.nan, want[layer, head])))
+        assert titles[index].startswith(f"<b>layer {layer}, head {head}</b>")
+        assert reading in titles[index], (titles[index], reading)
+    note = next(i.value for i in at.info if "heads on these" in i.value).replace("\\", "")
+    assert f"Of {name}'s {layers * heads} heads on these {n} characters" in note
+
+
+def test_the_grid_reads_the_texts_first_256_characters_as_images() -> None:
+    """Past 128 characters each map is a PNG, and the grid reads the first GRID_MAX characters
+    of a longer text (the same rows as the whole text's, the models being causal)."""
+    at = open_page("predict", n="400", predict_model="alibi", predict_count="0")
+    assert_clean(at)
+    spec = chart_spec(at, "predict_heads")
+    images = [t for t in spec["data"] if t["type"] == "image"]
+    assert len(images) == 12
+    assert trace_pixels(images[0]).shape[:2] == (256, 256)
+    line = next(c.value for c in at.caption if "first 256 characters" in c.value)
+    assert "alibi" in line
+    clickable = [t for t in spec["data"] if t.get("name") == "map"]
+    assert len(clickable) == 12  # one marker as large as each map: a click opens it
+
+
+@pytest.mark.parametrize(
+    ("name", "page", "controls"),
+    [
+        ("shaw", "attention.py", {"weights": "trained", "layer": 2, "k": 8, "attention_head": 1}),
+        ("rope", "family.py", {"weights": "trained", "layer": 2, "scheme": "rope",
+                               "family_head": 1}),
+        ("nope", None, None),
+        ("sinusoidal", None, None),
+    ],
+)  # fmt: skip
+def test_a_map_opens_the_page_that_draws_that_head(name, page, controls) -> None:
+    link = views.head_link(name, 2, 1)
+    assert link == (None if page is None else (page, controls))
+    at = open_page("predict", text=TEXT, predict_model=name, predict_count="0")
+    caption = next(c.value for c in at.caption if "Under each map" in c.value)
+    assert ("Click a map" in caption) == (page is not None)
 
 
 @pytest.mark.parametrize("length", ["64", "256"])

@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.frame.downloads import Labelled
-from explorer.stories.predict.views import Generation, LossAlong, NextView
+from explorer.stories.predict.views import Generation, HeadsView, LossAlong, NextView
 from explorer.weights.trained import shown
 
 
-def arrays(view: NextView, gen: Generation, loss: LossAlong, name: str) -> dict[str, Labelled]:
+def arrays(
+    view: NextView, gen: Generation, loss: LossAlong, heads: HeadsView, name: str
+) -> dict[str, Labelled]:
     layers, heads, _ = view.attention.shape
     rows = [f"layer {layer} head {head}" for layer in range(layers) for head in range(heads)]
     return {
@@ -20,6 +22,11 @@ def arrays(view: NextView, gen: Generation, loss: LossAlong, name: str) -> dict[
         "last_attention": Labelled(
             view.attention.reshape(layers * heads, -1), "the last character's weights",
             rows=rows, cols=list(view.labels), corner="layer, head \\ key",
+        ),
+        "every_head": Labelled(
+            heads.weights, f"{name}'s weights on the text's first {len(heads.text)} characters "
+            "(empty: a key after its query)", rows=list(heads.labels), cols=list(heads.labels),
+            corner="query i \\ key j", split=("layer", "head"),
         ),
         "written": Labelled(
             gen.probs[:, None], "each drawn character's probability",

@@ -4,11 +4,16 @@ mean of those bits. Arrays in, a ``go.Figure`` out."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
 
+from explorer.figures.heatmaps import panel_grid, pooled_note
 from explorer.figures.lines import legend_band
+from explorer.figures.notes import head_short
+from explorer.figures.panel_traces import Panel
 from explorer.figures.scales import make_scale
 from explorer.figures.ticks import axis_ticks, escape_label, thinned_note
 from explorer.frame.screen import figure_width, is_phone
@@ -139,3 +144,69 @@ def running_mean_figure(curves: dict[str, np.ndarray], names: dict[str, str], co
     fig.update_yaxes(title="mean bits per character, 0..t")
     fig.update_layout(height=380 + bottom, legend=legend, margin=dict(l=10, r=10, t=30, b=bottom))
     return fig
+
+
+GRID_IMAGE_SIDE = 256  # a grid panel past IMAGE_SIDE travels as a PNG this many pixels a side
+
+
+@dataclass(frozen=True)
+class HeadsGrid:
+    """The every-head figure, its caption, and which (layer, head) a click on each of its
+    clickable traces opens (trace index -> (layer, head))."""
+
+    figure: go.Figure
+    caption: str
+    clickable: dict[int, tuple[int, int]]
+
+
+def heads_figure(weights: np.ndarray, readings, labels: tuple[str, ...]) -> HeadsGrid:
+    """(layers, heads, m, m) causal weights as small maps, a row per layer and a column per
+    head, on one weights scale, each titled with its layer and head and its reading
+    (``readings[layer][head]``, see ``head_reading``). Every map can be clicked: where the
+    figure has a marker per cell those markers say which map; an image map gets one
+    transparent marker as large as the map."""
+    layers, heads, m, _ = weights.shape
+    scale = make_scale("weights", [w for layer in weights for w in layer], n_keys=m)
+    panels = [
+        Panel(
+            weights[layer, head],
+            title=f"layer {layer}, head {head}",
+            subtitle=head_short(readings[layer][head]),
+            x_labels=labels,
+            y_labels=labels,
+        )
+        for layer in range(layers)
+        for head in range(heads)
+    ]
+    fig = panel_grid(panels, scale, columns=heads, image_side=GRID_IMAGE_SIDE)
+    layout = fig.layout
+    plot_w = layout.width - layout.margin.l - layout.margin.r
+    axis_of = {(t.xaxis or "x"): index for index, t in enumerate(fig.data) if index < len(panels)}
+    clickable = {}
+    for index, trace in enumerate(fig.data):  # the cell markers, one trace per map
+        if trace.name == "cells" and (trace.xaxis or "x") in axis_of:
+            clickable[index] = divmod(axis_of[trace.xaxis or "x"], heads)
+    mapped = set(clickable.values())
+    for t in range(len(panels)):
+        where = divmod(t, heads)
+        if where in mapped:
+            continue
+        suffix = "" if t == 0 else str(t + 1)
+        domain = layout[f"xaxis{suffix}"].domain
+        side = (domain[1] - domain[0]) * plot_w  # the map's width in pixels
+        clickable[len(fig.data)] = where
+        fig.add_trace(
+            go.Scatter(
+                x=[(m - 1) / 2],
+                y=[(m - 1) / 2],
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+                mode="markers",
+                marker=dict(size=side, symbol="square", color="rgba(0,0,0,0)"),
+                hovertemplate=f"layer {where[0]}, head {where[1]}: click to open<extra></extra>",
+                showlegend=False,
+                name="map",
+            )
+        )
+    caption = " ".join(c for c in (scale.caption, pooled_note(panels, GRID_IMAGE_SIDE)) if c)
+    return HeadsGrid(fig, caption, clickable)

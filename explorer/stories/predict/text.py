@@ -6,7 +6,7 @@ import numpy as np
 
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
-from explorer.stories.predict.views import TEXT_MAX, Generation, LossAlong, NextView
+from explorer.stories.predict.views import TEXT_MAX, Generation, HeadsView, LossAlong, NextView
 from explorer.weights.trained import shown
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe
@@ -163,4 +163,65 @@ def loss_note(loss: LossAlong, context: int, names: tuple[str, ...] = MODEL_NAME
         f"bits per character; {describe(best)}'s moves least, from {at[best][0]:.2f} to "
         f"{at[best][1]:.2f}. Each curve's last value is the length table's bits per character "
         f"for this one window of {loss.length}."
+    )
+
+
+GRID_FORMULA = (
+    r"\alpha^{(\ell, h)}_{ij} = \operatorname{softmax}_{j \le i}\bigl(e^{(\ell, h)}_{ij}\bigr),"
+    r"\qquad 0 \le j \le i < m"
+)
+
+
+def grid_line(heads: HeadsView, config) -> str:
+    """What the grid reads and draws."""
+    m = len(heads.text)
+    return (
+        f"{heads.name} on the text's first {m} characters: a row per layer, a column per head, "
+        f"each map one head's weights, query i down, key j across; keys after the query are "
+        f"blank (the models are causal, so these rows are the same whatever follows). "
+        f"{config.layers} x {config.heads} maps."
+    )
+
+
+def grid_caption(scale_caption: str, name: str, link: tuple[str, dict] | None) -> str:
+    """How to read a map's second line, and where a click on a map goes."""
+    reading = (
+        "Under each map, where that head's weight goes, read from the map itself: the distance "
+        "j - i or the fixed key j with the largest mean share of a row's weight (with, in "
+        "brackets, the share an even spread over the keys a row sees would give it), or, when "
+        "none stands out, how even the rows are (entropy as a share of log of the keys seen)."
+    )
+    if link is None:
+        where = (
+            f"{describe(name)} has no position term in its attention, so no other page draws "
+            "its heads: this grid is all of them."
+        )
+    elif link[0] == "attention.py":
+        where = (
+            "Click a map to open that layer and head on the Attention page (Shaw's model with "
+            "k = 8, trained weights), on the same characters."
+        )
+    else:
+        where = (
+            f"Click a map to open that layer and head of the {describe(name)} model on the "
+            "Position schemes page, which draws what the scheme adds to each logit (its "
+            "position term), on the same characters."
+        )
+    return f"{reading} {where} {scale_caption}"
+
+
+def grid_note(heads: HeadsView) -> str:
+    """How many heads follow the previous character, one other distance, one fixed key, or
+    none, from their readings."""
+    readings = [r for layer in heads.readings for r in layer]
+    standing = [r for r in readings if r.pattern in ("distance", "key", "leans")]
+    previous = sum(r.best.kind == "distance" and r.best.at == -1 for r in standing)
+    distance = sum(r.best.kind == "distance" and r.best.at != -1 for r in standing)
+    key = sum(r.best.kind == "key" for r in standing)
+    rest = len(readings) - len(standing)
+    return (
+        f"Of {heads.name}'s {len(readings)} heads on these {len(heads.text)} characters, "
+        f"{previous} put their largest share on the previous character (j - i = -1), "
+        f"{distance} on another distance, {key} on one fixed key, and {rest} on no one "
+        "distance or key."
     )

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from explorer.figures.head_reading import HeadReading, read_head
 from explorer.frame.budget import plan_scheme
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
 from explorer.weights.example import view_array
 from explorer.weights.trained import family_model, held_out_passage, shown
 from relpos_core.basics import scaled_dot_product_attention
+from relpos_core.schemes import SCHEME_NAMES
 from relpos_lab.family.corpus import UNKNOWN
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.train import eval_span
@@ -31,6 +33,7 @@ CONTEXT_MAX = 512  # a generated character reads at most this many characters be
 PASSAGE_LENGTHS = (64, 128, 256, 512, 1024)  # 1x to 16x the training length
 TEXT_MAX = PASSAGE_LENGTHS[-1]  # characters the next-character view reads, at most
 GENERATE_MAX = 200  # characters one generation draws, at most
+GRID_MAX = 256  # characters the every-head grid reads: the text's first ones
 TEMPERATURES = (0.2, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
 
 
@@ -76,20 +79,27 @@ def _plan(model, n_q: int, n_k: int, what: str) -> None:
         plan_scheme(what, scheme, min(n_q, 256), n_k, traces=1)  # the model's row blocks
 
 
-def last_attention(model, ids: torch.Tensor) -> torch.Tensor:
-    """(layers, heads, n): the weights of the last position over every key, per layer and head,
-    as each layer's attention computed them (its scheme, causal, query at position n - 1)."""
+def attention_rows(model, ids: torch.Tensor, first: int = 0) -> torch.Tensor:
+    """(layers, heads, n - first, n): the weights of queries ``first``..n-1 over every key, per
+    layer and head, as each layer's attention computed them (its scheme, causal; a key after
+    its query gets weight 0)."""
     n = ids.shape[1]
     rows = []
     for block, (q, k, v) in zip(model.blocks, model.attention_inputs(ids), strict=True):
         scheme = block.attention.scheme
-        last = q[:, :, -1:]  # (1, h, 1, d)
-        if scheme is None:  # plain causal attention: the last query sees every key
-            weights = scaled_dot_product_attention(last, k, v).weights
+        queries = q[:, :, first:]  # (1, h, n - first, d)
+        if scheme is None:  # plain causal attention
+            ahead = torch.arange(n)[None, :] > torch.arange(first, n)[:, None]
+            weights = scaled_dot_product_attention(queries, k, v, mask=ahead).weights
         else:
-            weights = scheme(last, k, v, causal=True, query_offset=n - 1)[1]
-        rows.append(weights[0, :, 0])  # (h, n)
+            weights = scheme(queries, k, v, causal=True, query_offset=first)[1]
+        rows.append(weights[0])  # (h, n - first, n)
     return torch.stack(rows)
+
+
+def last_attention(model, ids: torch.Tensor) -> torch.Tensor:
+    """(layers, heads, n): the weights of the last position over every key."""
+    return attention_rows(model, ids, ids.shape[1] - 1)[:, :, 0]
 
 
 @cached(8)
@@ -114,6 +124,53 @@ def next_view(name: str, text: str) -> NextView:
         bits=bits.numpy().astype(np.float32),
         unread=tuple(c for c, i in zip(text, ids[0].tolist(), strict=True) if i == UNKNOWN),
     )
+
+
+@dataclass(frozen=True)
+class HeadsView:
+    """Model ``name``'s attention in every layer and head on ``text`` (the page's text, its
+    first GRID_MAX characters), with where each head puts its weight."""
+
+    name: str
+    text: str
+    weights: np.ndarray  # (layers, heads, m, m): query i down, key j across; NaN for j > i
+    readings: tuple[tuple[HeadReading, ...], ...]  # [layer][head], from read_head
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(shown(c) for c in self.text)
+
+
+@cached(4)
+def heads_view(name: str, text: str) -> HeadsView:
+    """Every layer and head of model ``name`` on the first GRID_MAX characters of ``text``.
+    Under a causal mask those rows are the same whether or not the model reads further."""
+    if not text:
+        raise ValueError("text must hold at least 1 character, got ''")
+    text = text[:GRID_MAX]
+    model, vocabulary = family_model(name)
+    ids = vocabulary.encode(text)[None]
+    _plan(model, ids.shape[1], ids.shape[1], "every head")
+    with torch.no_grad():
+        weights = attention_rows(model, ids).numpy().astype(np.float32)
+    m = len(text)
+    weights[..., np.triu(np.ones((m, m), dtype=bool), 1)] = np.nan  # keys after the query
+    readings = tuple(tuple(read_head(head) for head in layer) for layer in weights)
+    return HeadsView(name, text, weights, readings)
+
+
+def head_link(name: str, layer: int, head: int) -> tuple[str, dict[str, object]] | None:
+    """The page that draws head ``head`` of ``layer`` of model ``name`` further, and the
+    controls that open it there (the sidebar's text and n stay as they are): the Attention
+    page for Shaw's model (k = 8), Position schemes for another scheme's model (its position
+    term, that head); None for the models with no position term in attention, which no other
+    page draws."""
+    view = {"weights": "trained", "layer": layer}
+    if name == "shaw":
+        return "attention.py", {**view, "k": 8, "attention_head": head}
+    if name in SCHEME_NAMES:
+        return "family.py", {**view, "scheme": name, "family_head": head}
+    return None
 
 
 @dataclass(frozen=True)
