@@ -10,7 +10,7 @@ from explorer.weights.trained import shown
 
 
 def arrays(
-    view: NextView, gen: Generation, loss: LossAlong, heads: HeadsView, name: str
+    view: NextView, gen: Generation, loss: LossAlong, grid: HeadsView, name: str
 ) -> dict[str, Labelled]:
     layers, heads, _ = view.attention.shape
     rows = [f"layer {layer} head {head}" for layer in range(layers) for head in range(heads)]
@@ -24,8 +24,8 @@ def arrays(
             rows=rows, cols=list(view.labels), corner="layer, head \\ key",
         ),
         "every_head": Labelled(
-            heads.weights, f"{name}'s weights on the text's first {len(heads.text)} characters "
-            "(empty: a key after its query)", rows=list(heads.labels), cols=list(heads.labels),
+            grid.weights, f"{name}'s weights on the text's first {len(grid.text)} characters "
+            "(empty: a key after its query)", rows=list(grid.labels), cols=list(grid.labels),
             corner="query i \\ key j", split=("layer", "head"),
         ),
         "written": Labelled(
