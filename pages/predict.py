@@ -66,14 +66,40 @@ with c3:
 with c4:
     seed = int_number("seed", 0, 2**31 - 1, "predict_seed", 0)
 gen = views.generate(name, source, count, temperature, top_k, seed)
+step = None  # the attention behind one written character, when there is one
 if gen.chars:
     st.markdown(text.written(gen))
+    written_box = st.container()  # drawn once the picked character is known
+    st.markdown("**The attention that wrote a character**")
+    with st.columns([1, 3])[0]:
+        t = int_number(
+            "written character t", 0, len(gen.chars) - 1, controls.CHARACTER_KEY, 0,
+            help="Or click a character above.",
+        )  # fmt: skip
+    with written_box:
+        written = figures.bits_figure(
+            gen.text, -np.log2(gen.probs), len(gen.chars) + 1, ceiling, clickable=True,
+            tops=gen.tops,
+        )  # fmt: skip
+        chart(
+            figures.mark_character(written, t),
+            "predict_written",
+            shape=gen.probs.shape,
+            note=text.generation_caption(gen, temperature, top_k, seed),
+            on_click=controls.pick_character,
+        )
+    step = views.writing_step(name, source, count, temperature, top_k, seed, t)
+    fig, scale_caption = figures.attention_figure(step.attention, step.labels)
+    if step.written:
+        fig.add_vrect(
+            x0=len(step.text) - step.written - 0.5, x1=len(step.text) - 0.5,
+            fillcolor="crimson", opacity=0.12, line_width=0,
+        )  # fmt: skip
     chart(
-        figures.bits_figure(gen.text, -np.log2(gen.probs), len(gen.chars) + 1, ceiling),
-        "predict_written",
-        shape=gen.probs.shape,
-        note=text.generation_caption(gen, temperature, top_k, seed),
-    )
+        fig, "predict_step", shape=step.attention.shape,
+        note=text.step_caption(step, gen, scale_caption),
+    )  # fmt: skip
+    st.info(md_escape(text.step_note(step)), icon=":material/lightbulb:")
 else:
     st.caption("No characters to write: move *characters* above 0.")
 
@@ -124,9 +150,10 @@ st.info(md_escape(text.grid_note(heads)), icon=":material/lightbulb:")
 download_view(
     "predict",
     params,
-    exports.arrays(view, gen, loss, heads, name),
+    exports.arrays(view, gen, step, loss, heads, name),
     extra={
         "predict_model": name, "predict_count": count, "predict_temperature": temperature,
         "predict_top_k": top_k, "predict_seed": seed, "predict_length": length,
+        **({} if step is None else {"predict_char": step.t}),
     },
 )  # fmt: skip

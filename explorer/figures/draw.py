@@ -7,7 +7,7 @@ download (explorer.frame.offline_view): pages call it, or :func:`chart` / :func:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -90,12 +90,19 @@ def chart(
     formula: str = "",
     shape: tuple[int, ...] | None = None,
     note: str = "",
+    on_click: Callable[[], None] | None = None,
 ) -> None:
     """The formula, then the figure (full width), then its shape and note under it, as
-    :func:`figure` does: a shape written above a figure reads as the one before it."""
+    :func:`figure` does: a shape written above a figure reads as the one before it.
+    ``on_click``: called when a point of the figure is clicked (its event is in session state
+    under ``chart_<key>``), instead of a click picking the sidebar's pair."""
     if formula:
         st.markdown(f"`{formula}`")
-    options = chart_options(fig, f"chart_{key}")
+    options = (
+        chart_options(fig, f"chart_{key}")
+        if on_click is None
+        else {"on_select": on_click, "selection_mode": "points"}
+    )
     shape_note = f"shape {shape_text(shape)}" if shape is not None else ""
     caption = " · ".join(p for p in (shape_note, note) if p)
     plotly_chart(

@@ -170,3 +170,44 @@ def test_unread_characters_are_flagged_and_random_weights_change_nothing() -> No
     at = open_page("predict", n="300", predict_count="0")
     source = next(c.value for c in at.caption if "reads" in c.value).replace("\\", "")
     assert "300 held-out characters" in source and held_out_passage()[290:300].strip()[:3]
+
+
+def test_the_attention_behind_a_written_character_is_the_forward_that_drew_it() -> None:
+    """Character t was drawn from the last position's logits on the text and the t characters
+    written before it; the step chart is that forward pass's last row, every layer and head,
+    and the written chart outlines character t."""
+    query = {"text": TEXT, "predict_model": "xl", "predict_count": "30", "predict_char": "12"}
+    at = open_page("predict", **query)
+    assert_clean(at)
+    written = chart_spec(at, "predict_written")
+    chars = views.generate("xl", TEXT, 30, 0.8, 10, 0).text  # the raw characters drawn
+    shown_chars = "".join(c for row in written["data"][0]["text"] for c in row)
+    assert shown_chars == "".join(shown(c) for c in chars)
+    m, vocabulary = model("xl")
+    read = TEXT + chars[:12]
+    got = trace_z(chart_spec(at, "predict_step")["data"][0])
+    want = causal_attention(m, vocabulary.encode(read)[None])[:, :, -1]
+    np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-4, atol=1e-6)
+    with torch.no_grad():
+        p = torch.softmax(m(vocabulary.encode(read)[None])[0, -1].double() / 0.8, -1)
+    assert chars[12] in {vocabulary.decode([int(i)]) for i in torch.topk(p, 10).indices}
+    (outline,) = [s for s in written["layout"]["shapes"] if s["type"] == "rect"]
+    assert (outline["x0"] + outline["x1"]) / 2 == 12 and (outline["y0"] + outline["y1"]) / 2 == 0
+    caption = next(c.value for c in at.caption if "Character 12 of the generation" in c.value)
+    assert f"last of the {len(read)} characters" in caption.replace("\\", "")
+
+
+def test_a_picked_character_past_a_shorter_generation_moves_into_it() -> None:
+    """A link past the generation is refused in words; a picked character the generation is
+    then cut short of moves to its last one."""
+    at = open_page("predict", text=TEXT, predict_count="20", predict_char="150")
+    assert_clean(at)
+    warning = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "URL parameter predict_char: must be" in warning and "'150'" in warning
+    assert any("Character 0 of the generation" in c.value for c in at.caption)
+    at = open_page("predict", text=TEXT, predict_count="40", predict_char="30")
+    at.slider(key="predict_count").set_value(20).run()
+    assert_clean(at)
+    moved = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "written character t 30 was" in moved and "moved to 19" in moved, moved
+    assert any("Character 19 of the generation" in c.value for c in at.caption)

@@ -1,5 +1,6 @@
-"""The Predict page's every-head grid in a real Chromium: a click on a map opens that layer and
-head on the page that draws it further, and the address it settles on holds them."""
+"""The Predict page's clicks in a real Chromium: a map of the every-head grid opens that layer
+and head on the page that draws it further (the address it settles on holds them), and a written
+character draws the attention that wrote it."""
 
 from __future__ import annotations
 
@@ -42,4 +43,20 @@ def test_a_click_on_a_map_opens_that_head(
     head = index % 4
     if path == "attention":
         expect(page.get_by_role("heading", name=f"Head {head}")).to_be_visible()
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def test_a_click_on_a_written_character_draws_the_attention_that_wrote_it(
+    app_server: str, page: Page, wait_for_app_run
+) -> None:
+    page.goto(f"{app_server}/predict?text=The%20example%20above%20shows&predict_model=xl")
+    wait_for_app_run(page)
+    target = page.locator(".st-key-chart_predict_written .nsewdrag").first
+    target.scroll_into_view_if_needed()
+    box = target.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] * 9.5 / 64, box["y"] + 5)  # character 9, line 0
+    expect(page).to_have_url(re.compile(r"predict_char=9\b"), timeout=TIMEOUT_MS)
+    wait_for_app_run(page)
+    expect(page.get_by_text("Character 9 of the generation")).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)

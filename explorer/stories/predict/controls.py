@@ -38,3 +38,20 @@ def open_page(page: Path, address: dict[str, str]) -> None:
         st.switch_page(page, query_params=address)
     except StreamlitAPIException:
         st.switch_page(page, query_params={})
+
+
+CHARACTER_KEY = "predict_char"  # the written character whose attention is drawn
+WRITTEN_CHART = "chart_predict_written"
+
+
+def pick_character() -> None:
+    """A click on a written character: draw the attention that wrote it."""
+    event = st.session_state.get(WRITTEN_CHART)
+    points = event["selection"]["points"] if event else []
+    for point in reversed(points):
+        data = point.get("customdata")
+        if isinstance(data, dict):  # a typed array arrives as {"0": t, "1": bits}
+            data = [data.get("0")]
+        if data and data[0] is not None:
+            st.session_state[CHARACTER_KEY] = int(data[0])
+            return

@@ -5,16 +5,35 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.frame.downloads import Labelled
-from explorer.stories.predict.views import Generation, HeadsView, LossAlong, NextView
+from explorer.stories.predict.views import Generation, HeadsView, LossAlong, NextView, WritingStep
 from explorer.weights.trained import shown
 
 
 def arrays(
-    view: NextView, gen: Generation, loss: LossAlong, grid: HeadsView, name: str
+    view: NextView,
+    gen: Generation,
+    step: WritingStep | None,
+    loss: LossAlong,
+    grid: HeadsView,
+    name: str,
 ) -> dict[str, Labelled]:
     layers, heads, _ = view.attention.shape
     rows = [f"layer {layer} head {head}" for layer in range(layers) for head in range(heads)]
+    written = (
+        {}
+        if step is None
+        else {
+            "written_attention": Labelled(
+                step.attention.reshape(layers * heads, -1),
+                f"the weights that wrote character {step.t} of the generation",
+                rows=rows,
+                cols=list(step.labels),
+                corner="layer, head \\ key",
+            ),
+        }
+    )
     return {
+        **written,
         "next_character": Labelled(
             view.top_probs[:, None], "p(next character)",
             rows=[shown(c) for c in view.top_chars], cols=["p"], corner="character",

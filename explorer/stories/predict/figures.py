@@ -76,10 +76,20 @@ def attention_figure(weights: np.ndarray, labels: tuple[str, ...]) -> tuple[go.F
     return fig, scale.caption
 
 
-def bits_figure(text: str, bits: np.ndarray, context: int, ceiling: float) -> go.Figure:
+def bits_figure(
+    text: str,
+    bits: np.ndarray,
+    context: int,
+    ceiling: float,
+    *,
+    clickable: bool = False,
+    tops: tuple[tuple[str, ...], ...] = (),
+) -> go.Figure:
     """The passage as lines of LINE characters (PHONE_LINE on a phone), each cell a character
     coloured by the bits the model spent on it, from 0 to ``ceiling`` (Viridis; more takes the
-    top colour); a red line under the first ``context`` characters."""
+    top colour); a red line under the first ``context`` characters. ``clickable``: a
+    transparent marker on each character (its customdata: [index, bits]), which a click
+    selects and which carries the hover, with ``tops[t]``, the characters most likely at t."""
     n = len(text)
     per_line, font = (PHONE_LINE, 8) if is_phone() else (LINE, 10)
     lines = -(-n // per_line)
@@ -87,6 +97,7 @@ def bits_figure(text: str, bits: np.ndarray, context: int, ceiling: float) -> go
     z.flat[:n] = bits
     chars = np.full((lines, per_line), "", dtype=object)
     chars.flat[:n] = [escape_label(shown(c)) for c in text]
+    hover = "character %{customdata} '%{text}': %{z:.2f} bits<extra></extra>"
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -94,7 +105,8 @@ def bits_figure(text: str, bits: np.ndarray, context: int, ceiling: float) -> go
             texttemplate="%{text}",
             textfont=dict(size=font),
             customdata=np.arange(lines * per_line).reshape(lines, per_line),
-            hovertemplate="character %{customdata} '%{text}': %{z:.2f} bits<extra></extra>",
+            hovertemplate=None if clickable else hover,  # clickable: the markers' hover
+            hoverinfo="skip" if clickable else None,
             colorscale="Viridis",
             zmin=0.0,
             zmax=ceiling,
@@ -103,6 +115,31 @@ def bits_figure(text: str, bits: np.ndarray, context: int, ceiling: float) -> go
             ygap=1,
         )
     )
+    if clickable:
+        index = np.arange(n)
+        likely = [
+            "; most likely there: " + " ".join(f"'{escape_label(shown(c))}'" for c in top)
+            if top
+            else ""
+            for top in (tops or [()] * n)
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=(index % per_line).tolist(),
+                y=(index // per_line).tolist(),
+                mode="markers",
+                marker=dict(size=14, symbol="square", color="rgba(0,0,0,0)"),
+                text=chars.flat[:n].tolist(),
+                customdata=[
+                    [int(t), float(b), top] for t, b, top in zip(index, bits, likely, strict=True)
+                ],
+                hovertemplate="character %{customdata[0]} '%{text}': %{customdata[1]:.2f} bits"
+                "%{customdata[2]}<br>click: the attention that wrote it<extra></extra>",
+                showlegend=False,
+                name="characters",
+            )
+        )
+        fig.update_layout(hoverdistance=-1)  # anywhere in a cell: its character, the nearest
     fig.update_yaxes(
         autorange="reversed",
         tickmode="array",
@@ -110,10 +147,21 @@ def bits_figure(text: str, bits: np.ndarray, context: int, ceiling: float) -> go
         ticktext=[f"{row * per_line}" for row in range(lines)],
         title="from character" if lines > 2 else None,
     )
-    fig.update_xaxes(showticklabels=False)
+    fig.update_xaxes(showticklabels=False, range=[-0.5, per_line - 0.5])
     if context < n:
         fig.add_hline(y=context / per_line - 0.5, line=dict(color="crimson", width=3))
     fig.update_layout(height=max(120, 50 + 22 * lines), margin=dict(l=10, r=10, t=10, b=10))
+    return fig
+
+
+def mark_character(fig: go.Figure, t: int) -> go.Figure:
+    """Outline character ``t`` of a :func:`bits_figure` (the one whose attention is drawn)."""
+    per_line = len(fig.data[0].z[0])
+    row, col = divmod(t, per_line)
+    fig.add_shape(
+        type="rect", x0=col - 0.5, x1=col + 0.5, y0=row - 0.5, y1=row + 0.5,
+        line=dict(color="crimson", width=3),
+    )  # fmt: skip
     return fig
 
 

@@ -6,7 +6,15 @@ import numpy as np
 
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
-from explorer.stories.predict.views import TEXT_MAX, Generation, HeadsView, LossAlong, NextView
+from explorer.stories.predict.views import (
+    CONTEXT_MAX,
+    TEXT_MAX,
+    Generation,
+    HeadsView,
+    LossAlong,
+    NextView,
+    WritingStep,
+)
 from explorer.weights.trained import shown
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe
@@ -141,7 +149,8 @@ def generation_caption(gen: Generation, temperature: float, top_k: int, seed: in
         f"{top_k}, seed {seed}: the same settings (and the link) draw the same characters. "
         "Each cell is a drawn character, coloured by the bits of its draw "
         "(-log2 of its probability in the cut distribution); hover for the 3 characters the "
-        "model found most likely there."
+        "model found most likely there, click for the attention that drew it (below, outlined "
+        "in red here)."
     )
 
 
@@ -224,4 +233,41 @@ def grid_note(heads: HeadsView) -> str:
         f"{previous} put their largest share on the previous character (j - i = -1), "
         f"{distance} on another distance, {key} on one fixed key, and {rest} on no one "
         "distance or key."
+    )
+
+
+def step_caption(step: WritingStep, gen: Generation, scale_caption: str) -> str:
+    """What the attention behind a written character shows."""
+    cut = f" (its last {CONTEXT_MAX}, as generation reads)" if len(step.text) == CONTEXT_MAX else ""
+    own = (
+        f"; shaded: the {step.written} character{'s' * (step.written != 1)} it had written before"
+        if step.written
+        else "; it had written nothing before it"
+    )
+    return (
+        f"Character {step.t} of the generation, {quoted(gen.chars[step.t])} (p = "
+        f"{float(gen.probs[step.t]):.1%} in the cut distribution), was drawn from the logits "
+        f"of the last of the {len(step.text)} characters the model read{cut}: these are that "
+        f"character's weights over them, every layer and head{own}. {scale_caption}"
+    )
+
+
+def step_note(step: WritingStep) -> str:
+    """Where the largest weight behind a written character went, and how much of the last
+    layer's weight went to what the model had written itself."""
+    layers, heads, n = step.attention.shape
+    layer, head, key = np.unravel_index(int(np.argmax(step.attention)), step.attention.shape)
+    back = n - 1 - int(key)
+    where = "itself" if back == 0 else f"{back} character{'s' if back > 1 else ''} back"
+    own = (
+        f" The last layer's heads put on average "
+        f"{float(step.attention[-1, :, n - step.written :].sum(-1).mean()):.0%} of their "
+        f"weight on the {step.written} character{'s' * (step.written != 1)} the model wrote."
+        if step.written
+        else ""
+    )
+    return (
+        f"The largest weight: layer {layer}, head {head} puts "
+        f"{float(step.attention[layer, head, key]):.0%} on key {key}, "
+        f"{quoted(step.text[key])}, {where} from the last character read.{own}"
     )

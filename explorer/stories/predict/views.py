@@ -220,6 +220,41 @@ def generate(
 
 
 @dataclass(frozen=True)
+class WritingStep:
+    """What model ``name`` read when it drew character ``t`` of a generation: the characters
+    before it (at most CONTEXT_MAX, the last ``written`` of them its own), and the attention of
+    the last of them, every layer and head."""
+
+    name: str
+    t: int
+    text: str  # the characters read
+    written: int  # how many of them, at the end, the model wrote itself
+    attention: np.ndarray  # (layers, heads, len(text))
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(shown(c) for c in self.text)
+
+
+@cached(8)
+def writing_step(
+    name: str, prompt: str, count: int, temperature: float, top_k: int, seed: int, t: int
+) -> WritingStep:
+    """The attention behind character ``t`` of ``generate(name, prompt, count, ...)``: the
+    last position's weights when the model read the prompt and the t characters it had drawn
+    before (the forward pass whose logits drew character t)."""
+    gen = generate(name, prompt, count, temperature, top_k, seed)
+    if not 0 <= t < len(gen.chars):
+        raise ValueError(f"t must be in [0, {len(gen.chars) - 1}], got {t}")
+    model, vocabulary = family_model(name)
+    ids = vocabulary.encode(prompt + gen.text[:t])[-CONTEXT_MAX:]
+    with torch.no_grad():
+        attention = last_attention(model, ids[None])
+    read = (prompt + gen.text[:t])[-CONTEXT_MAX:]  # one id per character
+    return WritingStep(name, t, read, min(t, len(read)), view_array(attention))
+
+
+@dataclass(frozen=True)
 class LossAlong:
     """Every scheme's model on the same held-out passage: the bits each spends on each
     character, scored as the length table scores one window of ``length`` characters."""
