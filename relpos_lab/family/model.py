@@ -142,6 +142,26 @@ class SchemeAttention(nn.Module):
         b, _, n, _ = z.shape
         return self.out(z.transpose(1, 2).reshape(b, n, -1))
 
+    def extend(
+        self, x: torch.Tensor, cache: tuple[torch.Tensor, torch.Tensor] | None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """Attention of m new positions x (b, m, d_model) that follow the p positions whose keys
+        and values ``cache`` holds (None: p = 0): the same rows ``forward`` gives them on the
+        whole sequence, as each new query sees every key up to its own position. Returns the
+        output (b, m, d_model) and the cache of all p + m positions."""
+        q, k, v = self.split(x)
+        if cache is not None:
+            k, v = torch.cat([cache[0], k], dim=2), torch.cat([cache[1], v], dim=2)
+        m, keys = q.shape[2], k.shape[2]
+        offset = keys - m  # the first new query's position
+        if self.scheme is None:
+            ahead = torch.arange(keys)[None, :] > torch.arange(offset, keys)[:, None]
+            z = F.scaled_dot_product_attention(q, k, v, attn_mask=~ahead)
+        else:
+            z = self.scheme(q, k, v, causal=True, query_offset=offset)[0]
+        b = z.shape[0]
+        return self.out(z.transpose(1, 2).reshape(b, m, -1)), (k, v)
+
 
 class Block(nn.Module):
     def __init__(self, config: ModelConfig, layer: int) -> None:
@@ -157,6 +177,12 @@ class Block(nn.Module):
         x = x + self.attention(self.norm_attention(x))
         return x + self.ffn(self.norm_ffn(x))
 
+    def extend(self, x: torch.Tensor, cache):
+        """``forward`` for new positions after the cached ones (see ``SchemeAttention.extend``)."""
+        attended, cache = self.attention.extend(self.norm_attention(x), cache)
+        x = x + attended
+        return x + self.ffn(self.norm_ffn(x)), cache
+
 
 class CharLM(nn.Module):
     """ids (b, n) -> next-character logits (b, n, vocab), causal, at any length n >= 1."""
@@ -169,8 +195,9 @@ class CharLM(nn.Module):
         self.norm = nn.LayerNorm(config.d_model)
         self.readout = nn.Linear(config.d_model, config.vocab)
 
-    def embed(self, ids: torch.Tensor) -> torch.Tensor:
-        """(b, n) long -> (b, n, d_model): scaled embeddings, plus the sinusoid if absolute."""
+    def embed(self, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """(b, n) long -> (b, n, d_model): scaled embeddings, plus the sinusoid if absolute
+        (of positions start..start+n-1)."""
         if ids.dim() != 2 or ids.dtype != torch.long:
             raise TypeError(f"ids must be a (b, n) long tensor, got {ids.dtype} {tuple(ids.shape)}")
         if ids.numel() and (ids.min() < 0 or ids.max() >= self.config.vocab):
@@ -180,7 +207,8 @@ class CharLM(nn.Module):
             )
         x = self.embedding(ids) * math.sqrt(self.config.d_model)
         if self.config.position == "sinusoidal":
-            x = x + sinusoidal_encoding(ids.shape[1], self.config.d_model, dtype=x.dtype)
+            n = start + ids.shape[1]
+            x = x + sinusoidal_encoding(n, self.config.d_model, dtype=x.dtype)[start:]
         return x
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
@@ -188,6 +216,20 @@ class CharLM(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.readout(self.norm(x))
+
+    @torch.no_grad()
+    def extend(self, ids: torch.Tensor, cache: list | None = None) -> tuple[torch.Tensor, list]:
+        """Next-character logits (b, m, vocab) of m new ids (b, m) that follow the positions
+        ``cache`` holds (from an earlier call; None: none), and the cache of them all: per
+        layer, its keys and values. Equal to the last m rows of ``forward`` on the whole
+        sequence, at O(n) per new position instead of O(n^2): what generation reads."""
+        start = 0 if cache is None else cache[0][0].shape[2]
+        x = self.embed(ids, start)
+        caches = []
+        for layer, block in enumerate(self.blocks):
+            x, kept = block.extend(x, None if cache is None else cache[layer])
+            caches.append(kept)
+        return self.readout(self.norm(x)), caches
 
     @torch.no_grad()
     def attention_inputs(self, ids: torch.Tensor) -> list[tuple[torch.Tensor, ...]]:

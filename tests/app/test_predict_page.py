@@ -211,3 +211,35 @@ def test_a_picked_character_past_a_shorter_generation_moves_into_it() -> None:
     moved = " ".join(c.value for c in at.caption).replace("\\", "")
     assert "written character t 30 was" in moved and "moved to 19" in moved, moved
     assert any("Character 19 of the generation" in c.value for c in at.caption)
+
+
+def naive_generation(name: str, prompt: str, count: int, temperature: float, top_k: int, seed: int):
+    """Each character drawn from a full forward pass over (the last 512 of) the text so far."""
+    m, vocabulary = model(name)
+    ids = vocabulary.encode(prompt)
+    generator = torch.Generator().manual_seed(seed)
+    chars, probs = [], []
+    for _ in range(count):
+        with torch.no_grad():
+            logits = m(ids[-views.CONTEXT_MAX :][None])[0, -1].double() / temperature
+        logits[0] = -math.inf  # the unknown id is never drawn
+        cut = torch.topk(logits, top_k)
+        p = torch.softmax(cut.values, -1)
+        pick = int(torch.multinomial(p, 1, generator=generator))
+        chars.append(vocabulary.decode([int(cut.indices[pick])]))
+        probs.append(float(p[pick]))
+        ids = torch.cat([ids, cut.indices[pick : pick + 1]])
+    return "".join(chars), np.asarray(probs)
+
+
+@pytest.mark.parametrize(
+    ("name", "prompt", "count"),
+    [("alibi", TEXT, 40), ("sinusoidal", held_out_passage()[:500], 24)],  # 500 + 24 > 512
+)
+def test_generation_reads_each_character_once_and_draws_what_a_full_pass_draws(
+    name: str, prompt: str, count: int
+) -> None:
+    gen = views.generate(name, prompt, count, 0.8, 10, 3)
+    text, probs = naive_generation(name, prompt, count, 0.8, 10, 3)
+    assert gen.text == text
+    np.testing.assert_allclose(gen.probs, probs, rtol=1e-4)

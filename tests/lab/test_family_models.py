@@ -243,6 +243,25 @@ def test_fresh_model_attention_is_its_definition(name):
     assert_attention_is_definition(build_model(config, seed=5), ids)
 
 
+@pytest.mark.parametrize(
+    "name", ["nope", "sinusoidal", "shaw", "music", "xl", "t5", "alibi", "rope"]
+)
+def test_extend_gives_the_rows_forward_gives_the_whole_sequence(name):
+    """Reading a text in pieces, each against the kept keys and values of the ones before
+    (a prompt, then one character at a time), gives the logits of reading it whole."""
+    model = build_model(ModelConfig(**{**tiny(name).to_dict(), "layers": 2}), seed=3).eval()
+    ids = corpus_vocabulary().encode("def f(x):\n    return x * 2  # and a longer tail")[None]
+    with torch.no_grad():
+        whole = model(ids)
+    logits, cache = model.extend(ids[:, :20])
+    rows = [logits]
+    for position in range(20, ids.shape[1]):
+        logits, cache = model.extend(ids[:, position : position + 1], cache)
+        rows.append(logits)
+    torch.testing.assert_close(torch.cat(rows, dim=1), whole, rtol=1e-5, atol=1e-5)
+    assert [k.shape[2] for k, _ in cache] == [ids.shape[1]] * 2
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_model_attention_is_its_definition(name):
     ids = corpus_vocabulary().encode(held_out_text()[:40])[None]

@@ -200,22 +200,33 @@ def generate(
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     model, vocabulary = family_model(name)
+    if count == 0:
+        return Generation(prompt, (), np.zeros(0, np.float32), ())
     ids = vocabulary.encode(prompt)
-    _plan(model, 1, min(CONTEXT_MAX, len(ids) + count), "generation")
+    window = min(CONTEXT_MAX, len(ids) + count)
+    _plan(model, window, window, "generation")
     generator = torch.Generator().manual_seed(seed)
     chars, probs, tops = [], [], []
-    with torch.no_grad():
-        for _ in range(count):
-            logits = model(ids[-CONTEXT_MAX:][None])[0, -1].double() / temperature
-            logits[UNKNOWN] = -math.inf
-            cut = torch.topk(logits, min(top_k, logits.numel() - 1))
-            p = torch.softmax(cut.values, -1)
-            pick = int(torch.multinomial(p, 1, generator=generator))
-            token = int(cut.indices[pick])
-            chars.append(_char(vocabulary, token))
-            probs.append(float(p[pick]))
-            tops.append(tuple(_char(vocabulary, int(t)) for t in cut.indices[:3]))
-            ids = torch.cat([ids, torch.tensor([token])])
+    # The model reads each drawn character once, against the keys and values it kept of the
+    # characters before (CharLM.extend); once the text outgrows CONTEXT_MAX the window slides
+    # and every position moves, so it reads the window anew.
+    logits, cache = model.extend(ids[-CONTEXT_MAX:][None])
+    for step in range(count):
+        last = logits[0, -1].double() / temperature
+        last[UNKNOWN] = -math.inf
+        cut = torch.topk(last, min(top_k, last.numel() - 1))
+        p = torch.softmax(cut.values, -1)
+        pick = int(torch.multinomial(p, 1, generator=generator))
+        token = int(cut.indices[pick])
+        chars.append(_char(vocabulary, token))
+        probs.append(float(p[pick]))
+        tops.append(tuple(_char(vocabulary, int(t)) for t in cut.indices[:3]))
+        ids = torch.cat([ids, torch.tensor([token])])
+        if step + 1 < count:
+            if len(ids) <= CONTEXT_MAX:
+                logits, cache = model.extend(ids[-1:][None], cache)
+            else:
+                logits, cache = model.extend(ids[-CONTEXT_MAX:][None])
     return Generation(prompt, tuple(chars), np.asarray(probs, np.float32), tuple(tops))
 
 
