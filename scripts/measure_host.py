@@ -89,6 +89,7 @@ MIB = 2**20
 CGROUP_MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 # the exception box of an uncaught error, and st.error (the app's own error message)
 ERROR_BOXES = '[data-testid="stException"], [data-testid="stAlertContentError"]'
+REFUSAL = '[data-testid="stAlertContentWarning"]'  # with "needs about": a view refused in words
 QUIET_MS = 300.0  # no websocket frame, request or chart draw for this long: idle
 SERVER_CHECK_S = 5.0  # how often a view that is still loading asks whether the server lives
 SAMPLE_S = 0.5
@@ -370,6 +371,8 @@ def open_view(tab: Tab, url: str, server: ServerWatch, timeout_s: float) -> dict
         row["error_boxes"] = boxes.count()
         row["error_texts"] = [text[:300] for text in boxes.all_inner_texts()]
         row["charts"] = tab.page.locator('[data-testid="stPlotlyChart"]').count()
+        refusals = tab.page.locator(REFUSAL, has_text="needs about")
+        row["refusals"] = [text[:300] for text in refusals.all_inner_texts()]
     except PlaywrightError as error:
         row.update(error_boxes=0, error_texts=[], charts=0, failure=row["failure"] or short(error))
     row["server_alive"] = server.alive()
@@ -384,6 +387,7 @@ def not_opened(view: str) -> dict:
         "failure": "not opened: the server is gone",
         "error_boxes": 0,
         "error_texts": [],
+        "refusals": [],
         "charts": 0,
         "server_alive": False,
         "seconds": 0.0,
@@ -514,12 +518,15 @@ def memory_totals(result: dict, views_per_session: int) -> dict:
     drawn = sum(row["drew"] for row in rows)
     total = result["sessions"] * views_per_session
     boxes = sum(row["error_boxes"] for row in rows)
+    refused = [row for row in rows if row.get("refusals")]
     alive = result["server_alive_end"] and all(row["server_alive"] for row in rows)
     failed = [row for row in rows if not row["drew"] or row["error_boxes"]]
     return {
         "drawn": drawn,
         "total": total,
         "error_boxes": boxes,
+        "refused": len(refused),
+        "first_refusal": refused[0] if refused else None,
         "server_alive": alive,
         "ok": drawn == total and not boxes and alive and not result["session_errors"],
         "first_failure": failed[0] if failed else None,
@@ -551,6 +558,7 @@ def memory_markdown(report: dict) -> str:
                 result["sessions"],
                 f"{t['drawn']} / {t['total']}",
                 t["error_boxes"],
+                t["refused"],
                 "yes" if t["server_alive"] else f"no (exit {result['server_exit_code']})",
                 mib(t["peak"]),
                 mib(t["end"]),
@@ -565,11 +573,18 @@ def memory_markdown(report: dict) -> str:
             notes.append(
                 f"- {sessions_label(result['sessions'])}: first failing view {row['url']}: {what}"
             )
+        if t["first_refusal"]:
+            row = t["first_refusal"]
+            notes.append(
+                f"- {sessions_label(result['sessions'])}: {t['refused']} views refused, the first "
+                f"{row['url']}: {row['refusals'][0][:200]}"
+            )
         notes += [f"- {sessions_label(result['sessions'])}: {e}" for e in result["session_errors"]]
     header = [
         "sessions",
         "views drawn / total",
         "error boxes",
+        "views refused in words",
         "server alive",
         "peak MiB (cgroup)",
         "end MiB",

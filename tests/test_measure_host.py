@@ -79,13 +79,16 @@ def test_a_process_over_the_limit_is_killed_and_counted() -> None:
     assert not path.exists()
 
 
-def view(url: str, drew: bool = True, boxes: int = 0, alive: bool = True) -> dict:
+def view(
+    url: str, drew: bool = True, boxes: int = 0, alive: bool = True, refusals: int = 0
+) -> dict:
     return {
         "url": url,
         "drew": drew,
         "failure": None if drew else "ServerGone: gone",
         "error_boxes": boxes,
         "error_texts": ["boom"] * boxes,
+        "refusals": ["window profile needs about 32.5 MiB"] * refusals,
         "charts": 1,
         "server_alive": alive,
         "seconds": 1.0,
@@ -121,8 +124,17 @@ def test_a_run_where_the_server_died_fails_and_says_where() -> None:
     totals = memory_totals(report["results"][0], views_per_session=2)
     assert (totals["drawn"], totals["total"], totals["ok"]) == (1, 2, False)
     text = memory_markdown(report)
-    assert "| 1 | 1 / 2 | 0 | no (exit -9) | 690 | 600 | 1 | 650 | 12.5 |" in text
+    assert "| 1 | 1 / 2 | 0 | 0 | no (exit -9) | 690 | 600 | 1 | 650 | 12.5 |" in text
     assert "first failing view /lookup: ServerGone: gone" in text
+
+
+def test_a_view_refused_in_words_is_counted_and_named() -> None:
+    report = memory_report([[view("/"), view("/family?n=1024", refusals=1)]], True)
+    totals = memory_totals(report["results"][0], views_per_session=2)
+    assert totals["refused"] == 1 and totals["ok"]  # drawn, in words: no dead server
+    text = memory_markdown(report)
+    assert "| 1 | 2 / 2 | 0 | 1 | yes |" in text
+    assert "1 views refused, the first /family?n=1024: window profile needs about" in text
 
 
 def test_an_error_box_fails_a_run_and_a_clean_run_passes() -> None:
