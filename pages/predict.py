@@ -71,6 +71,7 @@ if gen.chars:
     st.markdown(text.written(gen))
     written_box = st.container()  # drawn once the picked character is known
     st.markdown("**The attention that wrote a character**")
+    formulas.latex(text.WRITER_FORMULA)
     with st.columns([1, 3])[0]:
         t = int_number(
             "written character t", 0, len(gen.chars) - 1, controls.CHARACTER_KEY, 0,

@@ -41,6 +41,11 @@ ATTENTION_FORMULA = (
     r"e^{(\ell, h)}_{n-1,\,j}\bigr),\quad e = \frac{q_{n-1} \cdot k_j}{\sqrt{d}}"
     r" + \text{the layer's position term}"
 )
+WRITER_FORMULA = (
+    r"x_{t} \sim p(\cdot \mid \text{what it read}),\quad \alpha^{(\ell, h)}_{m-1,\,j} = "
+    r"\operatorname{softmax}_{j \le m-1}\bigl(e^{(\ell, h)}_{m-1,\,j}\bigr)"
+    r"\ \text{over the } m \text{ characters read}"
+)
 RUNNING_FORMULA = r"\bar b_t = \frac{1}{t} \sum_{s=1}^{t} \text{bits}_s"
 SAMPLE_FORMULA = (
     r"x_{t+1} \sim \operatorname{softmax}_{c\, \in\, \text{top-}k(\ell)}\bigl(\ell_c / T\bigr)"
