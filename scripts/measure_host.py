@@ -307,14 +307,18 @@ class Served:
 
 @contextlib.contextmanager
 def fresh_server(
-    kind: str, limit_mib: float | None = None, env: dict[str, str] | None = None
+    kind: str,
+    limit_mib: float | None = None,
+    env: dict[str, str] | None = None,
+    entry: str = "app.py",
 ) -> Iterator[Served]:
-    """A fresh server, inside a fresh memory cgroup when ``limit_mib`` is given."""
+    """A fresh server of ``entry``, inside a fresh memory cgroup when ``limit_mib`` is given."""
     log = server_log(kind)
     with contextlib.ExitStack() as stack:
         cgroup = stack.enter_context(memory_cgroup(limit_mib)) if limit_mib else None
         prefix = cgroup.prefix if cgroup else ()
-        base_url, process = stack.enter_context(served_app(log, env=env, command_prefix=prefix))
+        served = served_app(log, env=env, command_prefix=prefix, entry=entry)
+        base_url, process = stack.enter_context(served)
         yield Served(base_url, process, cgroup, log)
 
 
@@ -734,7 +738,7 @@ def coldstart_once(browser: Browser, args: argparse.Namespace) -> dict:
     if args.drop_caches:
         drop_page_cache()
     spawned = time.monotonic()
-    with fresh_server("coldstart", args.limit_mb) as served:
+    with fresh_server("coldstart", args.limit_mb, entry=args.entry) as served:
         base_url, cgroup = served.base_url, served.cgroup
         healthy_s = time.monotonic() - spawned
         with open_tab(browser) as tab:
@@ -763,8 +767,9 @@ def coldstart_markdown(report: dict) -> str:
     lines = [
         machine_line(report["machine"]),
         f"Cold starts: {len(runs)}, {where}{dropped}; "
-        "s from spawning `streamlit run app.py`; the landing page is opened in a fresh browser "
-        "context once the server is healthy. Median (min–max), then each start.",
+        f"s from spawning `streamlit run {s.get('entry', 'app.py')}`; the landing page is "
+        "opened in a fresh browser context once the server is healthy. Median (min–max), then "
+        "each start.",
         "",
     ]
     measures = [
@@ -881,6 +886,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
     coldstart = commands.add_parser("coldstart", help="spawn to healthy and to the page idle")
     coldstart.add_argument("--repeats", type=int, default=3)
+    coldstart.add_argument(
+        "--entry",
+        default="app.py",
+        help="main script, from the repository root (deploy/streamlit_app.py: Cloud's)",
+    )
     coldstart.add_argument("--limit-mb", type=float, help="also run in a memory cgroup, MiB")
     coldstart.add_argument(
         "--drop-caches", action="store_true", help="drop the page cache before each start (root)"
