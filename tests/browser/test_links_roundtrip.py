@@ -57,7 +57,7 @@ LINKS: dict[str, list[tuple[str, str]]] = {
                 ("compare_b", "Transformer-XL"), ("compare_head", "1"), ("rope_base", "1000")],
     "predict": [("weights", "random"), ("n", "40"), ("predict_model", "rope"),
                 ("predict_count", "12"), ("predict_temperature", "1.2"), ("predict_top_k", "5"),
-                ("predict_seed", "3"), ("predict_length", "128")],
+                ("predict_seed", "3"), ("predict_length", "128"), ("predict_char", "5")],
 }  # fmt: skip
 
 
