@@ -311,12 +311,16 @@ def fresh_server(
     limit_mib: float | None = None,
     env: dict[str, str] | None = None,
     entry: str = "app.py",
+    cores: set[int] | None = None,
 ) -> Iterator[Served]:
-    """A fresh server of ``entry``, inside a fresh memory cgroup when ``limit_mib`` is given."""
+    """A fresh server of ``entry``, inside a fresh memory cgroup when ``limit_mib`` is given,
+    on ``cores`` only when given."""
     log = server_log(kind)
     with contextlib.ExitStack() as stack:
         cgroup = stack.enter_context(memory_cgroup(limit_mib)) if limit_mib else None
         prefix = cgroup.prefix if cgroup else ()
+        if cores:
+            prefix = (*prefix, "taskset", "-c", ",".join(map(str, sorted(cores))))
         served = served_app(log, env=env, command_prefix=prefix, entry=entry)
         base_url, process = stack.enter_context(served)
         yield Served(base_url, process, cgroup, log)
@@ -738,7 +742,8 @@ def coldstart_once(browser: Browser, args: argparse.Namespace) -> dict:
     if args.drop_caches:
         drop_page_cache()
     spawned = time.monotonic()
-    with fresh_server("coldstart", args.limit_mb, entry=args.entry) as served:
+    server_cores = {0} if args.split_cores else None
+    with fresh_server("coldstart", args.limit_mb, entry=args.entry, cores=server_cores) as served:
         base_url, cgroup = served.base_url, served.cgroup
         healthy_s = time.monotonic() - spawned
         with open_tab(browser) as tab:
@@ -764,9 +769,10 @@ def coldstart_markdown(report: dict) -> str:
     runs = report["results"]
     where = f"in a {s['limit_mb']:g} MiB memory cgroup" if s["limit_mb"] else "without a limit"
     dropped = ", page cache dropped before each" if s["drop_caches"] else ""
+    split = "; the server on core 0, the browser on the others" if s.get("split_cores") else ""
     lines = [
         machine_line(report["machine"]),
-        f"Cold starts: {len(runs)}, {where}{dropped}; "
+        f"Cold starts: {len(runs)}, {where}{dropped}{split}; "
         f"s from spawning `streamlit run {s.get('entry', 'app.py')}`; the landing page is "
         "opened in a fresh browser context once the server is healthy. Median (min–max), then "
         "each start.",
@@ -800,6 +806,8 @@ def coldstart_markdown(report: dict) -> str:
 
 def coldstart_command(args: argparse.Namespace) -> int:
     report: dict = {"machine": machine(), "settings": vars(args), "results": []}
+    if args.split_cores:  # the browser (launched from here) on every core but the server's 0
+        os.sched_setaffinity(0, set(range(1, os.cpu_count() or 2)))
     with sync_playwright() as pw:
         browser = launch(pw)
         for repeat in range(args.repeats):
@@ -890,6 +898,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--entry",
         default="app.py",
         help="main script, from the repository root (deploy/streamlit_app.py: Cloud's)",
+    )
+    coldstart.add_argument(
+        "--split-cores",
+        action="store_true",
+        help="the server on core 0, the browser on the others, as when a visitor's browser "
+        "runs on their own machine",
     )
     coldstart.add_argument("--limit-mb", type=float, help="also run in a memory cgroup, MiB")
     coldstart.add_argument(

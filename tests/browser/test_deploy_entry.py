@@ -5,7 +5,6 @@ the first request to a fresh server all work as under ``streamlit run app.py``."
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,17 +83,3 @@ def test_deep_link_as_the_first_request_runs_through_the_app(
     expect(page.get_by_role("slider", name="k (clip distance)")).to_have_value("3")
     expect_clean_page_with_a_chart(page)
     expect(sidebar_links(page)).to_have_count(len(PAGES), timeout=TIMEOUT_MS)
-
-
-def test_the_server_loads_torch_before_the_first_visitor(tmp_path: Path) -> None:
-    """The entry's lifespan imports what the first run needs when the server starts: torch's
-    library is mapped into the server process with no page ever requested (only the health
-    check that says the server is up)."""
-    with served_app(
-        tmp_path / "streamlit.log", entry=DEPLOY_ENTRY, env={"PYTHONSAFEPATH": "1"}
-    ) as (_, process):
-        maps = Path(f"/proc/{process.pid}/maps")
-        deadline = time.monotonic() + 60
-        while "libtorch" not in maps.read_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert "libtorch" in maps.read_text(), "torch was not imported before any visitor"
