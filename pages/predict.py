@@ -1,7 +1,6 @@
 """Predict: a family model's next character and the attention behind it, text it writes one
 character at a time, and the bits it spends along a passage past its training length."""
 
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -78,24 +77,15 @@ if gen.chars:
             help="Or click a character above.",
         )  # fmt: skip
     with written_box:
-        written = figures.bits_figure(
-            gen.text, -np.log2(gen.probs), len(gen.chars) + 1, ceiling, clickable=True,
-            tops=gen.tops,
-        )  # fmt: skip
         chart(
-            figures.mark_character(written, t),
+            figures.written_figure(gen, t, ceiling),
             "predict_written",
             shape=gen.probs.shape,
             note=text.generation_caption(gen, temperature, top_k, seed),
             on_click=controls.pick_character,
         )
     step = views.writing_step(name, source, count, temperature, top_k, seed, t)
-    fig, scale_caption = figures.attention_figure(step.attention, step.labels)
-    if step.written:
-        fig.add_vrect(
-            x0=len(step.text) - step.written - 0.5, x1=len(step.text) - 0.5,
-            fillcolor="crimson", opacity=0.12, line_width=0,
-        )  # fmt: skip
+    fig, scale_caption = figures.step_figure(step)
     chart(
         fig, "predict_step", shape=step.attention.shape,
         note=text.step_caption(step, gen, scale_caption),
@@ -133,17 +123,13 @@ heads = views.heads_view(name, source)
 grid = figures.heads_figure(heads.weights, heads.readings, heads.labels)
 st.caption(md_escape(text.grid_line(heads, config)))
 link = views.head_link(name, 0, 0)  # None: no page draws this model's heads further
-clicks = {} if link is None else {
-    "on_select": partial(controls.open_head, name, grid.clickable),
-    "selection_mode": "points",
-}  # fmt: skip
 plotly_chart(
     grid.figure,
     key=controls.GRID_CHART,
     caption=grid.caption,
     width="content",
     config=png_config("predict_heads"),
-    **clicks,
+    **({} if link is None else controls.grid_clicks(name, grid.clickable)),
 )
 st.caption(md_escape(text.grid_caption(grid.caption, name, link)))
 st.info(md_escape(text.grid_note(heads)), icon=":material/lightbulb:")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -28,6 +29,11 @@ def open_head(name: str, clickable: dict[int, tuple[int, int]]) -> None:
                 st.session_state[key] = value
             st.session_state[OPEN_KEY] = page, never_drawn(controls)
             return
+
+
+def grid_clicks(name: str, clickable: dict[int, tuple[int, int]]) -> dict:
+    """The plotly_chart options that make a click on a map of the grid open its head."""
+    return {"on_select": partial(open_head, name, clickable), "selection_mode": "points"}
 
 
 def open_page(page: Path, address: dict[str, str]) -> None:

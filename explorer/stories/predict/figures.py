@@ -17,6 +17,7 @@ from explorer.figures.panel_traces import Panel
 from explorer.figures.scales import make_scale
 from explorer.figures.ticks import axis_ticks, escape_label, thinned_note
 from explorer.frame.screen import figure_width, is_phone
+from explorer.stories.predict.views import Generation, WritingStep
 from explorer.weights.trained import shown
 
 LINE = 64  # characters per line of the coloured passage: one line is the training length
@@ -152,6 +153,26 @@ def bits_figure(
         fig.add_hline(y=context / per_line - 0.5, line=dict(color="crimson", width=3))
     fig.update_layout(height=max(120, 50 + 22 * lines), margin=dict(l=10, r=10, t=10, b=10))
     return fig
+
+
+def written_figure(gen: Generation, t: int, ceiling: float) -> go.Figure:
+    """The characters of a generation as a clickable :func:`bits_figure` (each with the bits
+    of its draw and the three likeliest characters there), character ``t`` outlined."""
+    bits = -np.log2(gen.probs)
+    fig = bits_figure(gen.text, bits, len(gen.chars) + 1, ceiling, clickable=True, tops=gen.tops)
+    return mark_character(fig, t)
+
+
+def step_figure(step: WritingStep) -> tuple[go.Figure, str]:
+    """:func:`attention_figure` of the weights that drew one character, the characters the
+    model had written itself shaded; with the scale's caption."""
+    fig, caption = attention_figure(step.attention, step.labels)
+    if step.written:
+        fig.add_vrect(
+            x0=len(step.text) - step.written - 0.5, x1=len(step.text) - 0.5,
+            fillcolor="crimson", opacity=0.12, line_width=0,
+        )  # fmt: skip
+    return fig, caption
 
 
 def mark_character(fig: go.Figure, t: int) -> go.Figure:
