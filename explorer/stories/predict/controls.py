@@ -1,4 +1,5 @@
-"""The Predict page's clicks: a map of the every-head grid opens that head on its own page."""
+"""The Predict page's clicks: a map of the every-head grid opens that head on its own page, and a
+written character draws the attention that wrote it."""
 
 from __future__ import annotations
 
