@@ -7,11 +7,12 @@ import numpy as np
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import chart, plotly_chart, png_config
+from explorer.figures.draw import chart, plotly_chart, png_config, shape_text
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, int_number, int_slider, md_escape
 from explorer.stories.predict import controls, exports, figures, text, views
+from explorer.stories.predict import heads as grid_heads
 from explorer.weights.source import own_models_caption, weights_of
 
 params = current_params()  # the sidebar's text and n; its weights switch does not apply here
@@ -119,19 +120,21 @@ st.info(md_escape(text.loss_note(loss, context)), icon=":material/lightbulb:")
 
 st.subheader("4 · Every head at a glance")
 formulas.latex(text.GRID_FORMULA)
-heads = views.heads_view(name, source)
+heads = grid_heads.heads_view(name, source)
 grid = figures.heads_figure(heads.weights, heads.readings, heads.labels)
 st.caption(md_escape(text.grid_line(heads, config)))
-link = views.head_link(name, 0, 0)  # None: no page draws this model's heads further
+link = grid_heads.head_link(name, 0, 0)  # None: no page draws this model's heads further
+shape = f"shape {shape_text(heads.weights.shape)} · "
+caption = shape + text.grid_caption(grid.caption, name, link)
 plotly_chart(
     grid.figure,
     key=controls.GRID_CHART,
-    caption=grid.caption,
+    caption=caption,
     width="content",
     config=png_config("predict_heads"),
     **({} if link is None else controls.grid_clicks(name, grid.clickable)),
 )
-st.caption(md_escape(text.grid_caption(grid.caption, name, link)))
+st.caption(md_escape(caption))
 st.info(md_escape(text.grid_note(heads)), icon=":material/lightbulb:")
 
 download_view(

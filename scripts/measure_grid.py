@@ -27,7 +27,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from plotly.offline import get_plotlyjs  # noqa: E402
 
 from explorer.figures import panel_traces  # noqa: E402
-from explorer.stories.predict import figures, views  # noqa: E402
+from explorer.stories.predict import figures, heads  # noqa: E402
 from explorer.weights.trained import held_out_passage  # noqa: E402
 from scripts.local_app import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
@@ -50,10 +50,10 @@ def server_side(name: str, text: str, repeats: int) -> tuple[list[float], list[f
     """(view ms, figure ms) over ``repeats`` cold runs, and the figure's JSON."""
     view_ms, figure_ms = [], []
     for _ in range(repeats):
-        views.heads_view.clear()
+        heads._heads_view.clear()
         panel_traces._png.clear()  # the maps' PNGs, cached by their bytes
         start = time.perf_counter()
-        view = views.heads_view(name, text)
+        view = heads.heads_view(name, text)
         middle = time.perf_counter()
         grid = figures.heads_figure(view.weights, view.readings, view.labels)
         spec = grid.figure.to_json()

@@ -11,7 +11,7 @@ import torch
 
 from explorer.figures.head_reading import read_head
 from explorer.figures.notes import head_short
-from explorer.stories.predict import views
+from explorer.stories.predict import heads, views
 from explorer.weights.trained import held_out_passage, shown
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.train import bits_per_character, eval_span
@@ -108,6 +108,12 @@ def test_the_grid_reads_the_texts_first_256_characters_as_images() -> None:
     assert "alibi" in line
     clickable = [t for t in spec["data"] if t.get("name") == "map"]
     assert len(clickable) == 12  # one marker as large as each map: a click opens it
+    shape = next(c.value for c in at.caption if "Under each map" in c.value)
+    assert shape.replace("\\", "").startswith("shape (3, 4, 256, 256)")
+    # one more character read changes none of the grid's rows: the view is not computed again
+    assert heads.heads_view("alibi", held_out_passage()[:401]) is heads.heads_view(
+        "alibi", held_out_passage()[:400]
+    )
 
 
 @pytest.mark.parametrize(
@@ -121,7 +127,7 @@ def test_the_grid_reads_the_texts_first_256_characters_as_images() -> None:
     ],
 )  # fmt: skip
 def test_a_map_opens_the_page_that_draws_that_head(name, page, controls) -> None:
-    link = views.head_link(name, 2, 1)
+    link = heads.head_link(name, 2, 1)
     assert link == (None if page is None else (page, controls))
     at = open_page("predict", text=TEXT, predict_model=name, predict_count="0")
     caption = next(c.value for c in at.caption if "Under each map" in c.value)

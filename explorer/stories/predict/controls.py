@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from explorer.frame.widgets import never_drawn
-from explorer.stories.predict.views import head_link
+from explorer.stories.predict.heads import head_link
 
 OPEN_KEY = "predict_open"  # (page, address) a click on the grid asks the next run to open
 GRID_CHART = "chart_predict_heads"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.frame.downloads import Labelled
-from explorer.stories.predict.views import Generation, HeadsView, LossAlong, NextView, WritingStep
+from explorer.stories.predict.heads import HeadsView
+from explorer.stories.predict.views import Generation, LossAlong, NextView, WritingStep
 from explorer.weights.trained import shown
 
 

@@ -6,11 +6,11 @@ import numpy as np
 
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
+from explorer.stories.predict.heads import HeadsView
 from explorer.stories.predict.views import (
     CONTEXT_MAX,
     TEXT_MAX,
     Generation,
-    HeadsView,
     LossAlong,
     NextView,
     WritingStep,

@@ -16,14 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.figures.head_reading import HeadReading, read_head
 from explorer.frame.budget import plan_scheme
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
 from explorer.weights.example import view_array
 from explorer.weights.trained import family_model, held_out_passage, shown
 from relpos_core.basics import scaled_dot_product_attention
-from relpos_core.schemes import SCHEME_NAMES
 from relpos_lab.family.corpus import UNKNOWN
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.train import eval_span
@@ -33,8 +31,12 @@ CONTEXT_MAX = 512  # a generated character reads at most this many characters be
 PASSAGE_LENGTHS = (64, 128, 256, 512, 1024)  # 1x to 16x the training length
 TEXT_MAX = PASSAGE_LENGTHS[-1]  # characters the next-character view reads, at most
 GENERATE_MAX = 200  # characters one generation draws, at most
-GRID_MAX = 256  # characters the every-head grid reads: the text's first ones
 TEMPERATURES = (0.2, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
+
+
+def shown_text(text: str) -> tuple[str, ...]:
+    """A text's characters as axis labels (whitespace made visible)."""
+    return tuple(shown(c) for c in text)
 
 
 def text_of(params: ViewParams) -> str:
@@ -64,7 +66,7 @@ class NextView:
     @property
     def labels(self) -> tuple[str, ...]:
         """The text's characters as axis labels (whitespace made visible)."""
-        return tuple(shown(c) for c in self.text)
+        return shown_text(self.text)
 
 
 def _char(vocabulary, token: int) -> str:
@@ -72,7 +74,7 @@ def _char(vocabulary, token: int) -> str:
     return vocabulary.decode([token])
 
 
-def _plan(model, n_q: int, n_k: int, what: str) -> None:
+def plan_forward(model, n_q: int, n_k: int, what: str) -> None:
     """Refuse, before the forward pass, a text whose attention terms would not fit."""
     scheme = model.blocks[0].attention.scheme
     if scheme is not None:  # the others attend by SDPA, O(n) memory
@@ -109,7 +111,7 @@ def next_view(name: str, text: str) -> NextView:
         raise ValueError("text must hold at least 1 character, got ''")
     model, vocabulary = family_model(name)
     ids = vocabulary.encode(text)[None]  # (1, n)
-    _plan(model, ids.shape[1], ids.shape[1], "next character")
+    plan_forward(model, ids.shape[1], ids.shape[1], "next character")
     with torch.no_grad():
         log_p = torch.log_softmax(model(ids)[0].double(), -1)  # (n, vocab)
         top = torch.topk(log_p[-1], TOP)
@@ -124,53 +126,6 @@ def next_view(name: str, text: str) -> NextView:
         bits=bits.numpy().astype(np.float32),
         unread=tuple(c for c, i in zip(text, ids[0].tolist(), strict=True) if i == UNKNOWN),
     )
-
-
-@dataclass(frozen=True)
-class HeadsView:
-    """Model ``name``'s attention in every layer and head on ``text`` (the page's text, its
-    first GRID_MAX characters), with where each head puts its weight."""
-
-    name: str
-    text: str
-    weights: np.ndarray  # (layers, heads, m, m): query i down, key j across; NaN for j > i
-    readings: tuple[tuple[HeadReading, ...], ...]  # [layer][head], from read_head
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return tuple(shown(c) for c in self.text)
-
-
-@cached(4)
-def heads_view(name: str, text: str) -> HeadsView:
-    """Every layer and head of model ``name`` on the first GRID_MAX characters of ``text``.
-    Under a causal mask those rows are the same whether or not the model reads further."""
-    if not text:
-        raise ValueError("text must hold at least 1 character, got ''")
-    text = text[:GRID_MAX]
-    model, vocabulary = family_model(name)
-    ids = vocabulary.encode(text)[None]
-    _plan(model, ids.shape[1], ids.shape[1], "every head")
-    with torch.no_grad():
-        weights = attention_rows(model, ids).numpy().astype(np.float32)
-    m = len(text)
-    weights[..., np.triu(np.ones((m, m), dtype=bool), 1)] = np.nan  # keys after the query
-    readings = tuple(tuple(read_head(head) for head in layer) for layer in weights)
-    return HeadsView(name, text, weights, readings)
-
-
-def head_link(name: str, layer: int, head: int) -> tuple[str, dict[str, object]] | None:
-    """The page that draws head ``head`` of ``layer`` of model ``name`` further, and the
-    controls that open it there (the sidebar's text and n stay as they are): the Attention
-    page for Shaw's model (k = 8), Position schemes for another scheme's model (its position
-    term, that head); None for the models with no position term in attention, which no other
-    page draws."""
-    view = {"weights": "trained", "layer": layer}
-    if name == "shaw":
-        return "attention.py", {**view, "k": 8, "attention_head": head}
-    if name in SCHEME_NAMES:
-        return "family.py", {**view, "scheme": name, "family_head": head}
-    return None
 
 
 @dataclass(frozen=True)
@@ -204,7 +159,7 @@ def generate(
         return Generation(prompt, (), np.zeros(0, np.float32), ())
     ids = vocabulary.encode(prompt)
     window = min(CONTEXT_MAX, len(ids) + count)
-    _plan(model, window, window, "generation")
+    plan_forward(model, window, window, "generation")
     generator = torch.Generator().manual_seed(seed)
     chars, probs, tops = [], [], []
     # The model reads each drawn character once, against the keys and values it kept of the
@@ -244,7 +199,7 @@ class WritingStep:
 
     @property
     def labels(self) -> tuple[str, ...]:
-        return tuple(shown(c) for c in self.text)
+        return shown_text(self.text)
 
 
 @cached(8)
@@ -292,7 +247,7 @@ def loss_along(length: int) -> LossAlong:
     bits = {}
     for name in SCHEME_MODELS:
         model, vocabulary = family_model(name)
-        _plan(model, length, length, "bits along the passage")
+        plan_forward(model, length, length, "bits along the passage")
         with torch.no_grad():
             log_p = torch.log_softmax(model(x)[0].double(), -1)
         bits[name] = (-log_p.gather(1, y[:, None])[:, 0] / math.log(2)).numpy()
