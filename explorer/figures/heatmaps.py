@@ -26,6 +26,7 @@ CELL_MAX_PX = 40  # a small matrix is drawn with cells this large
 PANEL_MAX_PX = 420  # the longest side of a panel
 ELONGATED = 8  # a panel this many times longer than wide gets non-square cells
 TITLE_PX = 34  # room above each panel for its title (aligned across a row of panels)
+SUBTITLE_PX = 14  # and for a second, smaller line under it (Panel.subtitle)
 AXIS_PX = 40  # room above a panel for its numeric ticks and axis title (60 for token labels)
 ROW_GAP_PX = 18  # between a panel's lowest tick and the title of the panel below
 LEFT_PX, RIGHT_PX, BAR_PX = 60, 10, 70  # a grid's margins and its colour bar
@@ -95,7 +96,8 @@ def panel_grid(
     labels_px = (
         60 if any(p.x_labels is not None and widest <= LABELS_ALL_MAX for p in panels) else AXIS_PX
     )
-    row_h = panel_h + TITLE_PX + labels_px + ROW_GAP_PX
+    title_px = TITLE_PX + SUBTITLE_PX * any(p.subtitle for p in panels)
+    row_h = panel_h + title_px + labels_px + ROW_GAP_PX
     top = 40 if title else 10
     height = int(top + grid_rows * row_h + 30)
     width = int(left + columns * panel_w + gap_x * (columns - 1) + right + colourbar)
@@ -110,7 +112,7 @@ def panel_grid(
         z = np.asarray(panel.z)
         x0 = c * (panel_w + gap_x) / plot_w
         x1 = x0 + panel_w / plot_w
-        y1 = 1 - (r * row_h + TITLE_PX + labels_px) / plot_h
+        y1 = 1 - (r * row_h + title_px + labels_px) / plot_h
         y0 = y1 - panel_h / plot_h
         rows, cols = z.shape
         x_ticks = axis_ticks(panel.x_labels, cols, panel.col_offset, panel_w, vertical=False)
