@@ -37,6 +37,7 @@ from relpos_core.masks import combine_masks, mask_cells, masked_softmax, user_ma
 from relpos_core.memory import attention_bytes
 from relpos_core.methods import FLEX, METHOD_NAMES, choose_method, get_method
 from relpos_core.precision import HALF_DTYPES, compute_itemsize, no_autocast, upcast
+from relpos_core.regions import regions_apply
 from relpos_core.trace import Trace
 
 ATTENTION_METHODS = ("auto", *METHOD_NAMES)  # "auto": ``methods.choose_method``
@@ -207,6 +208,8 @@ def relative_attention(
         chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=compute_itemsize(dtype), trace=trace,
         return_weights=return_weights, grad=grad, causal=causal,
         mask_cells=cells, dropout=dropout_p > 0,
+        region_split=chosen.name == "banded" and dtype in (torch.float32, torch.float64)
+        and regions_apply(q, k, v, table_k, mask, causal, query_offset, dropout_p),
     )  # fmt: skip
     if dtype in HALF_DTYPES:  # the float32 copies of q, k, v
         need += 4 * (q.numel() + k.numel() + v.numel())

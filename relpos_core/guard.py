@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import time
 from pathlib import Path
 
 import torch
@@ -53,15 +54,31 @@ def _physical_memory() -> int | None:
         return None
 
 
+# Every guarded call asks for the limit: reading the files costs about 1 ms, a tenth of a
+# fast attention call at n = 1024. A limit read less than a second ago is taken as it was.
+_LIMIT_TTL_S = 1.0
+_limits_read: dict[tuple[str, str], tuple[float, int | None]] = {}
+
+
 def cgroup_memory_limit(
     proc_cgroup: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup"
 ) -> int | None:
     """The smallest memory limit on this process's control group and its ancestors (cgroup v2
     ``memory.max``, v1 ``memory.limit_in_bytes``); None on a host without one (no Linux, no
-    cgroup, or no limit set).
+    cgroup, or no limit set). Read again once a second at most.
 
     Linux kills a process whose group goes over this limit, however much RAM the host has.
     """
+    now = time.monotonic()
+    read = _limits_read.get((proc_cgroup, root))
+    if read is not None and now - read[0] < _LIMIT_TTL_S:
+        return read[1]
+    limit = _read_cgroup_limit(proc_cgroup, root)
+    _limits_read[(proc_cgroup, root)] = (now, limit)
+    return limit
+
+
+def _read_cgroup_limit(proc_cgroup: str, root: str) -> int | None:
     try:
         lines = Path(proc_cgroup).read_text().splitlines()
     except OSError:

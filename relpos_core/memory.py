@@ -80,14 +80,17 @@ def attention_bytes(
     causal: bool = False,
     mask_cells: int = 0,
     dropout: bool = False,
+    region_split: bool = False,
 ) -> int:
     """Estimated peak bytes of one ``relative_attention`` call, an upper bound for the guard.
 
     ``method`` a registered method or its name; ``shape`` = (b, h, n_q, n_k, d, d_v);
     ``mask_cells`` the number of values the user's mask stores (0 for none); ``dropout``
-    whether dropout_p > 0. With ``grad`` the bound covers the backward too, the gradients of
-    the inputs included. Everything the call allocates counts, its result too; the inputs do
-    not. ``scripts/measure_memory.py`` measures each method's
+    whether dropout_p > 0; ``region_split`` True when the call is known to run the region split
+    (``regions.regions_apply``), which bounds the fused path by the split's own model (False:
+    by the larger of the split's and the blocked loop's). With ``grad`` the bound covers the
+    backward too, the gradients of the inputs included. Everything the call allocates counts,
+    its result too; the inputs do not. ``scripts/measure_memory.py`` measures each method's
     peak against this bound.
 
     The fused banded path has its own model (``Banded.fused_bytes``). The unfused path runs
@@ -113,7 +116,7 @@ def attention_bytes(
         "max_relative_position (clip distance k)", max_relative_position, 0
     )
     itemsize = check_int("itemsize", itemsize, 1)
-    trace, return_weights, grad, causal, dropout = (
+    trace, return_weights, grad, causal, dropout, region_split = (
         check_bool(name, value)
         for name, value in (
             ("trace", trace),
@@ -121,6 +124,7 @@ def attention_bytes(
             ("grad", grad),
             ("causal", causal),
             ("dropout", dropout),
+            ("region_split", region_split),
         )
     )
     mask_cells = check_int("mask_cells", mask_cells, 0)
@@ -128,7 +132,9 @@ def attention_bytes(
     check = 4 * mask_cells  # a numeric mask checked for 0 and 1, then turned into bools
     # contiguous copies of the keys and values (of a head view, or a stride-0 expand)
     copies = s.keys + s.values
-    if method.fused and not trace and not (grad and return_weights):
+    if method.fused and region_split and not (trace or return_weights or dropout or mask_cells):
+        need = s.regions_grad if grad else s.regions  # its copies of the keys and values included
+    elif method.fused and not trace and not (grad and return_weights):
         need = mask_cells + copies + method.fused_bytes(s, grad, return_weights, dropout)
     else:
         allowed = mask_cells + (2 * n_q * n_k if causal else 0)  # the user's, the causal rows

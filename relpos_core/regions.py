@@ -1,4 +1,4 @@
-"""Shaw's clipped relative attention as three regions joined by their log-sum-exps.
+"""Shaw's clipped relative attention as three regions joined in one softmax.
 
 With a table clipped at k, every key more than k before query i reads w_-k and every key more
 than k after it reads w_+k. Off the band |j - i| <= k the relative logit is one constant per
@@ -10,18 +10,23 @@ row and region:
 
 so each far region is plain attention on a shifted triangle: the left one is causal attention
 of queries k+1.. on keys ..n-k-2, the right one the same on the reversed sequences. The CPU
-flash kernel computes each with its rows' log-sum-exp λ; the band is
-O(n k d): one batched matmul per block of rows and a strided view of its diagonals. With
-Λ_i = log(exp λ^L_i + exp λ^B_i + exp λ^R_i), m^X_i = exp(λ^X_i - Λ_i) and
-P_ir = exp(e_i,i+r - Λ_i) on the band:
+flash kernel computes each with its output o^X and its rows' log-sum-exp λ^X. A far region
+then acts as one more key of row i, with logit λ^X_i + c^X_i and value o^X_i + w^V_±k: one
+softmax over the 2k + 1 band cells and the (one or two) far columns gives every weight,
 
-    z_i = m^L_i (o^L_i + w^V_-k) + m^R_i (o^R_i + w^V_+k) + Σ_r P_ir (v_(i+r) + w^V_r)
+    P_i = softmax(e_i,i-k .. e_i,i+k, λ^L_i + c^L_i, λ^R_i + c^R_i)
+    z_i = Σ_r P_ir (v_(i+r) + w^V_r) + P_iL (o^L_i + w^V_-k) + P_iR (o^R_i + w^V_+k)
 
-The backward is FlashAttention's, D_i = g_i·z_i: the far regions go through the flash kernel's
-own backward, handed z less the region's value row w^V_±k (so its D is the true one less
-g_i·w^V_±k, which is what that row adds to every dP_ij of the region) and Λ less c^X (so the
-weights it rebuilds are the true ones); each constant c^X_i then takes
-dc^X_i = Σ_(j in X) dS_ij = g_i·z^X_i - D_i m^X_i, z^X_i the region's part of z_i.
+The band is O(n k d): every (b, h) sequence laid end to end, cut into blocks of R rows whose
+keys are the rows of this block and the one before (and after), one batched matmul over a
+strided view, and a strided view of its diagonals.
+
+The backward is FlashAttention's, D_i = g_i·z_i, with P kept from the forward (n (2k + 3)
+numbers, against n² for the full weights): on the band dS_ir = P_ir (g_i·(v_(i+r) + w^V_r) - D_i);
+a far column's dS is the gradient of its constant c^X_i; the far regions' own gradients come
+from the flash kernel's backward, handed z less the region's value row w^V_±k (so its D is the
+true one less g_i·w^V_±k, which that row adds to every dP_ij of the region) and the row's
+log-sum-exp less c^X (so the weights it rebuilds are the true ones).
 
 Self-attention only (n_q = n_k, no offset), without a mask or dropout, on the CPU:
 ``banded_attention`` runs this where it applies and its blocked loop elsewhere.
@@ -29,6 +34,7 @@ Self-attention only (n_q = n_k, no offset), without a mask or dropout, on the CP
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -39,10 +45,11 @@ from relpos_core.lookup import clip_distance_from_table
 _flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
 _flash_backward = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward
 
-BLOCK_ROWS = 64  # query rows per band block; at least 2k, so a window overlaps only the next
+BLOCK_ROWS = 16  # rows per band block (at least k): small blocks, little work off the band
 # Without a causal mask both far regions are triangles, and the flash kernel skips masked work
-# only in blocks of 512 keys: two triangles cost about 1.6 full products at n = 1024 (the
-# blocked loop is then faster) and about 1.2 at n = 4096 (2 cores, float32, h 8, d 64, k 16).
+# only in blocks of 512 keys: two triangles cost about 1.5 full products at n = 1024 (the
+# blocked loop is then about as fast) and about 1.2 at n = 4096 (2 cores, float32, h 8, d 64,
+# k 16).
 TWO_SIDED_MIN_N = 2048
 
 
@@ -88,19 +95,20 @@ def region_bytes(
     b: int, h: int, n: int, d: int, d_v: int, k: int, itemsize: int, grad: bool
 ) -> int:
     """An upper bound of the peak of ``region_attention`` (and its backward with ``grad``),
-    measured at n = 48 to 8192 (tests/test_memory_bound.py): the band's windows
-    (b·h·n_pad·(rows + 2k)), a few (b·h·n_pad, 2k+1) band tensors, and copies of the
-    (b·h·n, d) vectors: slices, flips and pads for the far regions, their outputs and parts,
-    and in the backward the gradients and the flash kernel's own accumulators."""
-    rows = max(BLOCK_ROWS, 2 * k)
-    n_pad = -(-n // rows) * rows
-    window = b * h * n_pad * (rows + 2 * k) * itemsize
-    band = b * h * n_pad * (2 * k + 1) * itemsize
-    vector = b * h * n_pad * max(d, d_v) * itemsize
-    row = b * h * n_pad * 8
+    measured at n = 48 to 8192, k = 4 to 200 (tests/test_memory_bound.py): the blocks'
+    (rows, rows + 2k) products, a few (b·h·n, 2k + 3) band tensors (the logits, P, in the
+    backward dP and dS), and copies of the (b·h·n, d) vectors: the keys' and values' zero-edged
+    copies, slices and flips for the far regions and their outputs, and in the backward the
+    gradients and the flash kernel's own accumulators."""
+    rows = max(BLOCK_ROWS, k)
+    n_pad = (-(-b * h * n // rows) + 1) * rows + 2 * k
+    window = n_pad * (rows + 2 * k) * itemsize
+    band = n_pad * (2 * k + 3) * itemsize
+    vector = n_pad * max(d, d_v) * itemsize
+    row = n_pad * 8
     if grad:
-        return 2 * window + 6 * band + 28 * vector + 6 * row
-    return window + 4 * band + 10 * vector + 6 * row
+        return 2 * window + 5 * band + 28 * vector + 6 * row
+    return window + 3 * band + 8 * vector + 4 * row
 
 
 def region_attention(
@@ -116,75 +124,78 @@ def region_attention(
 
 
 class _Band:
-    """The band |j - i| <= k in blocks of ``rows`` query rows: block t's rows reach the keys
-    [t·rows - k, (t + 1)·rows + k), a window of rows + 2k keys of the sequence padded by k."""
+    """The band of every (b, h) sequence laid end to end: N = b·h·n rows in blocks of R.
+
+    Block t's rows [tR, (t + 1)R) reach the key rows [tR - k, (t + 1)R + k) of the same layout
+    (causal: to (t + 1)R), a strided view of one zero-edged copy. A
+    cell whose key lies outside the row's own sequence (another head's, or past an edge) is
+    masked by ``bias``; its key is finite, so its weight is exactly zero.
+    """
 
     def __init__(self, b: int, h: int, n: int, kk: int, causal: bool, like: torch.Tensor):
         self.b, self.h, self.n, self.kk = b, h, n, kk
-        self.rows = max(BLOCK_ROWS, 2 * kk)
-        self.blocks = -(-n // self.rows)
-        self.n_pad = self.blocks * self.rows
-        self.width = self.rows + 2 * kk
-        i = torch.arange(self.n_pad, device=like.device)[:, None]
-        r = torch.arange(-kk, kk + 1, device=like.device)
-        outside = (i + r < 0) | (i + r >= n) | (i >= n)
-        if causal:
-            outside |= r > 0
-        self.bias = like.new_zeros(self.n_pad, 2 * kk + 1).masked_fill_(outside, float("-inf"))
+        self.rows = max(BLOCK_ROWS, kk)
+        self.total = b * h * n
+        self.blocks = -(-self.total // self.rows)
+        self.cols = kk + 1 if causal else 2 * kk + 1  # diagonals r = -k .. 0 (or k)
+        self.width = self.rows + self.cols - 1  # keys a block reads
+        self.far = 1 if causal else 2  # far columns: left (and right)
+        self.bias = _edge_bias(n, kk, causal, like.dtype, like.device)
 
-    def rows_of(self, x: torch.Tensor) -> torch.Tensor:
-        """(b, h, n, e) -> (b, h, blocks, rows, e), zero rows past n."""
-        x = F.pad(x, (0, 0, 0, self.n_pad - self.n))
-        return x.view(self.b, self.h, self.blocks, self.rows, x.shape[-1])
+    def flat(self, x: torch.Tensor) -> torch.Tensor:
+        """(b, h, n, e) -> (blocks, rows, e), zero rows past the end."""
+        e, padded = x.shape[-1], self.blocks * self.rows
+        if padded == self.total:
+            return x.reshape(self.blocks, self.rows, e)  # a view when x is contiguous
+        return F.pad(x.reshape(self.total, e), (0, 0, 0, padded - self.total)).view(
+            self.blocks, self.rows, e
+        )
 
-    def windows(self, x: torch.Tensor) -> torch.Tensor:
-        """(b, h, n, e) -> (b, h, blocks, e, width): each block's keys, a view of the padded x."""
-        x = F.pad(x, (0, 0, self.kk, self.n_pad - self.n + self.kk))
-        return x.unfold(2, self.width, self.rows)
+    def keyed(self, x: torch.Tensor) -> torch.Tensor:
+        """(b, h, n, e) -> (blocks, width, e): each block's keys, a view of one padded copy."""
+        e, kk = x.shape[-1], self.kk
+        buf = x.new_empty(self.blocks * self.rows + self.cols - 1, e)
+        buf[:kk].zero_()
+        buf[kk + self.total :].zero_()
+        buf[kk : kk + self.total].view(self.b, self.h, self.n, e).copy_(x)
+        return buf.as_strided((self.blocks, self.width, e), (self.rows * e, e, 1))
 
     def diagonals(self, full: torch.Tensor) -> torch.Tensor:
-        """Contiguous (b, h, blocks, rows, width) -> the view [.., t, r + k] = [.., t, t+r+k].
+        """(blocks, rows, width) contiguous -> the view [t, i, r + k] = [t, i, i + r + k]."""
+        s = full.stride()
+        shape, strides = (self.blocks, self.rows, self.cols), (s[0], s[1] + 1, 1)
+        return full.as_strided(shape, strides, full.storage_offset())
 
-        (A strided view: row t starts one column further right than row t - 1.)
-        """
-        strides = full.stride()
-        shape = (*full.shape[:-1], 2 * self.kk + 1)
-        return full.as_strided(shape, (*strides[:-2], strides[-2] + 1, 1), full.storage_offset())
+    def spill(self, wins: torch.Tensor) -> torch.Tensor:
+        """Each block's (width, e) key rows summed back onto the keys: (b, h, n, e)."""
+        e, rows = wins.shape[-1], self.rows
+        pieces = -(-self.width // rows)
+        out = wins.new_zeros(self.blocks + pieces, rows, e)
+        for u in range(pieces):  # block t's key rows u·R.. are row block t + u of the copy
+            part = wins[:, u * rows : (u + 1) * rows]
+            out[u : u + self.blocks, : part.shape[1]] += part
+        return out.view(-1, e)[self.kk : self.kk + self.total].view(self.b, self.h, self.n, e)
 
-    def gather(self, a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        """[i, r + k] = a_i · x_(i+r), (b, h, n_pad, 2k+1); x is read as zero outside 0..n-1."""
-        full = self.rows_of(a) @ self.windows(x)  # (b, h, blocks, rows, width)
-        return self.diagonals(full).reshape(self.b, self.h, self.n_pad, -1)
-
-    def spread(self, band: torch.Tensor) -> torch.Tensor:
-        """(b, h, n_pad, 2k+1) -> (b, h, blocks, rows, width), zero off the band."""
-        full = band.new_zeros(self.b, self.h, self.blocks, self.rows, self.width)
-        self.diagonals(full).copy_(band.view(self.b, self.h, self.blocks, self.rows, -1))
-        return full
-
-    def apply(self, band: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        """out_i = Σ_r band[i, r + k] x_(i+r), (b, h, n, e)."""
-        out = self.spread(band) @ self.windows(x).transpose(-1, -2)
-        return out.view(self.b, self.h, self.n_pad, -1)[:, :, : self.n]
-
-    def apply_transposed(self, band: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        """out_j = Σ_(i, r: i + r = j) band[i, r + k] x_i, (b, h, n, e)."""
-        wins = self.spread(band).transpose(-1, -2) @ self.rows_of(x)  # (b,h,blocks,width,e)
+    def rows_of(self, x: torch.Tensor) -> torch.Tensor:
+        """(blocks, rows, e) -> (b, h, n, e) view of the real rows."""
         e = x.shape[-1]
-        out = x.new_zeros(self.b, self.h, self.n_pad + self.rows, e)  # padded key positions
-        own = out[:, :, : self.n_pad].view(self.b, self.h, self.blocks, self.rows, e)
-        own += wins[..., : self.rows, :]  # block t's first rows keys: its own span
-        if self.kk:  # its last 2k keys: the start of block t + 1's span
-            spill = out[:, :, self.rows :].view(self.b, self.h, self.blocks, self.rows, e)
-            spill[..., : 2 * self.kk, :] += wins[..., self.rows :, :]
-        return out[:, :, self.kk : self.kk + self.n]
+        return x.view(-1, e)[: self.total].view(self.b, self.h, self.n, e)
+
+    def columns(self, table: torch.Tensor) -> torch.Tensor:
+        """The table row each column reads: w_-k .. w_(cols-k-1), then w_-k (and w_+k)."""
+        ends = [table[:1], table[-1:]][: self.far]
+        return torch.cat([table[: self.cols], *ends])
 
 
-def _band_logits(band: _Band, q, k, table_k, scale: float) -> torch.Tensor:
-    """e on the band, (b, h, n_pad, 2k+1), -inf outside the sequence (and ahead if causal)."""
-    s = band.gather(q, k)
-    s += band.rows_of(q).reshape(band.b, band.h, band.n_pad, -1) @ table_k.T
-    return s.mul_(scale).add_(band.bias)
+@functools.lru_cache(maxsize=16)
+def _edge_bias(n: int, kk: int, causal: bool, dtype, device) -> torch.Tensor:
+    """(n, cols): -inf where row i's diagonal r reaches outside 0..n-1, else 0 (read only)."""
+    i = torch.arange(n, device=device)[:, None]
+    r = torch.arange(-kk, (1 if causal else kk + 1), device=device)
+    outside = (i + r < 0) | (i + r >= n)
+    return torch.zeros(n, r.numel(), dtype=dtype, device=device).masked_fill_(
+        outside, float("-inf")
+    )
 
 
 def _far(q, k, v, kk: int, scale: float, right: bool):
@@ -199,75 +210,97 @@ def _far(q, k, v, kk: int, scale: float, right: bool):
     return o.flip(2), lam.flip(2)
 
 
+def _far_rows(kk: int, n: int, right: bool) -> slice:
+    """The rows with a far region on the left (from k + 1) or on the right (to n - k - 2)."""
+    return slice(0, max(n - kk - 1, 0)) if right else slice(kk + 1, None)
+
+
 class _RegionAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, table_k, table_v, causal):
         b, h, n, d = q.shape
-        kk, m = clip_distance_from_table(table_k), n - clip_distance_from_table(table_k) - 1
+        kk = clip_distance_from_table(table_k)
         scale = 1.0 / math.sqrt(d)
         band = _Band(b, h, n, kk, causal, q)
-        s = _band_logits(band, q, k, table_k, scale)
-        edges = (q @ table_k[[0, -1]].T).mul_(scale)  # (b, h, n, 2): c^L, c^R
-        far = {"left": (slice(kk + 1, None), 0)}
-        if not causal:
-            far["right"] = (slice(0, m), -1)
-        lams = [s.logsumexp(-1)[:, :, :n]]
-        outs = {}
-        for side, (rows, edge) in far.items():
-            o, lam = _far(q, k, v, kk, scale, side == "right")
-            full = q.new_full((b, h, n), float("-inf"))
-            full[:, :, rows] = lam + edges[:, :, rows, edge]
-            lams.append(full)
-            outs[side] = o
-        lse = torch.stack(lams).logsumexp(0)  # Λ: every row has at least its own key
-        p = s.sub_(F.pad(lse, (0, band.n_pad - n))[..., None]).exp_()  # band weights
-        z = band.apply(p, v) + p[:, :, :n] @ table_v
-        parts = []
-        for t, (side, (rows, edge)) in enumerate(far.items()):
-            mass = (lams[t + 1][:, :, rows] - lse[:, :, rows]).exp_()  # m^X
-            part = (outs[side] + table_v[edge]).mul_(mass[..., None])  # z^X
-            z[:, :, rows] += part
-            parts += [mass, part]
-        ctx.causal, ctx.kk = causal, kk
-        ctx.save_for_backward(q, k, v, table_k, table_v, z, lse, edges, *parts)
+        cols = band.cols
+        m = max(n - kk - 1, 0)  # rows with a far region on each side
+        outs = [_far(q, k, v, kk, scale, right) for right in (False, True)[: band.far] if m]
+        qf = band.flat(q)
+        full = torch.baddbmm(
+            qf.new_empty(()), qf, band.keyed(k).transpose(1, 2), beta=0, alpha=scale
+        )  # (blocks, rows, width): q_i · k_j / √d
+        s = qf @ (band.columns(table_k) * scale).T  # q_i · w_r / √d; c^L (and c^R) at the end
+        s[..., :cols] += band.diagonals(full)
+        e = band.rows_of(s)  # (b, h, n, cols + far)
+        e[..., :cols] += band.bias
+        for t in range(band.far):
+            column, rows = e[..., cols + t], _far_rows(kk, n, t == 1)
+            column[:, :, slice(m, None) if t else slice(0, n - m)] = float("-inf")  # none
+            if m:
+                column[:, :, rows] += outs[t][1]  # λ^X + c^X
+        p = torch.softmax(s, -1)  # a padded row's cells are all finite: no NaN
+        band.diagonals(full.zero_()).copy_(p[..., :cols])
+        zf = torch.baddbmm(p @ band.columns(table_v), full, band.keyed(v))
+        z, weights = band.rows_of(zf), band.rows_of(p)
+        for t, (o, _) in enumerate(outs):
+            rows = _far_rows(kk, n, t == 1)
+            z[:, :, rows].addcmul_(weights[:, :, rows, cols + t, None], o)
+        ctx.causal = causal
+        ctx.save_for_backward(q, k, v, table_k, table_v, zf, p, *(t for out in outs for t in out))
         return z
 
     @staticmethod
     def backward(ctx, g):
-        q, k, v, table_k, table_v, z, lse, edges, *parts = ctx.saved_tensors
-        causal, kk = ctx.causal, ctx.kk
+        q, k, v, table_k, table_v, zf, p, *outs = ctx.saved_tensors
         b, h, n, d = q.shape
-        m, scale = n - kk - 1, 1.0 / math.sqrt(d)
-        g = g.contiguous()
+        kk, causal = clip_distance_from_table(table_k), ctx.causal
+        scale = 1.0 / math.sqrt(d)
         band = _Band(b, h, n, kk, causal, q)
-        d_z = (g * z).sum(-1)  # D_i = g_i · z_i
-        pad = (0, band.n_pad - n)
-        p = _band_logits(band, q, k, table_k, scale).sub_(F.pad(lse, pad)[..., None]).exp_()
-        d_p = band.gather(g, v)
-        d_p += band.rows_of(g).reshape(b, h, band.n_pad, -1) @ table_v.T
-        d_s = d_p.sub_(F.pad(d_z, pad)[..., None]).mul_(p)  # 0 off the band and past n
-        d_q = (band.apply(d_s, k) + d_s[:, :, :n] @ table_k).mul_(scale)
-        d_k = band.apply_transposed(d_s, q).mul_(scale)
-        d_v = band.apply_transposed(p, g)
-        d_table_k = torch.einsum("bhir,bhid->rd", d_s[:, :, :n], q).mul_(scale)
-        d_table_v = torch.einsum("bhir,bhie->re", p[:, :, :n], g)
-        far = [(slice(kk + 1, None), slice(0, m), 0)]
-        if not causal:
-            far.append((slice(0, m), slice(kk + 1, None), -1))
-        for (rows, keys, edge), mass, part in zip(far, parts[0::2], parts[1::2], strict=True):
-            args = [t[:, :, rows] for t in (g, q)] + [t[:, :, keys] for t in (k, v)]
-            args.append((z - table_v[edge])[:, :, rows])
-            args.append((lse - edges[..., edge])[:, :, rows].contiguous())
-            if edge == -1:  # the right region ran on reversed sequences
-                args = [t.flip(2) for t in args]
-            grads = _flash_backward(*args, 0.0, True, scale=scale)  # strided inputs are read
-            if edge == -1:
-                grads = [t.flip(2) for t in grads]
+        cols = band.cols
+        gf = band.flat(g)
+        d_z = (gf * zf).sum(-1, keepdim=True)  # D_i = g_i · z_i (0 on padded rows)
+        full = torch.bmm(gf, band.keyed(v).transpose(1, 2))  # g_i · v_j
+        d_p = gf @ band.columns(table_v).T  # g_i · w^V_r; g_i · w^V_±k on the far columns
+        d_p[..., :cols] += band.diagonals(full)
+        gv = band.rows_of(d_p)
+        for t in range(len(outs) // 2):
+            o, rows = outs[2 * t], _far_rows(kk, n, t == 1)
+            gv[:, :, rows, cols + t] += (g[:, :, rows] * o).sum(-1)  # g_i · o^X_i
+        d_s = d_p.sub_(d_z).mul_(p)  # dS; on a far column, the gradient of its c^X
+        spread = band.diagonals(full.zero_())
+        spread.copy_(d_s[..., :cols])
+        d_q = torch.baddbmm(d_s @ band.columns(table_k), full, band.keyed(k)).mul_(scale)
+        d_k = band.spill(full.transpose(1, 2) @ band.flat(q)).mul_(scale)
+        d_table_k = _fold(d_s.flatten(0, 1).T @ band.flat(q).flatten(0, 1), band, table_k)
+        spread.copy_(p[..., :cols])
+        d_v = band.spill(full.transpose(1, 2) @ gf)
+        d_table_v = _fold(p.flatten(0, 1).T @ gf.flatten(0, 1), band, table_v)
+        d_q = band.rows_of(d_q)
+        weights = band.rows_of(p)
+        for t in range(len(outs) // 2):
+            o, lam = outs[2 * t], outs[2 * t + 1]
+            right = t == 1
+            rows, keys = _far_rows(kk, n, right), _far_rows(kk, n, not right)
+            # Λ - c^X = λ^X - log P_iX: the flash kernel then rebuilds the true weights
+            lse = lam - weights[:, :, rows, cols + t].log()
+            args = [g[:, :, rows], q[:, :, rows], k[:, :, keys], v[:, :, keys]]
+            args += [band.rows_of(zf)[:, :, rows] - table_v[-t], lse]
+            if right:  # the right region ran on reversed sequences
+                args = [x.flip(2) for x in args]
+            grads = _flash_backward(*args, 0.0, True, scale=scale)
+            if right:
+                grads = [x.flip(2) for x in grads]
             d_q[:, :, rows] += grads[0]
             d_k[:, :, keys] += grads[1]
             d_v[:, :, keys] += grads[2]
-            d_c = (g[:, :, rows] * part).sum(-1) - d_z[:, :, rows] * mass  # dc^X
-            d_q[:, :, rows] += d_c[..., None] * (scale * table_k[edge])
-            d_table_k[edge] += torch.einsum("bhi,bhid->d", d_c, q[:, :, rows]).mul_(scale)
-            d_table_v[edge] += torch.einsum("bhi,bhie->e", mass, g[:, :, rows])
-        return d_q, d_k, d_v, d_table_k, d_table_v, None
+        return d_q, d_k, d_v, d_table_k.mul_(scale), d_table_v, None
+
+
+def _fold(per_column: torch.Tensor, band: _Band, table: torch.Tensor) -> torch.Tensor:
+    """(cols + far, e) gradients of the columns -> (2k + 1, e) of the table rows they read."""
+    out = torch.zeros_like(table)
+    out[: band.cols] = per_column[: band.cols]
+    out[0] += per_column[band.cols]
+    if band.far == 2:
+        out[-1] += per_column[band.cols + 1]
+    return out
