@@ -4,6 +4,7 @@
     python -m relpos_lab.bench --mode train --n 1024 2048      # forward + backward
     python -m relpos_lab.bench --mode layer --n 1024           # the nn.Module, forward + backward
     python -m relpos_lab.bench --causal --n 1024 4096 --methods sdpa banded   # both causal
+    python -m relpos_lab.bench --busy 2 --causal --n 1024 --repeats 15 --methods sdpa banded
 
     python -m relpos_lab.bench --device cuda --dtype bf16 --mode train --n 1024 4096 16384 \
         --batch 4 --heads 16 --d 64 --k 64 --methods sdpa flex_key flex   # the GPU table
@@ -25,7 +26,10 @@ peak memory is ``torch.cuda.max_memory_allocated`` growth during one call.
 Time: all rows run in this process on the same q, k, v, threads left at torch's default. After
 one warm-up call each, every repeat times SDPA and then the method back to back; the table gives
 the median of each and, as the ratio, the median of the per-repeat ratios (robust to other load
-on the machine, which moves both timings of a pair together).
+on the machine, which moves both timings of a pair together). ``--busy N`` starts N processes
+that spin on a CPU each while a row is timed, as a shared host's neighbours do: a call of many
+small parallel ops can then stall on a descheduled thread, so the table adds each row's worst
+call and worst per-repeat ratio (the median hides the stall).
 
 Peak memory: torch's CPU allocations are invisible to tracemalloc, so each (method, n) runs once
 more in a fresh child process that builds the inputs, runs a tiny warm-up call, resets the kernel's
@@ -40,6 +44,7 @@ fallback. A method whose materialized intermediate (``memory_bytes``) plus two
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -49,7 +54,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
@@ -240,8 +245,9 @@ def estimated_bytes(
 
 def time_against_sdpa(
     call: Callable[[], object], sdpa: Callable[[], object], repeats: int
-) -> tuple[float, float, float]:
-    """Median ms of ``call``, median ms of ``sdpa``, median per-repeat ratio; pairs interleaved."""
+) -> dict[str, float]:
+    """Median ms of ``call`` and of ``sdpa``, the median per-repeat ratio, and the worst of
+    each (the slowest call, the slowest SDPA, the largest ratio); pairs interleaved."""
     call()
     sdpa()
     ours, base, ratios = [], [], []
@@ -254,7 +260,27 @@ def time_against_sdpa(
         base.append(mid - start)
         ours.append(end - mid)
         ratios.append((end - mid) / (mid - start))
-    return 1e3 * statistics.median(ours), 1e3 * statistics.median(base), statistics.median(ratios)
+    return dict(
+        median_ms=1e3 * statistics.median(ours), sdpa_ms=1e3 * statistics.median(base),
+        ratio_to_sdpa=statistics.median(ratios), worst_ms=1e3 * max(ours),
+        sdpa_worst_ms=1e3 * max(base), worst_ratio=max(ratios),
+    )  # fmt: skip
+
+
+SPIN = "while True: pass"
+
+
+@contextlib.contextmanager
+def busy_cpu(count: int) -> Iterator[None]:
+    """``count`` processes spinning on a CPU each, as a shared host's neighbours do."""
+    spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
+    try:
+        time.sleep(0.5 if count else 0)  # let them start
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
 
 
 def _status_bytes(field: str) -> int | None:
@@ -379,8 +405,10 @@ def run(
     device: str = "cpu",
     dtype: str = "fp32",
     causal: bool = False,
+    busy: int = 0,
 ) -> dict[str, object]:
-    """Time (and, in child processes, measure) every method at every n. Returns the JSON dict."""
+    """Time (and, in child processes, measure) every method at every n, with ``busy`` processes
+    spinning beside the timing (not the memory measurement). Returns the JSON dict."""
     results = []
     start = machine()  # the load average says how busy the machine was while timing
     if mode == "layer" or causal:
@@ -403,8 +431,8 @@ def run(
                 results.append(row)
                 continue
             call = runner(method, inputs, mode, causal)
-            ms, sdpa_ms, ratio = time_against_sdpa(call, sdpa, repeats)
-            row.update(median_ms=ms, sdpa_ms=sdpa_ms, ratio_to_sdpa=ratio, skipped=None)
+            with busy_cpu(busy):
+                row.update(time_against_sdpa(call, sdpa, repeats), skipped=None)
             if measure_memory and device == "cuda":
                 peak = cuda_peak_growth(call, inputs[0].device) / 2**20
                 row.update(peak_mb=peak, peak_over_logits=peak / logits_mb)
@@ -416,7 +444,7 @@ def run(
             print(_progress(row), file=sys.stderr, flush=True)
     config = dict(
         mode=mode, n=ns, d=d, heads=heads, k=k, batch=batch, repeats=repeats, budget_mb=budget_mb,
-        device=device, dtype=dtype, causal=causal,
+        device=device, dtype=dtype, causal=causal, busy=busy,
     )  # fmt: skip
     report = {"machine": start, "config": config, "results": results}
     report["load_average_1min_at_end"] = machine()["load_average_1min"]
@@ -427,7 +455,7 @@ def _progress(row: dict[str, object]) -> str:
     return f"n={row['n']} {row['method']}: {row['median_ms']:.1f} ms, x{row['ratio_to_sdpa']:.2f}"
 
 
-def _cell(row: dict[str, object] | None) -> str:
+def _cell(row: dict[str, object] | None, worst: bool = False) -> str:
     if row is None:
         return ""
     if row.get("skipped"):
@@ -435,11 +463,15 @@ def _cell(row: dict[str, object] | None) -> str:
     cell = f"{row['median_ms']:.1f} ms"
     if "peak_mb" in row:
         cell += f" · {row['peak_mb']:.1f} MB"
-    return cell + f" · {row['ratio_to_sdpa']:.1f}x"
+    cell += f" · {row['ratio_to_sdpa']:.2f}x"
+    if worst:
+        cell += f" (worst {row['worst_ms']:.1f} ms · {row['worst_ratio']:.2f}x)"
+    return cell
 
 
 def markdown_table(report: dict[str, object]) -> str:
-    """method x n: 'median ms · peak MB · ratio to SDPA' per cell."""
+    """method x n: 'median ms · peak MB · ratio to SDPA' per cell; with other processes busy
+    (``--busy``), the worst call and the worst ratio too."""
     results: list[dict[str, object]] = report["results"]  # type: ignore[assignment]
     ns = list(dict.fromkeys(int(r["n"]) for r in results))  # type: ignore[call-overload]
     methods = list(dict.fromkeys(str(r["method"]) for r in results))
@@ -449,7 +481,8 @@ def markdown_table(report: dict[str, object]) -> str:
         "|---|" + "---|" * len(ns),
     ]
     for method in methods:
-        cells = [_cell(by_key.get((method, n))) for n in ns]
+        worst = bool(report.get("config", {}).get("busy"))  # type: ignore[union-attr]
+        cells = [_cell(by_key.get((method, n)), worst) for n in ns]
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -472,17 +505,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--causal", action="store_true", help="query i sees keys j <= i (not layer)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--dtype", choices=tuple(DTYPES), default="fp32", help="inputs' dtype")
+    p.add_argument(
+        "--busy", type=int, default=0, help="processes spinning on a CPU each while timing"
+    )
     p.add_argument("--child", choices=METHODS, help=argparse.SUPPRESS)
     return p
 
 
 def main(argv: list[str] | None = None) -> dict[str, object] | None:
     args = _parser().parse_args(argv)
-    for name in ("d", "heads", "k", "batch", "repeats"):
-        if getattr(args, name) < (0 if name == "k" else 1):
-            raise SystemExit(
-                f"--{name} must be >= {0 if name == 'k' else 1}, got {getattr(args, name)}"
-            )
+    for name in ("d", "heads", "k", "batch", "repeats", "busy"):
+        if getattr(args, name) < (0 if name in ("k", "busy") else 1):
+            low = 0 if name in ("k", "busy") else 1
+            raise SystemExit(f"--{name} must be >= {low}, got {getattr(args, name)}")
     if min(args.n) < 1:
         raise SystemExit(f"--n values must be >= 1, got {args.n}")
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -496,11 +531,14 @@ def main(argv: list[str] | None = None) -> dict[str, object] | None:
     report = run(
         args.n, args.d, args.heads, args.k, args.batch, args.repeats, args.methods,
         args.budget_mb, measure_memory=not args.no_memory, mode=args.mode, device=args.device,
-        dtype=args.dtype, causal=args.causal,
+        dtype=args.dtype, causal=args.causal, busy=args.busy,
     )  # fmt: skip
     m = report["machine"]
     gpu = f", {m['gpu']}" if m["gpu"] and args.device == "cuda" else ""
-    print(f"{m['cpu']}, {m['cores']} cores{gpu}, torch {m['torch']}; {report['config']}")
+    print(
+        f"{m['cpu']}, {m['cores']} cores{gpu}, torch {m['torch']}, {m['torch_threads']} torch "
+        f"threads, {args.busy} busy processes beside it; {report['config']}"
+    )
     print(f"load average (1 min): {m['load_average_1min']} at start, "
           f"{report['load_average_1min_at_end']} at end")  # fmt: skip  # type: ignore[index]
     print(markdown_table(report))

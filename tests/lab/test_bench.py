@@ -81,7 +81,7 @@ def test_markdown_table_marks_skips():
         ]
     }
     table = bench.markdown_table(report)
-    assert "| sdpa | 1.0 ms · 2.0 MB · 1.0x |" in table
+    assert "| sdpa | 1.0 ms · 2.0 MB · 1.00x |" in table
     assert "| einsum | skipped (needs ~9 MB > budget 1 MB) |" in table
 
 
@@ -124,3 +124,31 @@ def test_layer_mode_runs_the_relative_layer_and_its_sdpa_twin():
         assert out.shape == (1, 5, 8)
     with pytest.raises(ValueError, match="SDPA layer only"):
         bench.runner("plain", inputs, "layer")
+
+
+def test_busy_rows_report_the_worst_call_and_stop_their_spinners(tmp_path, capsys, monkeypatch):
+    """--busy N times each row beside N spinning processes, reports the worst call and the worst
+    per-repeat ratio beside the medians, and leaves no spinner behind."""
+    started = []
+    popen = bench.subprocess.Popen
+
+    def spy(*args, **kwargs):
+        started.append(popen(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(bench.subprocess, "Popen", spy)
+    out = tmp_path / "bench.json"
+    argv = ["--n", "16", "--d", "4", "--heads", "1", "--k", "2", "--repeats", "3", "--no-memory"]
+    bench.main([*argv, "--methods", "sdpa", "banded", "--busy", "1", "--json", str(out)])
+    report = json.loads(out.read_text())
+    assert report["config"]["busy"] == 1
+    assert len(started) == 2  # one spinner for each row's timing
+    assert all(p.poll() is not None for p in started)  # all stopped
+    for row in report["results"]:
+        assert row["worst_ms"] >= row["median_ms"] > 0
+        assert row["sdpa_worst_ms"] >= row["sdpa_ms"] > 0
+        assert row["worst_ratio"] >= row["ratio_to_sdpa"] > 0
+    printed = capsys.readouterr().out
+    assert "1 busy processes beside it" in printed and "(worst " in printed
+    with pytest.raises(SystemExit, match="--busy must be >= 0, got -1"):
+        bench.main([*argv, "--busy", "-1"])
