@@ -34,8 +34,10 @@ Self-attention only (n_q = n_k, no offset), without a mask or dropout, on the CP
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
+from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
@@ -198,6 +200,29 @@ def _edge_bias(n: int, kk: int, causal: bool, dtype, device) -> torch.Tensor:
     )
 
 
+@contextlib.contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run the band's ops on one thread, the flash kernel on all of torch's.
+
+    The forward's band is a dozen small ops. On a CPU that other processes also use, each
+    parallel op waits for its slowest thread, and a thread the scheduler has set aside costs a
+    time slice: with a process spinning on each of 2 cores, the causal forward at n = 1024 took
+    125 ms on two threads and 38 ms with the band on one (SDPA: 24 ms); on a quiet machine one
+    thread costs the call 5-10%. (The backward's band is larger and keeps torch's threads: one
+    thread cost it 15% quiet and gained nothing busy at n = 1024.) torch's thread count belongs
+    to the calling thread, so no other thread sees the change.
+    """
+    threads = torch.get_num_threads()
+    if threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _far(q, k, v, kk: int, scale: float, right: bool):
     """The left (or right) region's flash attention: (o, λ) for queries k+1.. (or ..n-k-2)."""
     m = q.shape[-2] - kk - 1
@@ -225,26 +250,27 @@ class _RegionAttention(torch.autograd.Function):
         cols = band.cols
         m = max(n - kk - 1, 0)  # rows with a far region on each side
         outs = [_far(q, k, v, kk, scale, right) for right in (False, True)[: band.far] if m]
-        qf = band.flat(q)
-        full = torch.baddbmm(
-            qf.new_empty(()), qf, band.keyed(k).transpose(1, 2), beta=0, alpha=scale
-        )  # (blocks, rows, width): q_i · k_j / √d
-        s = qf @ (band.columns(table_k) * scale).T  # q_i · w_r / √d; c^L (and c^R) at the end
-        s[..., :cols] += band.diagonals(full)
-        e = band.rows_of(s)  # (b, h, n, cols + far)
-        e[..., :cols] += band.bias
-        for t in range(band.far):
-            column, rows = e[..., cols + t], _far_rows(kk, n, t == 1)
-            column[:, :, slice(m, None) if t else slice(0, n - m)] = float("-inf")  # none
-            if m:
-                column[:, :, rows] += outs[t][1]  # λ^X + c^X
-        p = torch.softmax(s, -1)  # a padded row's cells are all finite: no NaN
-        band.diagonals(full.zero_()).copy_(p[..., :cols])
-        zf = torch.baddbmm(p @ band.columns(table_v), full, band.keyed(v))
-        z, weights = band.rows_of(zf), band.rows_of(p)
-        for t, (o, _) in enumerate(outs):
-            rows = _far_rows(kk, n, t == 1)
-            z[:, :, rows].addcmul_(weights[:, :, rows, cols + t, None], o)
+        with _one_thread():  # the band's small ops (see _one_thread)
+            qf = band.flat(q)
+            full = torch.baddbmm(
+                qf.new_empty(()), qf, band.keyed(k).transpose(1, 2), beta=0, alpha=scale
+            )  # (blocks, rows, width): q_i · k_j / √d
+            s = qf @ (band.columns(table_k) * scale).T  # q_i · w_r / √d; c^L (and c^R) at the end
+            s[..., :cols] += band.diagonals(full)
+            e = band.rows_of(s)  # (b, h, n, cols + far)
+            e[..., :cols] += band.bias
+            for t in range(band.far):
+                column, rows = e[..., cols + t], _far_rows(kk, n, t == 1)
+                column[:, :, slice(m, None) if t else slice(0, n - m)] = float("-inf")  # none
+                if m:
+                    column[:, :, rows] += outs[t][1]  # λ^X + c^X
+            p = torch.softmax(s, -1)  # a padded row's cells are all finite: no NaN
+            band.diagonals(full.zero_()).copy_(p[..., :cols])
+            zf = torch.baddbmm(p @ band.columns(table_v), full, band.keyed(v))
+            z, weights = band.rows_of(zf), band.rows_of(p)
+            for t, (o, _) in enumerate(outs):
+                rows = _far_rows(kk, n, t == 1)
+                z[:, :, rows].addcmul_(weights[:, :, rows, cols + t, None], o)
         ctx.causal = causal
         ctx.save_for_backward(q, k, v, table_k, table_v, zf, p, *(t for out in outs for t in out))
         return z
@@ -270,8 +296,9 @@ class _RegionAttention(torch.autograd.Function):
         spread = band.diagonals(full.zero_())
         spread.copy_(d_s[..., :cols])
         d_q = torch.baddbmm(d_s @ band.columns(table_k), full, band.keyed(k)).mul_(scale)
-        d_k = band.spill(full.transpose(1, 2) @ band.flat(q)).mul_(scale)
-        d_table_k = _fold(d_s.flatten(0, 1).T @ band.flat(q).flatten(0, 1), band, table_k)
+        qf = band.flat(q)
+        d_k = band.spill(full.transpose(1, 2) @ qf).mul_(scale)
+        d_table_k = _fold(d_s.flatten(0, 1).T @ qf.flatten(0, 1), band, table_k)
         spread.copy_(p[..., :cols])
         d_v = band.spill(full.transpose(1, 2) @ gf)
         d_table_v = _fold(p.flatten(0, 1).T @ gf.flatten(0, 1), band, table_v)

@@ -81,3 +81,43 @@ def test_relative_attention_runs_the_regions_where_they_apply_and_blocks_elsewhe
     assert not regions_apply(q, k, v, torch.zeros(41, 4, dtype=F64), None, True, 0, 0.0)
     long = torch.zeros(1, 1, TWO_SIDED_MIN_N, 4)
     assert regions_apply(long, long, long, tk, None, False, 0, 0.0)
+
+
+def test_the_forward_band_runs_on_one_thread_and_the_flash_kernel_on_all(monkeypatch):
+    """Beside busy processes a parallel op waits for its slowest thread: the forward's band ops
+    run on one thread, the flash kernel on torch's count, which is restored afterwards (also
+    when the call fails)."""
+    from relpos_core import regions
+
+    seen = {}
+    flash, softmax = regions._flash, torch.softmax
+
+    def spy_flash(*args, **kwargs):
+        seen["flash"] = torch.get_num_threads()
+        return flash(*args, **kwargs)
+
+    def spy_softmax(*args, **kwargs):
+        seen["band"] = torch.get_num_threads()
+        return softmax(*args, **kwargs)
+
+    monkeypatch.setattr(regions, "_flash", spy_flash)
+    monkeypatch.setattr(torch, "softmax", spy_softmax)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        q, k, v, tk, tv = (t.detach() for t in inputs(1, 2, 40, 4, 3, seed=7))
+        torch.testing.assert_close(
+            region_attention(q, k, v, tk, tv, True), definition(q, k, v, tk, tv, True)
+        )
+        assert seen == {"flash": 2, "band": 1}
+        assert torch.get_num_threads() == 2
+
+        def fail(*args, **kwargs):
+            raise RuntimeError("stop")
+
+        monkeypatch.setattr(torch, "softmax", fail)
+        with pytest.raises(RuntimeError, match="stop"):
+            region_attention(q, k, v, tk, tv, True)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
