@@ -1,6 +1,6 @@
-"""The region split (``relpos_core.regions``) and the causal pieces under it
-(``relpos_core.triangle``) against the definition, forward and backward, in float64, at the
-sizes where their blocks and pieces change shape."""
+"""The region split (``relpos_core.regions``) against the definition, forward and backward, in
+float64, at the sizes where its band blocks change shape (across blocks, heads laid end to end,
+k beyond the block, k = 0, k past the sequence)."""
 
 from __future__ import annotations
 
