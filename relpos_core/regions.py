@@ -17,9 +17,9 @@ softmax over the 2k + 1 band cells and the (one or two) far columns gives every 
     P_i = softmax(e_i,i-k .. e_i,i+k, λ^L_i + c^L_i, λ^R_i + c^R_i)
     z_i = Σ_r P_ir (v_(i+r) + w^V_r) + P_iL (o^L_i + w^V_-k) + P_iR (o^R_i + w^V_+k)
 
-The band is O(n k d): every (b, h) sequence laid end to end, cut into blocks of R rows whose
-keys are the rows of this block and the one before (and after), one batched matmul over a
-strided view, and a strided view of its diagonals.
+The band is O(n k d): every (b, h) sequence laid end to end, cut into blocks of R rows that
+read their own rows' keys and the k before them (and after them, two-sided), one batched
+matmul over a strided view, then a strided view of its diagonals.
 
 The backward is FlashAttention's, D_i = g_i·z_i, with P kept from the forward (n (2k + 3)
 numbers, against n² for the full weights): on the band dS_ir = P_ir (g_i·(v_(i+r) + w^V_r) - D_i);
