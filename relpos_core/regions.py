@@ -223,13 +223,23 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+def _unit_last(x: torch.Tensor) -> torch.Tensor:
+    """x with unit stride along its last dimension, which the CPU flash kernel assumes (it reads
+    a transposed, expanded or step-sliced head as if it were contiguous there)."""
+    return x if x.stride(-1) == 1 else x.contiguous()
+
+
 def _far(q, k, v, kk: int, scale: float, right: bool):
     """The left (or right) region's flash attention: (o, λ) for queries k+1.. (or ..n-k-2)."""
     m = q.shape[-2] - kk - 1
     if not right:
-        return _flash(q[:, :, kk + 1 :], k[:, :, :m], v[:, :, :m], 0.0, True, scale=scale)
+        args = (_unit_last(x) for x in (q[:, :, kk + 1 :], k[:, :, :m], v[:, :, :m]))
+        return _flash(*args, 0.0, True, scale=scale)
     with _one_thread():  # copies: beside busy processes, three took 23 ms on two threads, 2 on one
-        args = q[:, :, :m].flip(2), k[:, :, kk + 1 :].flip(2), v[:, :, kk + 1 :].flip(2)
+        args = [
+            _unit_last(x[:, :, s].flip(2))
+            for x, s in ((q, slice(m)), (k, slice(kk + 1, None)), (v, slice(kk + 1, None)))
+        ]
     o, lam = _flash(*args, 0.0, True, scale=scale)
     with _one_thread():
         return o.flip(2), lam.flip(2)
@@ -315,6 +325,7 @@ class _RegionAttention(torch.autograd.Function):
                 args += [band.rows_of(zf)[:, :, rows] - table_v[-t], lse]
                 if right:  # the right region ran on reversed sequences
                     args = [x.flip(2) for x in args]
+                args = [_unit_last(x) for x in args]
             grads = _flash_backward(*args, 0.0, True, scale=scale)
             with _one_thread():
                 if right:

@@ -121,3 +121,34 @@ def test_the_forward_band_runs_on_one_thread_and_the_flash_kernel_on_all(monkeyp
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("layout", ["d-major", "step-sliced", "expanded"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_regions_read_heads_of_any_stride(layout, causal):
+    """The CPU flash kernel reads the last dimension as if its stride were 1: a transposed,
+    step-sliced or expanded head must reach it contiguous, forward and backward."""
+    n, d, kk = 37, 3, 4
+    gen = torch.Generator().manual_seed(11)
+
+    def head():
+        if layout == "d-major":
+            x = torch.randn(2, 2, d, n, generator=gen, dtype=F64).transpose(-1, -2)
+        elif layout == "step-sliced":
+            x = torch.randn(2, 2, n, 2 * d, generator=gen, dtype=F64)[..., ::2]
+        else:
+            x = torch.randn(2, 2, n, 1, generator=gen, dtype=F64).expand(2, 2, n, d)
+        return x.requires_grad_(layout != "expanded")
+
+    tensors = [head() for _ in range(3)]
+    tensors += [torch.randn(2 * kk + 1, d, generator=gen, dtype=F64, requires_grad=True)] * 1
+    tensors += [torch.randn(2 * kk + 1, d, generator=gen, dtype=F64, requires_grad=True)]
+    assert tensors[0].stride(-1) != 1
+    out = region_attention(*tensors, causal)
+    torch.testing.assert_close(out, definition(*tensors, causal), rtol=1e-10, atol=1e-12)
+    weight = torch.randn(out.shape, generator=gen, dtype=F64)
+    wanted = [t for t in tensors if t.requires_grad]
+    got = torch.autograd.grad((out * weight).sum(), wanted)
+    want = torch.autograd.grad((definition(*tensors, causal) * weight).sum(), wanted)
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w, rtol=1e-9, atol=1e-11)
