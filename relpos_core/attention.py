@@ -208,7 +208,7 @@ def relative_attention(
         chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=compute_itemsize(dtype), trace=trace,
         return_weights=return_weights, grad=grad, causal=causal,
         mask_cells=cells, dropout=dropout_p > 0,
-        region_split=chosen.name == "banded" and dtype in (torch.float32, torch.float64)
+        region_split=chosen.name == "banded"
         and regions_apply(q, k, v, table_k, mask, causal, query_offset, dropout_p),
     )  # fmt: skip
     if dtype in HALF_DTYPES:  # the float32 copies of q, k, v

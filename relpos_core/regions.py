@@ -97,7 +97,7 @@ def region_bytes(
     b: int, h: int, n: int, d: int, d_v: int, k: int, itemsize: int, grad: bool
 ) -> int:
     """An upper bound of the peak of ``region_attention`` (and its backward with ``grad``),
-    measured at n = 48 to 8192, k = 4 to 200 (tests/test_memory_bound.py): the blocks'
+    measured at n = 48 to 8192, k = 4 to 200 and checked by tests/test_memory_bound.py: the blocks'
     (rows, rows + 2k) products, a few (b·h·n, 2k + 3) band tensors (the logits, P, in the
     backward dP and dS), and copies of the (b·h·n, d) vectors: the keys' and values' zero-edged
     copies, slices and flips for the far regions and their outputs, and in the backward the

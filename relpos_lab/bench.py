@@ -44,7 +44,6 @@ fallback. A method whose materialized intermediate (``memory_bytes``) plus two
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -54,7 +53,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -70,6 +69,7 @@ from relpos_core import (
     relative_table,
 )
 from relpos_core.methods import FLEX
+from relpos_lab.busy import busy_cpu
 
 RELATIVE_METHODS = ("banded", "bucket", "skew", "matmul", "einsum")
 GPU_METHODS = (
@@ -265,22 +265,6 @@ def time_against_sdpa(
         ratio_to_sdpa=statistics.median(ratios), worst_ms=1e3 * max(ours),
         sdpa_worst_ms=1e3 * max(base), worst_ratio=max(ratios),
     )  # fmt: skip
-
-
-SPIN = "while True: pass"
-
-
-@contextlib.contextmanager
-def busy_cpu(count: int) -> Iterator[None]:
-    """``count`` processes spinning on a CPU each, as a shared host's neighbours do."""
-    spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
-    try:
-        time.sleep(0.5 if count else 0)  # let them start
-        yield
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
 
 
 def _status_bytes(field: str) -> int | None:

@@ -68,8 +68,9 @@ from playwright.sync_api import Error as PlaywrightError
 # load_test imports local_app by its bare name: put this folder on the path, and import every
 # sibling the same way so each is loaded once
 SCRIPTS = Path(__file__).resolve().parent
-if str(SCRIPTS) not in sys.path:
-    sys.path.insert(0, str(SCRIPTS))
+for folder in (SCRIPTS, SCRIPTS.parent):  # the scripts, and the repository for relpos_lab
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
 from load_test import RssSampler  # noqa: E402
 from local_app import CHROMIUM, CHROMIUM_ARGS, health, served_app  # noqa: E402
@@ -85,6 +86,8 @@ from measure_browser import (  # noqa: E402
 )
 from measure_browser import machine as browser_machine  # noqa: E402
 
+from relpos_lab.busy import busy_cpu  # noqa: E402
+
 MIB = 2**20
 CGROUP_MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
 # the exception box of an uncaught error, and st.error (the app's own error message)
@@ -94,7 +97,6 @@ QUIET_MS = 300.0  # no websocket frame, request or chart draw for this long: idl
 SERVER_CHECK_S = 5.0  # how often a view that is still loading asks whether the server lives
 SAMPLE_S = 0.5
 HEALTH_TRIES = 3  # of /_stcore/health, 2 s each, before a running server counts as gone
-SPIN = "while True: pass"
 SERVER_NUMBERS = itertools.count(1)
 
 
@@ -620,20 +622,6 @@ def memory_command(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- keypress: threads, busy CPU
-
-
-@contextlib.contextmanager
-def busy_cpu(count: int) -> Iterator[list[subprocess.Popen]]:
-    """``count`` processes that spin on a CPU each, as a shared host's neighbours do; killed
-    (by their PIDs) on exit."""
-    spinners = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
-    try:
-        yield spinners
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-        for spinner in spinners:
-            spinner.wait()
 
 
 def keypress_page(browser: Browser, url: str, args: argparse.Namespace) -> dict:
