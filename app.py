@@ -8,6 +8,12 @@ from pathlib import Path
 
 import streamlit as st
 
+from explorer.frame.chart_code import fetch_chart_code
+
+# Before the imports below load torch (1.5 s on a fresh server): the visitor's browser fetches
+# and compiles the chart code meanwhile (explorer/frame/chart_code.py).
+fetch_chart_code()
+
 from explorer.figures.glossary import glossary
 from explorer.frame.controls import (
     PARAMS_STATE_KEY,

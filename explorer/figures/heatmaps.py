@@ -219,17 +219,19 @@ def mark_position(fig: go.Figure, panels: int, position: int, label: str) -> go.
     what a model was trained on), named once by ``label`` above the first panel."""
     line = {"color": "#d62728", "width": 1.5, "dash": "dash"}
     edge = position - 0.5
+    shapes = []
     for t in range(panels):
         axis = "" if t == 0 else str(t + 1)
-        refs = {"xref": f"x{axis}", "yref": f"y{axis}", "line": line}
-        fig.add_shape(
-            type="line", x0=edge, x1=edge, y0=0, y1=1, **{**refs, "yref": f"y{axis} domain"}
-        )
-        fig.add_shape(
-            type="line", y0=edge, y1=edge, x0=0, x1=1, **{**refs, "xref": f"x{axis} domain"}
-        )
-    fig.add_annotation(
-        text=html.escape(label, quote=False), x=edge, y=1, xref="x", yref="y domain",
-        xanchor="left", yanchor="bottom", showarrow=False, font={"size": 10, "color": "#d62728"},
-    )  # fmt: skip
+        shapes.append({"type": "line", "x0": edge, "x1": edge, "y0": 0, "y1": 1, "line": line,
+                       "xref": f"x{axis}", "yref": f"y{axis} domain"})  # fmt: skip
+        shapes.append({"type": "line", "y0": edge, "y1": edge, "x0": 0, "x1": 1, "line": line,
+                       "xref": f"x{axis} domain", "yref": f"y{axis}"})  # fmt: skip
+    note = {
+        "text": html.escape(label, quote=False), "x": edge, "y": 1, "xref": "x",
+        "yref": "y domain", "xanchor": "left", "yanchor": "bottom", "showarrow": False,
+        "font": {"size": 10, "color": "#d62728"},
+    }  # fmt: skip
+    # one assignment each: add_shape walks every subplot of the grid on every call
+    fig.layout.shapes += tuple(shapes)
+    fig.layout.annotations += (note,)
     return fig

@@ -82,44 +82,50 @@ def _d_k_axis(d_k: np.ndarray) -> dict:
     }
 
 
-def _layout(fig: go.Figure, d_k: np.ndarray, y_axis: dict) -> go.Figure:
-    fig.update_layout(
-        width=figure_width(WIDTH),
-        height=HEIGHT,
-        margin={"l": 60, "r": 10, "t": 10, "b": 50},
-        xaxis=_d_k_axis(d_k),
-        yaxis=y_axis,
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-        hovermode="x unified",
-    )
-    return fig
+def _layout(d_k: np.ndarray, y_axis: dict) -> dict:
+    return {
+        "width": figure_width(WIDTH),
+        "height": HEIGHT,
+        "margin": {"l": 60, "r": 10, "t": 10, "b": 50},
+        "xaxis": _d_k_axis(d_k),
+        "yaxis": y_axis,
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        "hovermode": "x unified",
+    }
 
 
-def _two_curves(d_k: np.ndarray, curves: tuple, what: str) -> go.Figure:
-    """A figure with the unscaled and the scaled curve ((name, y) each), in their colours."""
-    fig = go.Figure()
-    for (name, y), colour in zip(curves, (UNSCALED, SCALED), strict=True):
-        fig.add_trace(
-            go.Scatter(
-                x=d_k, y=np.asarray(y, dtype=np.float32), name=name, mode="lines+markers",
-                line={"color": colour, "width": 2},
-                hovertemplate=f"{name}: {what} %{{y:.3f}}<extra></extra>",
-            )
-        )  # fmt: skip
-    return fig
+def _two_curves(d_k: np.ndarray, curves: tuple, what: str) -> list[dict]:
+    """The unscaled and the scaled curve ((name, y) each), in their colours, as traces."""
+    return [
+        {
+            "type": "scatter",
+            "x": d_k,
+            "y": np.asarray(y, dtype=np.float32),
+            "name": name,
+            "mode": "lines+markers",
+            "line": {"color": colour, "width": 2},
+            "hovertemplate": f"{name}: {what} %{{y:.3f}}<extra></extra>",
+        }
+        for (name, y), colour in zip(curves, (UNSCALED, SCALED), strict=True)
+    ]
 
 
 def spread_figure(d_k: np.ndarray, unscaled_std: np.ndarray, scaled_std: np.ndarray) -> go.Figure:
     """The standard deviation of q · k and of q · k / sqrt(d) against d (both axes log),
     with sqrt(d) dotted: the unscaled curve follows it, the scaled one stays at 1."""
     d_k = np.asarray(d_k, dtype=np.float32)
-    fig = _two_curves(d_k, (("q · k", unscaled_std), ("q · k / √d", scaled_std)), "std")
-    fig.add_trace(
-        go.Scatter(
-            x=d_k, y=np.sqrt(d_k), name="√d", mode="lines",
-            line={"color": "#777", "width": 1, "dash": "dot"}, hoverinfo="skip",
-        )
-    )  # fmt: skip
+    data = _two_curves(d_k, (("q · k", unscaled_std), ("q · k / √d", scaled_std)), "std")
+    data.append(
+        {
+            "type": "scatter",
+            "x": d_k,
+            "y": np.sqrt(d_k),
+            "name": "√d",
+            "mode": "lines",
+            "line": {"color": "#777", "width": 1, "dash": "dot"},
+            "hoverinfo": "skip",
+        }
+    )
     top = float(max(np.max(unscaled_std), np.max(scaled_std), np.sqrt(d_k[-1])))
     ticks = [2.0**p for p in range(-1, int(np.ceil(np.log2(top))) + 1)]
     y_axis = {
@@ -128,7 +134,7 @@ def spread_figure(d_k: np.ndarray, unscaled_std: np.ndarray, scaled_std: np.ndar
         "tickvals": ticks,
         "ticktext": [f"{t:g}" for t in ticks],
     }
-    return _layout(fig, d_k, y_axis)
+    return go.Figure({"data": data, "layout": _layout(d_k, y_axis)})
 
 
 def saturation_figure(
@@ -138,15 +144,39 @@ def saturation_figure(
     scale; 1 (one key takes everything) and 1/n (an even row) as dotted lines."""
     d_k = np.asarray(d_k, dtype=np.float32)
     curves = (("softmax(q · k)", unscaled_max), ("softmax(q · k / √d)", scaled_max))
-    fig = _two_curves(d_k, curves, "largest weight")
-    for level, text, where in (
-        (1.0, "1: one key takes all", "bottom left"),  # the curves start low on the left
-        (1.0 / n, f"1/n = 1/{n}: an even row", "top right"),
+    data = _two_curves(d_k, curves, "largest weight")
+    line = {"color": "#777", "width": 1, "dash": "dot"}
+    font = {"size": 10, "color": "#555"}
+    shapes, notes = [], []
+    for level, text, (x, xanchor, yanchor) in (
+        (1.0, "1: one key takes all", (0, "left", "top")),  # the curves start low on the left
+        (1.0 / n, f"1/n = 1/{n}: an even row", (1, "right", "bottom")),
     ):
-        fig.add_hline(
-            y=level, line={"color": "#777", "width": 1, "dash": "dot"},
-            annotation_text=text, annotation_position=where,
-            annotation_font={"size": 10, "color": "#555"},
-        )  # fmt: skip
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x domain",
+                "x0": 0,
+                "x1": 1,
+                "yref": "y",
+                "y0": level,
+                "y1": level,
+                "line": line,
+            }
+        )
+        notes.append(
+            {
+                "text": text,
+                "xref": "x domain",
+                "x": x,
+                "xanchor": xanchor,
+                "yref": "y",
+                "y": level,
+                "yanchor": yanchor,
+                "showarrow": False,
+                "font": font,
+            }
+        )
     y_axis = {"title": {"text": "mean largest weight of a row"}, "range": [0, 1.08]}
-    return _layout(fig, d_k, y_axis)
+    layout = {**_layout(d_k, y_axis), "shapes": shapes, "annotations": notes}
+    return go.Figure({"data": data, "layout": layout})
