@@ -624,6 +624,10 @@ def memory_command(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- keypress: threads, busy CPU
 
 
+FLOOR_APP = "scripts/floor_app.py"  # one slider, one heatmap: what no page can beat
+FLOOR_ROW = "bare Streamlit (scripts/floor_app.py)"
+
+
 def keypress_page(browser: Browser, url: str, args: argparse.Namespace) -> dict:
     label = SLIDERS["k"]
     with open_tab(browser) as tab:
@@ -660,6 +664,17 @@ def keypress_run(threads: int, busy: int, pages: dict[str, str], args) -> dict:
                 row["error_boxes"] = sum(p["error_boxes"] for p in presses)
                 result["pages"][stem] = row
             browser.close()
+    if args.floor:  # the same presses on a bare Streamlit page, under the same load
+        with fresh_server("keypress-floor", env=env, entry=FLOOR_APP) as served:
+            with sync_playwright() as pw:
+                browser = launch(pw)
+                row = keypress_page(browser, served.base_url + "/", args)
+                browser.close()
+        presses = row["presses"]
+        row["redraw_ms"] = spread([p["redraw_ms"] for p in presses])
+        row["idle_ms"] = spread([p["idle_ms"] for p in presses])
+        row["error_boxes"] = sum(p["error_boxes"] for p in presses)
+        result["pages"][FLOOR_ROW] = row
     return result
 
 
@@ -670,6 +685,8 @@ def busy_ratio(runs: Sequence[dict], threads: int, busy: int, measure: str) -> f
         return None
     ratios = []
     for stem, row in by_busy[busy]["pages"].items():
+        if stem == FLOOR_ROW:  # not a page of the explorer
+            continue
         quiet = by_busy[0]["pages"].get(stem, {}).get(measure)
         if row.get(measure) and quiet and quiet["median"] > 0:
             ratios.append(row[measure]["median"] / quiet["median"])
@@ -691,7 +708,7 @@ def keypress_markdown(report: dict) -> str:
         ("idle_ms", "Key press to idle (ms)"),
     ):
         rows = []
-        for stem in s["pages"]:
+        for stem in [*s["pages"], *([FLOOR_ROW] if s.get("floor") else [])]:
             cells = []
             for run in runs:
                 row = run["pages"].get(stem, {})
@@ -874,6 +891,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--busy", type=int, nargs="+", default=[0, 2], help="spinning processes beside the server"
     )
     keypress.add_argument("--repeats", type=int, default=5, help="key presses per page")
+    keypress.add_argument(
+        "--floor",
+        action="store_true",
+        help=f"also press k on {FLOOR_APP}, a bare page: the floor of this machine and browser",
+    )
     keypress.add_argument(
         "--timeout", type=float, default=300.0, help="seconds one load or key press may take"
     )

@@ -95,29 +95,35 @@ def reach_note(curves: LengthCurves) -> str:
 def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
     """One line per model against the evaluation length (log 2 axis); the training length
     dashed and every length beyond it shaded."""
-    fig = go.Figure()
     legend, legend_px = legend_band(len(curves.bpc))
     top = max(float(v.max()) for v in curves.bpc.values())
     x_end = float(curves.lengths.max()) * 1.15
     x_start = float(curves.lengths.min()) / 1.6  # room left of the training length
-    fig.add_vrect(x0=curves.context, x1=x_end, fillcolor="rgba(120,120,120,0.08)", line_width=0)
-    fig.add_vline(x=curves.context, line_dash="dash", line_color="#555", line_width=1)
-    for t, (name, bpc) in enumerate(curves.bpc.items()):
-        fig.add_trace(
-            go.Scatter(
-                x=curves.lengths.astype(np.float32),
-                y=bpc,
-                mode="lines+markers",
-                name=html.escape(describe(name), quote=False),
-                line={"color": COLOURS[t % len(COLOURS)], "width": 2},
-                hovertemplate=f"{html.escape(name)}<br>length %{{x}}<br>%{{y:.3f}} bits per "
-                "character<extra></extra>",
-            )
-        )
-    fig.update_layout(
-        height=height + legend_px,
-        margin={"l": 60, "r": 10, "t": 30, "b": 60 + legend_px},
-        xaxis={
+    edge = {"x0": curves.context, "xref": "x", "y0": 0, "y1": 1, "yref": "y domain"}
+    shapes = [  # the lengths beyond training shaded, the training length dashed
+        {**edge, "type": "rect", "x1": x_end, "fillcolor": "rgba(120,120,120,0.08)",
+         "line": {"width": 0}},
+        {**edge, "type": "line", "x1": curves.context,
+         "line": {"dash": "dash", "color": "#555", "width": 1}},
+    ]  # fmt: skip
+    data = [
+        {
+            "type": "scatter",
+            "x": curves.lengths.astype(np.float32),
+            "y": bpc,
+            "mode": "lines+markers",
+            "name": html.escape(describe(name), quote=False),
+            "line": {"color": COLOURS[t % len(COLOURS)], "width": 2},
+            "hovertemplate": f"{html.escape(name)}<br>length %{{x}}<br>%{{y:.3f}} bits per "
+            "character<extra></extra>",
+        }
+        for t, (name, bpc) in enumerate(curves.bpc.items())
+    ]
+    layout = {
+        "shapes": shapes,
+        "height": height + legend_px,
+        "margin": {"l": 60, "r": 10, "t": 30, "b": 60 + legend_px},
+        "xaxis": {
             "type": "log",
             # short enough for a phone: the caption says what is dashed and shaded
             "title": {"text": "evaluation length (characters)"},
@@ -125,8 +131,8 @@ def length_figure(curves: LengthCurves, *, height: int = 340) -> go.Figure:
             "ticktext": [str(L) for L in curves.lengths],
             "range": [np.log10(x_start), np.log10(x_end)],
         },
-        yaxis={"title": {"text": "held-out bits per character"}, "range": [1.5, top + 0.3]},
-        legend=legend,
-        hovermode="closest",
-    )
-    return fig
+        "yaxis": {"title": {"text": "held-out bits per character"}, "range": [1.5, top + 0.3]},
+        "legend": legend,
+        "hovermode": "closest",
+    }
+    return go.Figure({"data": data, "layout": layout})

@@ -1,0 +1,42 @@
+"""In Chromium, on a server that has just started: the browser asks for the chart code while
+the server still computes the first view, at the address Streamlit itself loads it from, and
+the element that asks takes no room on the page."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page
+
+# when an element container of a chart (Streamlit classes it st-key-<key>) first appears
+FIRST_CHART_JS = r"""
+(() => {
+  window.__firstChart = null;
+  new MutationObserver(() => {
+    if (window.__firstChart === null && document.querySelector('[class*="st-key-chart_"]')) {
+      window.__firstChart = performance.now();
+    }
+  }).observe(document, {childList: true, subtree: true});
+})();
+"""
+
+
+def test_the_chart_code_is_fetched_before_the_first_chart(
+    fresh_app_server: str, page: Page, wait_for_app_run
+) -> None:
+    page.add_init_script(FIRST_CHART_JS)
+    page.goto(f"{fresh_app_server}/attention")  # a nested path: the address must still resolve
+    wait_for_app_run(page)
+    page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=30_000)
+    fetched = page.evaluate(
+        "performance.getEntriesByType('resource')"
+        ".filter(e => e.name.includes('/PlotlyChart.')).map(e => [e.name, e.startTime])"
+    )
+    assert len(fetched) == 1, f"the chart code was fetched from {len(fetched)} addresses"
+    name, started = fetched[0]
+    assert name.startswith(f"{fresh_app_server}/static/js/PlotlyChart.")
+    first_chart = page.evaluate("window.__firstChart")
+    # the server imports torch (over a second) between the two; drawn lazily, as Streamlit
+    # does without the early import, the code is asked for a few ms before the first chart
+    print(f"chart code asked for {first_chart - started:.0f} ms before the first chart")
+    assert first_chart - started > 300, (started, first_chart)
+    box = page.locator('[data-testid="stElementContainer"]:has(#chart-code)')
+    assert box.count() == 1 and not box.is_visible()
