@@ -1,6 +1,7 @@
 """In Chromium, on a server that has just started: the browser asks for the chart code while
 the server still computes the first view, at the address Streamlit itself loads it from, and
-the element that asks takes no room on the page."""
+the element that asks takes no room on the page. A page under a path asks for it at the same
+address (tests/browser/test_app_pages.py opens every page; this one checks the address)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ def test_the_chart_code_is_fetched_before_the_first_chart(
     fresh_app_server: str, page: Page, wait_for_app_run
 ) -> None:
     page.add_init_script(FIRST_CHART_JS)
-    page.goto(f"{fresh_app_server}/attention")  # a nested path: the address must still resolve
+    # the landing page: a deep link into a server that has just started runs its page file
+    # alone once (Streamlit's pages/ folder), torch imported before app.py asks for the code
+    page.goto(fresh_app_server)
     wait_for_app_run(page)
     page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=30_000)
     fetched = page.evaluate(
@@ -40,3 +43,18 @@ def test_the_chart_code_is_fetched_before_the_first_chart(
     assert first_chart - started > 300, (started, first_chart)
     box = page.locator('[data-testid="stElementContainer"]:has(#chart-code)')
     assert box.count() == 1 and not box.is_visible()
+
+
+def test_a_page_under_a_path_fetches_the_chart_code_once(
+    app_server: str, page: Page, wait_for_app_run
+) -> None:
+    page.goto(f"{app_server}/attention")
+    wait_for_app_run(page)
+    page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=30_000)
+    fetched = page.evaluate(
+        "performance.getEntriesByType('resource')"
+        ".filter(e => e.name.includes('/PlotlyChart.')).map(e => e.name)"
+    )
+    assert len(fetched) == 1, fetched  # Streamlit's own import found the module loaded
+    assert fetched[0].startswith(f"{app_server}/static/js/PlotlyChart."), fetched
+    assert page.locator("#chart-code").count() == 1
