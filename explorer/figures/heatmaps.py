@@ -18,7 +18,13 @@ import plotly.graph_objects as go
 from explorer.figures.panel_traces import IMAGE_SIDE, Panel, panel_trace
 from explorer.figures.plots import MASKED_BACKGROUND
 from explorer.figures.scales import Scale, colourbar_trace, per_panel
-from explorer.figures.ticks import LABELS_ALL_MAX, ROW_MIN_PX, axis_ticks, thinned_note
+from explorer.figures.ticks import (
+    LABELS_ALL_MAX,
+    ROW_MIN_PX,
+    axis_ticks,
+    thinned_note,
+    y_axis_margin,
+)
 from explorer.frame.screen import figure_width
 from explorer.pair.marks import click_cells
 
@@ -79,6 +85,13 @@ def panel_grid(
     ):  # fewer panels to a row rather than panels too small to read, or (down to two a row)
         columns -= 1  # than token labels too close to read: closer, an axis labels every m-th
     grid_rows = math.ceil(len(panels) / columns)
+    left = max(  # the first column's y axes, so plotly's automargin never draws it twice
+        [LEFT_PX]
+        + [
+            y_axis_margin(p.y_labels, np.asarray(p.z).shape[0], p.row_offset)
+            for p in panels[::columns]
+        ]
+    )
     usable = _usable(max_width, columns, gap_x)
     side_px = min(PANEL_MAX_PX, usable / columns)  # the longest side of a panel
     if cell_px is None:

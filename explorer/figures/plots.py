@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.figures.ticks import escape_label
+from explorer.figures.ticks import escape_label, y_axis_margin
 from explorer.pair.marks import axes_meta, click_cells
 
 TICK_LABELS_MAX = 32  # more rows or columns than this: numeric ticks only
@@ -144,7 +144,13 @@ def heatmap(
         "xaxis": x_axis,
         "yaxis": y_axis,
         "height": height or int(np.clip(130 + 22 * rows, 280, 560)),
-        "margin": {"l": 10, "r": 10, "t": 100 if title else 70, "b": 10},
+        # the y axis's room given, not found by plotly's automargin (a second draw)
+        "margin": {
+            "l": y_axis_margin(y_labels if rows <= TICK_LABELS_MAX else None, rows, row_offset),
+            "r": 10,
+            "t": 100 if title else 70,
+            "b": 10,
+        },
         "plot_bgcolor": MASKED_BACKGROUND,
     }
     data = [{"type": "heatmap", **trace}]

@@ -23,6 +23,9 @@ TICK_PX = 18  # a number's room along a y axis (a 12 px font's line box is 16 px
 CHAR_PX = 7  # width of one character of a 12 px number
 NICE_STEPS = (1, 2, 5)  # numeric ticks every 1, 2, 5, 10, 20, 50, ... rows or columns
 LABEL_CHARS_MAX = 12
+# Left of a y axis: its title, the title's standoff and the ticks (Streamlit's theme), measured
+# in Chromium as what plotly's automargin settles on, less the labels' own width
+Y_AXIS_BASE_PX = 62
 
 
 def escape_label(label: str) -> str:
@@ -121,3 +124,23 @@ def thinned_note(ticks: dict, count: int) -> str:
     teens = step % 100 in (11, 12, 13)
     suffix = "th" if teens else {1: "st", 2: "nd", 3: "rd"}.get(step % 10, "th")
     return f" (every {step}{suffix} labelled)"
+
+
+def y_axis_margin(labels: Sequence[str] | None, count: int, offset: int = 0) -> int:
+    """A left margin that holds a y axis of ``count`` positions from ``offset`` (its title and
+    its widest label, tokens up to LABELS_ALL_MAX positions else numbers, in 12 px type), a few
+    pixels to spare. Streamlit's plotly theme turns automargin on: when a margin is too small,
+    plotly.js measures the labels, widens it and draws the whole chart a second time (2-5x the
+    time of one draw on the explorer's maps).
+
+    >>> y_axis_margin(None, 1024)  # "1023": four digits
+    96
+    >>> y_axis_margin(list("The exam"), 8)
+    74
+    """
+    shown = range(offset, offset + count)
+    if labels is not None and count <= LABELS_ALL_MAX and offset + count <= len(labels):
+        chars = max(len(html.unescape(escape_label(labels[v]))) for v in shown)
+    else:
+        chars = len(str(offset + count - 1))
+    return Y_AXIS_BASE_PX + math.ceil(CHAR_EM * 12 * chars) + 4
