@@ -67,7 +67,12 @@ def panel_grid(
     own = not isinstance(scale, Scale)
     max_width = figure_width(max_width)  # a phone's screen is narrower than any default
     gap_x = 130 if own else 70  # own scales: room for each panel's bar
-    left, right, colourbar = LEFT_PX, RIGHT_PX, BAR_PX
+    # room for the y axes' titles and labels, so plotly's automargin never draws it twice
+    left = max(
+        [LEFT_PX]
+        + [y_axis_margin(p.y_labels, np.asarray(p.z).shape[0], p.row_offset) for p in panels]
+    )
+    right, colourbar = RIGHT_PX, BAR_PX
     columns = max(1, min(columns or len(panels), len(panels)))
     tallest = max(np.asarray(p.z).shape[0] for p in panels)
     widest = max(np.asarray(p.z).shape[1] for p in panels)
@@ -77,22 +82,15 @@ def panel_grid(
         for labels, side in ((p.x_labels, widest), (p.y_labels, tallest))
     )
     while columns > 1 and (
-        _usable(max_width, columns, gap_x) / columns < PANEL_MIN_PX
+        _usable(max_width, columns, gap_x, left) / columns < PANEL_MIN_PX
         or columns > 2
         and labelled
         and cell_px is None
-        and _usable(max_width, columns, gap_x) / columns / max(tallest, widest) < ROW_MIN_PX
+        and _usable(max_width, columns, gap_x, left) / columns / max(tallest, widest) < ROW_MIN_PX
     ):  # fewer panels to a row rather than panels too small to read, or (down to two a row)
         columns -= 1  # than token labels too close to read: closer, an axis labels every m-th
     grid_rows = math.ceil(len(panels) / columns)
-    left = max(  # the first column's y axes, so plotly's automargin never draws it twice
-        [LEFT_PX]
-        + [
-            y_axis_margin(p.y_labels, np.asarray(p.z).shape[0], p.row_offset)
-            for p in panels[::columns]
-        ]
-    )
-    usable = _usable(max_width, columns, gap_x)
+    usable = _usable(max_width, columns, gap_x, left)
     side_px = min(PANEL_MAX_PX, usable / columns)  # the longest side of a panel
     if cell_px is None:
         cell_px = min(CELL_MAX_PX, side_px / max(tallest, widest))
@@ -197,9 +195,9 @@ def _subtitle(panel: Panel) -> str:
     return f"<br><span style='font-size:11px'>{html.escape(panel.subtitle, quote=False)}</span>"
 
 
-def _usable(width: int, columns: int, gap_x: int) -> float:
+def _usable(width: int, columns: int, gap_x: int, left: int = LEFT_PX) -> float:
     """Pixels left for the panels of a row: the figure less its margins, bar and gaps."""
-    return width - LEFT_PX - RIGHT_PX - BAR_PX - gap_x * (columns - 1)
+    return width - left - RIGHT_PX - BAR_PX - gap_x * (columns - 1)
 
 
 def grid_columns(count: int, max_columns: int = 4) -> int:

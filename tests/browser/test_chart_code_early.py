@@ -1,7 +1,7 @@
-"""In Chromium, on a server that has just started: the browser asks for the chart code while
-the server still computes the first view, at the address Streamlit itself loads it from, and
-the element that asks takes no room on the page. A page under a path asks for it at the same
-address (tests/browser/test_app_pages.py opens every page; this one checks the address)."""
+"""In Chromium: on a server that has just started, the browser asks for the chart code while
+the server still computes the first view, at the address Streamlit itself loads it from (also
+under a page's own path), and the element that asks takes no room on the page; and every map
+is drawn once, its left margin never widened by plotly's automargin."""
 
 from __future__ import annotations
 
@@ -58,3 +58,21 @@ def test_a_page_under_a_path_fetches_the_chart_code_once(
     assert len(fetched) == 1, fetched  # Streamlit's own import found the module loaded
     assert fetched[0].startswith(f"{app_server}/static/js/PlotlyChart."), fetched
     assert page.locator("#chart-code").count() == 1
+
+
+def test_the_maps_are_drawn_once(app_server: str, page: Page, wait_for_app_run) -> None:
+    # a margin plotly's automargin widens is a second draw of the whole chart (2-5x the time):
+    # the maps' own left margin holds their y axis (explorer/figures/ticks.py, y_axis_margin)
+    for path in ("/", "/lookup", "/logits?n=1024", "/attention"):
+        page.goto(f"{app_server}{path}")
+        wait_for_app_run(page)
+        page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=30_000)
+        page.wait_for_timeout(500)
+        margins = page.evaluate(
+            "Array.from(document.querySelectorAll('.js-plotly-plot'))"
+            ".filter(gd => gd.data.length && gd.data[0].type === 'heatmap')"
+            ".map(gd => [gd.layout.margin.l, gd._fullLayout._size.l])"
+        )
+        assert margins, f"{path} draws no map"
+        for given, drawn in margins:
+            assert drawn == given, f"{path}: left margin {given} px widened to {drawn} px"
