@@ -642,6 +642,15 @@ def keypress_page(browser: Browser, url: str, args: argparse.Namespace) -> dict:
     return {"url": url, "load": load, "presses": presses}
 
 
+def summarized(row: dict) -> dict:
+    """``row`` (one page's presses) with their redraw and idle spreads and error boxes."""
+    presses = row["presses"]
+    row["redraw_ms"] = spread([p["redraw_ms"] for p in presses])
+    row["idle_ms"] = spread([p["idle_ms"] for p in presses])
+    row["error_boxes"] = sum(p["error_boxes"] for p in presses)
+    return row
+
+
 def keypress_run(threads: int, busy: int, pages: dict[str, str], args) -> dict:
     result: dict = {"threads": threads, "busy": busy, "pages": {}}
     env = {"RELPOS_TORCH_THREADS": str(threads)}
@@ -658,11 +667,7 @@ def keypress_run(threads: int, busy: int, pages: dict[str, str], args) -> dict:
                     row = keypress_page(browser, base_url + path, args)
                 except Exception as error:  # a timeout on one page: say so, measure the rest
                     row = {"url": base_url + path, "presses": [], "note": short(error)}
-                presses = row["presses"]
-                row["redraw_ms"] = spread([p["redraw_ms"] for p in presses])
-                row["idle_ms"] = spread([p["idle_ms"] for p in presses])
-                row["error_boxes"] = sum(p["error_boxes"] for p in presses)
-                result["pages"][stem] = row
+                result["pages"][stem] = summarized(row)
             browser.close()
     if args.floor:  # the same presses on a bare Streamlit page, under the same load
         with fresh_server("keypress-floor", env=env, entry=FLOOR_APP) as served:
@@ -670,11 +675,7 @@ def keypress_run(threads: int, busy: int, pages: dict[str, str], args) -> dict:
                 browser = launch(pw)
                 row = keypress_page(browser, served.base_url + "/", args)
                 browser.close()
-        presses = row["presses"]
-        row["redraw_ms"] = spread([p["redraw_ms"] for p in presses])
-        row["idle_ms"] = spread([p["idle_ms"] for p in presses])
-        row["error_boxes"] = sum(p["error_boxes"] for p in presses)
-        result["pages"][FLOOR_ROW] = row
+        result["pages"][FLOOR_ROW] = summarized(row)
     return result
 
 

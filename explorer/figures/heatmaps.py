@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.figures.panel_traces import IMAGE_SIDE, Panel, panel_trace
-from explorer.figures.plots import MASKED_BACKGROUND
+from explorer.figures.plots import MASKED_BACKGROUND, axis_suffix
 from explorer.figures.scales import Scale, colourbar_trace, per_panel
 from explorer.figures.ticks import (
     LABELS_ALL_MAX,
@@ -118,7 +118,7 @@ def panel_grid(
     annotations, bars = [], []
     for t, panel in enumerate(panels):
         r, c = divmod(t, columns)
-        axis = "" if t == 0 else str(t + 1)
+        axis = axis_suffix(t)
         data.append(panel_trace(panel, scales[t], axis, image_side))
         z = np.asarray(panel.z)
         x0 = c * (panel_w + gap_x) / plot_w
@@ -232,7 +232,7 @@ def mark_position(fig: go.Figure, panels: int, position: int, label: str) -> go.
     edge = position - 0.5
     shapes = []
     for t in range(panels):
-        axis = "" if t == 0 else str(t + 1)
+        axis = axis_suffix(t)
         shapes.append({"type": "line", "x0": edge, "x1": edge, "y0": 0, "y1": 1, "line": line,
                        "xref": f"x{axis}", "yref": f"y{axis} domain"})  # fmt: skip
         shapes.append({"type": "line", "y0": edge, "y1": edge, "x0": 0, "x1": 1, "line": line,

@@ -44,6 +44,12 @@ def pair_customdata(index: np.ndarray, row_offset: int = 0, col_offset: int = 0)
     return np.stack([distance, index], axis=-1).astype(np.float32)
 
 
+def axis_suffix(index: int) -> str:
+    """Plotly's suffix of subplot ``index``'s axes (0-based): "" for the first (x, y), then
+    "2", "3", ... (x2, y2), numbered row by row."""
+    return "" if index == 0 else str(index + 1)
+
+
 def _axis(labels: Sequence[str] | None, count: int, offset: int = 0) -> dict:
     """Tick labels of ``count`` positions from ``offset``: ``labels`` is indexed by position."""
     if labels is not None and count <= TICK_LABELS_MAX:

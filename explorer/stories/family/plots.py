@@ -19,6 +19,8 @@ import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
 
+from explorer.figures.plots import axis_suffix
+
 DENSE_DISTANCE = 512
 POINTS_FAR = 1024
 COLOURS = pc.qualitative.D3
@@ -177,7 +179,7 @@ def learned_figure(
     data, shapes = [], []
     for t, values in enumerate(curves.values()):
         row, col = divmod(t, columns)
-        axis = "" if t == 0 else str(t + 1)  # subplots are numbered row by row from 1
+        axis = axis_suffix(t)
         for head, y in enumerate(np.asarray(values, dtype=np.float32)):
             data.append(
                 {
@@ -207,7 +209,7 @@ def learned_figure(
         )  # fmt: skip
     for cell in range(rows * columns):
         row, col = divmod(cell, columns)
-        axis = "" if cell == 0 else str(cell + 1)
+        axis = axis_suffix(cell)
         layout[f"xaxis{axis}"]["zeroline"] = False
         if row == rows - 1:
             layout[f"xaxis{axis}"]["title"] = {"text": "j - i"}

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from explorer.figures.heatmaps import Panel, mark_position, panel_grid
 from explorer.figures.lines import legend_band
-from explorer.figures.plots import heatmap
+from explorer.figures.plots import axis_suffix, heatmap
 from explorer.figures.scales import Scale, make_scale
 from explorer.figures.ticks import CHAR_EM, axis_ticks
 from explorer.frame.screen import figure_width
@@ -162,7 +162,7 @@ def prediction_figure(
     plot_h = lines * line_px
     data, layout = [], {}
     for t, a in enumerate(range(0, n, per_line)):
-        b, axis = min(n, a + per_line), "" if t == 0 else str(t + 1)
+        b, axis = min(n, a + per_line), axis_suffix(t)
         data.append(
             {
                 "type": "heatmap", "z": z[:, a:b], "x": np.arange(a, b), "y": np.arange(3),

@@ -14,6 +14,7 @@ from explorer.figures.heatmaps import panel_grid, pooled_note
 from explorer.figures.lines import legend_band
 from explorer.figures.notes import head_short
 from explorer.figures.panel_traces import Panel
+from explorer.figures.plots import axis_suffix
 from explorer.figures.scales import make_scale
 from explorer.figures.ticks import axis_ticks, escape_label, thinned_note
 from explorer.frame.screen import figure_width, is_phone
@@ -260,7 +261,7 @@ def heads_figure(weights: np.ndarray, readings, labels: tuple[str, ...]) -> Head
         where = divmod(t, heads)
         if where in mapped:
             continue
-        suffix = "" if t == 0 else str(t + 1)
+        suffix = axis_suffix(t)
         domain = layout[f"xaxis{suffix}"].domain
         side = (domain[1] - domain[0]) * plot_w  # the map's width in pixels
         clickable[len(fig.data)] = where
