@@ -12,7 +12,7 @@ from explorer.pair.card import pair_note
 from explorer.pair.controls import pair_schemes
 from explorer.stories.family.length_curves import length_curves, length_figure, lengths_caption
 from explorer.stories.shaw import views
-from explorer.weights.example import axis_labels
+from explorer.weights.reading import axis_labels
 
 params = current_params()
 pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table

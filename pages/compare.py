@@ -12,7 +12,7 @@ from explorer.frame.widgets import head_picker, md_escape
 from explorer.pair.controls import pair_schemes
 from explorer.stories.family import exports, panels, text, views
 from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
-from explorer.weights.schemes import SCHEME_LABELS
+from explorer.weights.reading import SCHEME_LABELS
 from explorer.weights.source import weights_of
 from relpos_core.schemes import SCHEMES
 

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import streamlit as st
 
 from explorer.figures import formulas
@@ -11,9 +12,9 @@ from explorer.frame import navigation
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
 from explorer.pair.controls import pair_schemes
-from explorer.stories.shaw import views
-from explorer.weights.example import axis_labels
+from explorer.weights.reading import axis_labels
 from explorer.weights.source import no_model_caption
+from relpos_core import clip_index
 
 PAGES = Path(__file__).resolve().parent  # page_link by absolute path: any entry script works
 CORNER = 12  # the index table is drawn for the first positions only: it is an illustration
@@ -64,10 +65,10 @@ with left:
     formulas.latex(formulas.OUTPUT)
     st.markdown("Stored 0-based, pair $(i, j)$ reads table row")
     formulas.latex(formulas.INDEX)
-    view = views.lookup_view(params)
-    start = params.window[0]
-    size = min(CORNER, view.index.shape[0])
-    corner = view.index[:size, :size]
+    start, stop = params.window
+    size = min(CORNER, stop - start)
+    # a diagonal window reads the rows its origin's does; float32 as every view is drawn
+    corner = clip_index(size, size, params.k).astype(np.float32)
     rows, cols = axis_labels(params)
     chart(
         heatmap(

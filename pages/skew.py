@@ -20,7 +20,7 @@ from explorer.stories.shift.skew_figures import cells_figure
 from explorer.stories.shift.skew_image import image_figure, inset_window, is_small
 from explorer.stories.shift.skew_tables import skew_tables
 from explorer.stories.shift.stepping import locate
-from explorer.weights.example import axis_labels
+from explorer.weights.reading import axis_labels
 
 INSET_KEY = "chart_skew_inset"
 CONFIG = {"displaylogo": False}

@@ -14,38 +14,58 @@ One call computes attention: ``relative_attention(q, k, v, table_k, table_v, ...
 Transformer-XL, T5, ALiBi, RoPE beside Shaw's) lives in ``relpos_core.schemes``.
 """
 
-from relpos_core.attention import ATTENTION_METHODS, AttentionTrace, relative_attention
-from relpos_core.encodings import encoding_similarity, sinusoidal_encoding
-from relpos_core.guard import check_fits, device_memory_bytes, format_bytes
-from relpos_core.layer import RelativeMultiHeadAttention, RelativePosition
-from relpos_core.logits import LOGIT_METHODS, MatmulTrace, relative_logits, trace_matmul_logits
-from relpos_core.lookup import (
-    gather_relative,
-    relative_distances,
-    relative_index,
-    relative_table,
-)
-from relpos_core.masks import (
-    causal_mask,
-    combine_masks,
-    masked_softmax,
-    padding_mask,
-    trailing_padding_mask,
-)
-from relpos_core.memory import attention_bytes, logits_bytes, memory_bytes
-from relpos_core.methods import METHOD_NAMES, METHODS, Method, choose_method, get_method
-from relpos_core.skew import (
-    SkewTrace,
-    absolute_to_relative_masked,
-    absolute_to_relative_unmasked,
-    skew_embeddings,
-    skew_masked,
-    skew_unmasked,
-    trace_skew_masked,
-    trace_skew_unmasked,
-)
-from relpos_core.trace import Step
-from relpos_core.values import relative_values
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Each public name and the module that defines it. A module is imported when one of its names is
+# first asked for (PEP 562): importing a submodule that needs no tensor (relpos_core.clip, the
+# explorer's landing page) does not load torch with every other module.
+_MODULE_OF = {
+    "clip_index": "relpos_core.clip",
+    "ATTENTION_METHODS": "relpos_core.attention",
+    "AttentionTrace": "relpos_core.attention",
+    "relative_attention": "relpos_core.attention",
+    "encoding_similarity": "relpos_core.encodings",
+    "sinusoidal_encoding": "relpos_core.encodings",
+    "check_fits": "relpos_core.guard",
+    "device_memory_bytes": "relpos_core.guard",
+    "format_bytes": "relpos_core.guard",
+    "RelativeMultiHeadAttention": "relpos_core.layer",
+    "RelativePosition": "relpos_core.layer",
+    "LOGIT_METHODS": "relpos_core.logits",
+    "MatmulTrace": "relpos_core.logits",
+    "relative_logits": "relpos_core.logits",
+    "trace_matmul_logits": "relpos_core.logits",
+    "gather_relative": "relpos_core.lookup",
+    "relative_distances": "relpos_core.lookup",
+    "relative_index": "relpos_core.lookup",
+    "relative_table": "relpos_core.lookup",
+    "causal_mask": "relpos_core.masks",
+    "combine_masks": "relpos_core.masks",
+    "masked_softmax": "relpos_core.masks",
+    "padding_mask": "relpos_core.masks",
+    "trailing_padding_mask": "relpos_core.masks",
+    "attention_bytes": "relpos_core.memory",
+    "logits_bytes": "relpos_core.memory",
+    "memory_bytes": "relpos_core.memory",
+    "METHODS": "relpos_core.methods",
+    "METHOD_NAMES": "relpos_core.methods",
+    "Method": "relpos_core.methods",
+    "choose_method": "relpos_core.methods",
+    "get_method": "relpos_core.methods",
+    "SkewTrace": "relpos_core.skew",
+    "absolute_to_relative_masked": "relpos_core.skew",
+    "absolute_to_relative_unmasked": "relpos_core.skew",
+    "skew_embeddings": "relpos_core.skew",
+    "skew_masked": "relpos_core.skew",
+    "skew_unmasked": "relpos_core.skew",
+    "trace_skew_masked": "relpos_core.skew",
+    "trace_skew_unmasked": "relpos_core.skew",
+    "Step": "relpos_core.trace",
+    "relative_values": "relpos_core.values",
+}
 
 __all__ = [
     "ATTENTION_METHODS",
@@ -65,6 +85,7 @@ __all__ = [
     "causal_mask",
     "check_fits",
     "choose_method",
+    "clip_index",
     "combine_masks",
     "device_memory_bytes",
     "encoding_similarity",
@@ -90,3 +111,16 @@ __all__ = [
     "trace_skew_unmasked",
     "trailing_padding_mask",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'relpos_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is an ordinary one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

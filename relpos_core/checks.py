@@ -12,30 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from relpos_core.ints import check_int  # torch-free (relpos_core.clip uses it too)
+
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-
-
-#: Largest int any size, position or distance may take: keeps int64 index arithmetic exact.
-INT_LIMIT = 2**62
-
-
-def check_int(name: str, value: object, low: int, high: int | None = None) -> int:
-    """Return ``value`` as an int if ``low <= value <= high`` (default high: INT_LIMIT).
-
-    >>> check_int("n (sequence length)", 4, 1)
-    4
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    value = int(value)
-    top = INT_LIMIT if high is None else high
-    if value < low or value > top:
-        if high is not None:
-            allowed = f"in [{low}, {high}]"
-        else:
-            allowed = f">= {low}" if value < low else "<= 2**62 (INT_LIMIT)"
-        raise ValueError(f"{name} must be {allowed}, got {value}")
-    return value
 
 
 def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...] | None:

@@ -28,7 +28,7 @@ from plotly.offline import get_plotlyjs  # noqa: E402
 
 from explorer.figures import panel_traces  # noqa: E402
 from explorer.stories.predict import figures, heads  # noqa: E402
-from explorer.weights.trained import held_out_passage  # noqa: E402
+from explorer.weights.reading import held_out_passage  # noqa: E402
 from scripts.local_app import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 DRAW = """async (spec) => {

@@ -10,7 +10,13 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from relpos_core import gather_relative, relative_distances, relative_index, relative_table
+from relpos_core import (
+    clip_index,
+    gather_relative,
+    relative_distances,
+    relative_index,
+    relative_table,
+)
 
 lengths = st.integers(1, 9)
 clips = st.integers(0, 12)
@@ -71,6 +77,35 @@ def test_relative_index_matches_clip_definition(n_q, n_k, k):
     expected = [[clip(j - i, k) + k for j in range(n_k)] for i in range(n_q)]
     assert index.tolist() == expected
     assert 0 <= int(index.min()) and int(index.max()) <= 2 * k
+
+
+@given(n_q=lengths, n_k=lengths, k=clips, offset=st.integers(-12, 12))
+def test_clip_index_matches_clip_definition_and_relative_index(n_q, n_k, k, offset):
+    """The numpy table a figure draws without torch: the definition, and relative_index's."""
+    index = clip_index(n_q, n_k, k, query_offset=offset)
+    expected = [[clip(j - (offset + r), k) + k for j in range(n_k)] for r in range(n_q)]
+    assert index.dtype == "int64"
+    assert index.tolist() == expected
+    assert index.tolist() == relative_index(n_q, n_k, k, query_offset=offset).tolist()
+
+
+def test_seed000_clip_index():
+    assert clip_index(4, 4, 2).tolist() == SEED000_LOOKUP
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "words"),
+    [
+        ((0, 4, 2), ValueError, "n_q (number of queries) must be >= 1, got 0"),
+        ((4, 4, -1), ValueError, "max_relative_position (clip distance k) must be >= 0, got -1"),
+        ((4, "4", 2), TypeError, "n_k (number of keys) must be an int, got str '4'"),
+        ((2048, 1024, 2), ValueError, "n_q * n_k must be <= 1048576"),
+    ],
+)
+def test_clip_index_names_the_argument_its_range_and_value(args, error, words):
+    with pytest.raises(error) as raised:
+        clip_index(*args)
+    assert words in str(raised.value)
 
 
 @given(n_q=lengths, n_k=lengths)

@@ -15,7 +15,7 @@ import numpy as np
 
 from explorer.figures.numbers import count
 from explorer.frame.widgets import md_escape
-from explorer.weights.trained import shown
+from explorer.weights.reading import shown
 
 
 def blank(z: np.ndarray, hidden: np.ndarray | None) -> np.ndarray:

@@ -6,7 +6,10 @@ parallel op waits about a scheduler slice (~5 ms) for its descheduled thread, an
 hundreds of small ops. One thread never waits for another: measured with scripts/measure_host.py
 (keypress), key press to redrawn chart stays within its quiet time beside two busy processes with
 one thread, and not with two (the README's Deploy section has the table). ``RELPOS_TORCH_THREADS``
-overrides it for a dedicated machine with idle cores.
+overrides it for a dedicated machine with idle cores. The landing page draws without torch (its
+import is 1.5 s of a cold start): the count goes to the environment torch reads when it loads,
+and the collector thread below loads it once the first run is done, so the page a visitor opens
+next finds it loaded.
 
 glibc gives each thread that allocates its own heap (up to 8 per core) and keeps what is freed
 there; Streamlit runs every visitor's rerun in a thread of its own, so freed tensors would stay
@@ -24,13 +27,13 @@ when the browser already has what the run drew.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import os
+import sys
 import threading
 import time
-
-import torch
 
 from explorer.frame.memory import c_library, trim_heap
 
@@ -38,6 +41,7 @@ THREADS_VARIABLE = "RELPOS_TORCH_THREADS"
 DEFAULT_THREADS = 1
 M_ARENA_MAX = -8  # mallopt's parameter number in glibc's malloc.h
 HEAPS = 2
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")  # torch's intra-op thread pools
 COLLECT_DELAY_S = 0.25  # after a run: its last messages reach the browser first
 
 
@@ -61,7 +65,10 @@ def torch_threads(environ: dict[str, str] | os._Environ = os.environ) -> int:
 def configure_process() -> dict[str, int]:
     """Set torch's threads and glibc's heaps for this process (once); returns what was set."""
     threads = torch_threads()
-    torch.set_num_threads(threads)
+    for variable in THREAD_VARIABLES:
+        os.environ[variable] = str(threads)  # read once, when torch loads
+    if "torch" in sys.modules:  # loaded already (a test's process): too late for the variables
+        sys.modules["torch"].set_num_threads(threads)
     libc = c_library()
     heaps = 0
     if libc is not None and hasattr(libc, "mallopt") and libc.mallopt(M_ARENA_MAX, HEAPS) == 1:
@@ -100,3 +107,12 @@ def _collect_when_asked() -> None:
         gc.collect()
         trim_heap()  # what the collection and the run freed goes back to the system
         _collections += 1
+        load_torch()
+
+
+def load_torch() -> None:
+    """Import torch if no run has yet (the landing page draws without it). Where it cannot be
+    imported, the page that needs it says why; this thread goes on collecting."""
+    if "torch" not in sys.modules:
+        with contextlib.suppress(ImportError):
+            import torch  # noqa: F401

@@ -55,7 +55,6 @@ from typing import Any
 import streamlit as st
 
 from explorer.frame.cache_ledger import Ledger, read_only, value_bytes
-from relpos_core import device_memory_bytes, format_bytes
 
 CACHE_BUDGET_BYTES = 32 * 2**20  # every cached value of every visitor, together
 ENTRY_MAX_BYTES = 16 * 2**20  # a larger value is computed for its rerun and not kept
@@ -155,6 +154,8 @@ def resident_bytes() -> int:
 def limit_bytes() -> int | None:
     """What the process may use: its control group's limit or the machine's RAM (the core's
     ``device_memory_bytes``), None where neither is known."""
+    from relpos_core.guard import device_memory_bytes  # loads torch: asked once a view computes
+
     return device_memory_bytes("cpu")
 
 
@@ -201,6 +202,8 @@ def admit(what: str, need: int, wait_s: float = ADMIT_WAIT_S) -> None:
         trim_heap()
     if need <= free:
         return
+    from relpos_core.guard import format_bytes
+
     raise ValueError(
         f"{what} needs about {format_bytes(need)} of memory, and this server has "
         f"{format_bytes(max(free, 0))} free of the {format_bytes(limit)} it may use right now "

@@ -9,9 +9,10 @@ from explorer.frame.params import ViewParams
 from explorer.frame.tex import latex
 from explorer.frame.widgets import md_escape
 from explorer.pair.controls import current_pair
-from explorer.pair.definition import Pair, PairFacts, pair_facts
+from explorer.pair.definition import Pair
+from explorer.pair.facts import PairFacts, pair_facts
 from explorer.pair.marks import diagonal_text
-from explorer.weights.example import axis_labels
+from explorer.weights.reading import axis_labels
 
 VECTOR_SHOWN = 4  # entries of a^K_ij written out
 

@@ -36,21 +36,6 @@ def view_array(t: torch.Tensor) -> np.ndarray:
     return t.detach().cpu().numpy().astype(np.float32)
 
 
-def axis_labels(params: ViewParams) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(query labels, key labels): the typed tokens on both axes (with trained weights the
-    characters read, typed or held out), else q0.. and k0..."""
-    if params.trained:
-        from explorer.weights.trained import axis_characters  # the app side: cached, streamlit
-
-        characters = axis_characters(params)
-        return characters, characters
-    tokens = params.tokens
-    if tokens:
-        return tokens, tokens
-    n = params.length
-    return tuple(f"q{i}" for i in range(n)), tuple(f"k{j}" for j in range(n))
-
-
 @dataclass(frozen=True)
 class ExampleInputs:
     """Inputs of relative attention for one view (b = 1), float32.

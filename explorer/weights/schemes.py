@@ -15,15 +15,6 @@ from explorer.weights.example import derived_seed
 from explorer.weights.trained import trained_scheme
 from relpos_core.schemes import PositionScheme, make_scheme
 
-SCHEME_LABELS = {
-    "shaw": "Shaw",
-    "music": "Music Transformer",
-    "xl": "Transformer-XL",
-    "t5": "T5",
-    "alibi": "ALiBi",
-    "rope": "RoPE",
-}
-
 
 @dataclass(frozen=True)
 class SchemeConfig:

@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.frame.params import ViewParams
-from explorer.weights.example import axis_labels
-from explorer.weights.schemes import SCHEME_LABELS
-from explorer.weights.trained import model_for, never_trained, sequence, unread_characters
+from explorer.weights.reading import SCHEME_LABELS, axis_labels, model_for, sequence
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,11 @@ class Weights:
     def unread(self, scheme: str = "shaw") -> tuple[str, ...]:
         """The characters of the text the model of ``scheme`` reads as the one unknown id (in
         order, repeats kept); none for random weights, which read every token."""
-        return unread_characters(self.params, scheme) if self.trained else ()
+        if not self.trained:
+            return ()
+        from explorer.weights.trained import unread_characters  # runs the model: loads torch
+
+        return unread_characters(self.params, scheme)
 
     def key_names(self) -> tuple[str, ...]:
         """What a note calls each key: its character (trained weights) or typed token; none for
@@ -56,7 +58,11 @@ class Weights:
         """The distances r whose Shaw table rows w_r training never updated (keys ahead, and
         distances beyond the training windows); none for random weights, where no row is
         trained."""
-        return never_trained(self.params) if self.trained else ()
+        if not self.trained:
+            return ()
+        from explorer.weights.trained import never_trained  # reads the model: loads torch
+
+        return never_trained(self.params)
 
     def model(self, scheme: str = "shaw") -> str | None:
         """The family model the view of ``scheme`` reads; None for random weights."""

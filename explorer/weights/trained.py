@@ -11,54 +11,18 @@ attention saw and, for Shaw's models, every layer's tables w^K, w^V.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 import torch
 
 from explorer.frame.memory import cached
-from explorer.frame.params import ViewParams, trained_model_name
+from explorer.frame.params import ViewParams
+from explorer.weights.reading import model_for, sequence
 from relpos_core.schemes import PositionScheme, ShawRelative
 from relpos_lab.family import load_with_vocabulary
-from relpos_lab.family.corpus import UNKNOWN, Vocabulary, held_out_text
+from relpos_lab.family.corpus import UNKNOWN, Vocabulary
 from relpos_lab.family.model import CharLM
-
-SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}  # characters with no glyph of their own
-
-
-def shown(char: str) -> str:
-    """A character as an axis label: whitespace gets a visible sign."""
-    return SHOWN.get(char, char)
-
-
-PROSE = re.compile(r"\n[ ]*(?=[A-Z][a-z]+ [a-z])")  # a line that starts a sentence of prose
-
-
-@cache
-def held_out_passage() -> str:
-    """The held-out text from its first sentence of prose on (it opens inside a code example,
-    whose indentation would fill a short window with spaces)."""
-    text = held_out_text()
-    start = PROSE.search(text)
-    return text[start.end() :] if start else text
-
-
-def sequence(params: ViewParams) -> str:
-    """The characters a trained view reads: the typed text, else a held-out passage of n."""
-    return params.text[: params.length] if params.text else held_out_passage()[: params.length]
-
-
-def model_for(params: ViewParams, scheme: str = "shaw") -> str:
-    """The family model a trained view of ``scheme`` draws: Shaw's at the sidebar's k, else the
-    scheme's own.
-
-    >>> from explorer.frame.params import ViewParams
-    >>> model_for(ViewParams(k=2)), model_for(ViewParams(k=2), "rope")
-    ('shaw-k2', 'rope')
-    """
-    return trained_model_name(params.k) if scheme == "shaw" else scheme
 
 
 @cached(16, resource=True)  # every model of the family fits: 13
@@ -140,8 +104,3 @@ def never_trained(params: ViewParams) -> tuple[int, ...]:
     model, _ = family_model(model_for(params))
     k, context = params.k, model.config.context
     return tuple(r for r in range(-k, k + 1) if r > 0 or r <= -context)
-
-
-def axis_characters(params: ViewParams) -> tuple[str, ...]:
-    """The view's characters as axis labels."""
-    return tuple(shown(c) for c in sequence(params))

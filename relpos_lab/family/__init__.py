@@ -13,18 +13,21 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from relpos_lab.family.corpus import Vocabulary
-from relpos_lab.family.model import CharLM
-from relpos_lab.family.registry import MODEL_NAMES, model_config
-from relpos_lab.family.train import load_checkpoint
+# The models' code loads torch; it is imported with the first model loaded, so that reading the
+# corpus (relpos_lab.family.corpus) does not load it.
+if TYPE_CHECKING:
+    from relpos_lab.family.corpus import Vocabulary
+    from relpos_lab.family.model import CharLM
 
 FAMILY_DIR = Path(__file__).resolve().parent / "checkpoints"
 RESULTS_FILE = FAMILY_DIR / "results.json"
 
 
 def checkpoint_path(name: str) -> Path:
+    from relpos_lab.family.registry import MODEL_NAMES
+
     if name not in MODEL_NAMES:
         raise ValueError(f"model must be one of {', '.join(MODEL_NAMES)}; got {name!r}")
     return FAMILY_DIR / f"{name}.pt"
@@ -39,6 +42,8 @@ def load_with_vocabulary(name: str) -> tuple[CharLM, Vocabulary]:
     path = checkpoint_path(name)
     if not path.exists():
         raise FileNotFoundError(f"no shipped checkpoint for {name!r} at {path}")
+    from relpos_lab.family.train import load_checkpoint
+
     model, vocabulary, _ = load_checkpoint(path)
     return model, vocabulary
 
@@ -55,10 +60,8 @@ def results() -> dict[str, Any]:
 
 __all__ = [
     "FAMILY_DIR",
-    "MODEL_NAMES",
     "RESULTS_FILE",
     "checkpoint_path",
     "load",
-    "model_config",
     "results",
 ]

@@ -18,8 +18,10 @@ import lzma
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # the text is read without torch (the explorer's landing page labels its axes)
+    import torch
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
 CORPUS_FILE = "python-3.11.7-topics.txt.xz"
@@ -73,6 +75,8 @@ class Vocabulary:
         >>> Vocabulary("ab").encode("abc")
         tensor([1, 2, 0])
         """
+        import torch
+
         index = {c: i + 1 for i, c in enumerate(self.chars)}
         return torch.tensor([index.get(c, UNKNOWN) for c in text], dtype=torch.long)
 

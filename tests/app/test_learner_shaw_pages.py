@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import relpos_core as rc
-from explorer.weights.trained import shown
+from explorer.weights.reading import shown
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import UNKNOWN
 from tests.app.conftest import assert_clean, chart_spec, open_page

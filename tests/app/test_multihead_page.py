@@ -15,7 +15,7 @@ from explorer.frame.widgets import md_escape
 from explorer.stories.multihead.masks import mask_note
 from explorer.stories.multihead.views import SHOWN
 from explorer.weights.example import content_vector
-from explorer.weights.trained import sequence
+from explorer.weights.reading import sequence
 from relpos_core.basics import create_look_ahead_mask, create_padding_mask
 from relpos_core.multihead import MultiHeadAttention
 from relpos_lab.family import load_with_vocabulary

@@ -12,7 +12,7 @@ import torch
 from explorer.figures.head_reading import read_head
 from explorer.figures.notes import head_short
 from explorer.stories.predict import heads, views
-from explorer.weights.trained import held_out_passage, shown
+from explorer.weights.reading import held_out_passage, shown
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.train import bits_per_character, eval_span
 from tests.app.conftest import assert_clean, chart_spec, open_page

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from explorer.stories.family.learned_terms import LENGTH
-from explorer.weights.trained import held_out_passage
+from explorer.weights.reading import held_out_passage
 from relpos_core.schemes import content_free
 from relpos_lab.family import load, results
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page

@@ -14,7 +14,7 @@ import torch
 from explorer.frame.downloads import zip_bytes
 from explorer.frame.navigation import PAGES as NAVIGATION
 from explorer.frame.params import ViewParams, trained_model_name
-from explorer.weights.trained import sequence
+from explorer.weights.reading import sequence
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import held_out_text
 from tests.app.conftest import assert_clean, open_page

@@ -13,7 +13,7 @@ import numpy as np
 from PIL import Image
 from playwright.sync_api import Page, expect
 
-from explorer.weights.trained import shown
+from explorer.weights.reading import shown
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import UNKNOWN
 from tests.browser.charts import settled_box

@@ -14,7 +14,8 @@ from explorer.figures.heatmaps import Panel, panel_grid
 from explorer.figures.scales import make_scale
 from explorer.figures.token_view import token_view
 from explorer.frame.params import DISPLAY_MAX, ViewParams
-from explorer.pair.definition import Pair, pair_facts, window_for
+from explorer.pair.definition import Pair, window_for
+from explorer.pair.facts import pair_facts
 from explorer.pair.marks import (
     CLICK_CELLS_MAX,
     PAIR_AXES,

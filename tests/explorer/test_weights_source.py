@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from explorer.frame.params import ViewParams
+from explorer.weights.reading import held_out_passage
 from explorer.weights.source import weights_of
-from explorer.weights.trained import held_out_passage
 
 
 def test_random_weights_name_their_seed_and_no_model():

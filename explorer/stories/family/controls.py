@@ -12,7 +12,7 @@ import streamlit as st
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import choice, int_number, int_slider, md_escape, toggle
 from explorer.stories.family import settings
-from explorer.weights.schemes import SCHEME_LABELS
+from explorer.weights.reading import SCHEME_LABELS
 from relpos_core.schemes import SCHEME_NAMES
 
 DEFAULTS = settings.FamilySettings()

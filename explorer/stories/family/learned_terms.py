@@ -17,8 +17,8 @@ import numpy as np
 import torch
 
 from explorer.frame.memory import cached
-from explorer.weights.schemes import SCHEME_LABELS
-from explorer.weights.trained import held_out_passage, model_scheme, trained_tensors
+from explorer.weights.reading import SCHEME_LABELS, held_out_passage
+from explorer.weights.trained import model_scheme, trained_tensors
 from relpos_core.schemes import SCHEME_NAMES, content_free, distance_profile
 from relpos_lab.family import results
 

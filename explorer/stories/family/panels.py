@@ -24,8 +24,8 @@ from explorer.stories.family.controls import ProfileChoice
 from explorer.stories.family.plots import profile_figure
 from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.views import CompareView, PositionView, scheme_terms
-from explorer.weights.example import axis_labels
-from explorer.weights.schemes import SCHEME_LABELS, SchemeConfig
+from explorer.weights.reading import SCHEME_LABELS, axis_labels
+from explorer.weights.schemes import SchemeConfig
 
 XL_TERM_TITLES = {
     "content": "(a) content q·k",

@@ -8,7 +8,7 @@ from explorer.figures.tables import markdown_table
 from explorer.frame.params import ViewParams
 from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.settings import FamilySettings
-from explorer.weights.schemes import SCHEME_LABELS
+from explorer.weights.reading import SCHEME_LABELS
 from relpos_core.schemes import SCHEME_NAMES, SCHEMES
 
 

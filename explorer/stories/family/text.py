@@ -8,7 +8,7 @@ from explorer.stories.family.controls import ProfileChoice
 from explorer.stories.family.learned_terms import LearnedTerms
 from explorer.stories.family.plots import DENSE_DISTANCE, shown_distances
 from explorer.stories.family.profiles import TOEPLITZ_RTOL, ProfileView
-from explorer.weights.schemes import SCHEME_LABELS
+from explorer.weights.reading import SCHEME_LABELS
 from explorer.weights.source import Weights
 from relpos_core.schemes import SCHEMES
 

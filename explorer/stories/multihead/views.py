@@ -21,7 +21,8 @@ from explorer.frame.memory import cached
 from explorer.frame.params import TRAINED_D_MODEL, TRAINED_HEADS, ViewParams
 from explorer.stories.multihead.masks import hidden_mask
 from explorer.weights.example import content_vector, view_array
-from explorer.weights.trained import family_model, sequence, shown
+from explorer.weights.reading import sequence, shown
+from explorer.weights.trained import family_model
 from relpos_core.multihead import MultiHeadAttention
 
 SHOWN = 32  # query positions a view computes and draws (n reaches 4096)

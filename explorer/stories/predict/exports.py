@@ -7,7 +7,7 @@ import numpy as np
 from explorer.frame.downloads import Labelled
 from explorer.stories.predict.heads import HeadsView
 from explorer.stories.predict.views import Generation, LossAlong, NextView, WritingStep
-from explorer.weights.trained import shown
+from explorer.weights.reading import shown
 
 
 def arrays(

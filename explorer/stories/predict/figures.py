@@ -19,7 +19,7 @@ from explorer.figures.scales import make_scale
 from explorer.figures.ticks import axis_ticks, escape_label, thinned_note
 from explorer.frame.screen import figure_width, is_phone
 from explorer.stories.predict.views import Generation, WritingStep
-from explorer.weights.trained import shown
+from explorer.weights.reading import shown
 
 LINE = 64  # characters per line of the coloured passage: one line is the training length
 PHONE_LINE = 32  # on a phone: cells of about 10 px, each wide enough for its character

@@ -15,7 +15,7 @@ from explorer.stories.predict.views import (
     NextView,
     WritingStep,
 )
-from explorer.weights.trained import shown
+from explorer.weights.reading import shown
 from relpos_lab.family.registry import SCHEME_MODELS
 from relpos_lab.family.tables import describe
 

@@ -20,7 +20,8 @@ from explorer.frame.budget import plan_scheme
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
 from explorer.weights.example import view_array
-from explorer.weights.trained import family_model, held_out_passage, shown
+from explorer.weights.reading import held_out_passage, shown
+from explorer.weights.trained import family_model
 from relpos_core.basics import scaled_dot_product_attention
 from relpos_lab.family.corpus import UNKNOWN
 from relpos_lab.family.registry import SCHEME_MODELS

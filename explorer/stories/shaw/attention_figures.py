@@ -12,7 +12,7 @@ from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
 from explorer.stories.shaw.panels import Drawn, window_axes
 from explorer.stories.shaw.views import AttentionView
-from explorer.weights.example import axis_labels
+from explorer.weights.reading import axis_labels
 
 
 def weights_figure(params: ViewParams, view: AttentionView, head: int, scale: Scale) -> Drawn:

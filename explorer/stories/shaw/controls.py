@@ -8,7 +8,7 @@ import streamlit as st
 from explorer.figures.token_view import TOKENS_MAX, focus_from_click
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import choice
-from explorer.weights.example import axis_labels
+from explorer.weights.reading import axis_labels
 
 TOKENS_CHART = "chart_attention_tokens"
 

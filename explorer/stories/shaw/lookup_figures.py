@@ -12,7 +12,7 @@ from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
 from explorer.stories.shaw.panels import Drawn, hidden_line, window_axes, window_hidden
 from explorer.stories.shaw.views import LookupView
-from explorer.weights.example import axis_labels
+from explorer.weights.reading import axis_labels
 from explorer.weights.source import weights_of
 
 

@@ -20,7 +20,7 @@ from explorer.figures.heatmaps import (
 )
 from explorer.figures.unread import hidden_keys, masked_line
 from explorer.frame.params import ViewParams
-from explorer.weights.example import axis_labels
+from explorer.weights.reading import axis_labels
 from explorer.weights.source import weights_of
 
 
