@@ -7,12 +7,12 @@ import torch
 import relpos_core as rc
 from explorer.frame.params import ViewParams
 from explorer.weights.example import (
-    axis_labels,
     decode_provenance,
     derived_seed,
     example_inputs,
     skew_provenance,
 )
+from explorer.weights.reading import axis_labels
 
 
 def test_shapes_and_dtype() -> None:
