@@ -90,6 +90,8 @@ from relpos_lab.busy import busy_cpu  # noqa: E402
 
 MIB = 2**20
 CGROUP_MEMORY_ROOT = Path("/sys/fs/cgroup/memory")
+CGROUP_CPU_ROOT = Path("/sys/fs/cgroup/cpu")
+CPU_PERIOD_US = 100_000  # the scheduler's accounting period for a CPU quota
 # the exception box of an uncaught error, and st.error (the app's own error message)
 ERROR_BOXES = '[data-testid="stException"], [data-testid="stAlertContentError"]'
 REFUSAL = '[data-testid="stAlertContentWarning"]'  # with "needs about": a view refused in words
@@ -279,6 +281,27 @@ def memory_cgroup(limit_mib: float) -> Iterator[MemoryCgroup]:
                 time.sleep(0.2)
 
 
+@contextlib.contextmanager
+def cpu_cgroup(cpus: float) -> Iterator[list[str]]:
+    """A new cgroup-v1 cpu cgroup whose processes together get ``cpus`` cores' time (CFS quota:
+    ``cpus`` x 100 ms in every 100 ms), as Community Cloud gives an app 0.078 to 2 cores; yields
+    the command prefix that starts a process in it. Removed on exit."""
+    if not os.access(CGROUP_CPU_ROOT, os.W_OK):
+        sys.exit(f"{CGROUP_CPU_ROOT} is not a writable cgroup-v1 cpu hierarchy: run as root")
+    path = CGROUP_CPU_ROOT / f"relpos-host-{os.getpid()}-{time.monotonic_ns()}"
+    path.mkdir()
+    try:
+        (path / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+        (path / "cpu.cfs_quota_us").write_text(str(max(1000, round(cpus * CPU_PERIOD_US))))
+        yield join_cgroup_prefix(path / "cgroup.procs")
+    finally:
+        deadline = time.monotonic() + 10
+        while (path / "cgroup.procs").read_text().split() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with contextlib.suppress(OSError):
+            path.rmdir()
+
+
 def drop_page_cache() -> None:
     """Write back dirty pages, then drop the machine's clean page cache (needs root)."""
     os.sync()
@@ -314,13 +337,16 @@ def fresh_server(
     env: dict[str, str] | None = None,
     entry: str = "app.py",
     cores: set[int] | None = None,
+    cpus: float | None = None,
 ) -> Iterator[Served]:
     """A fresh server of ``entry``, inside a fresh memory cgroup when ``limit_mib`` is given,
-    on ``cores`` only when given."""
+    on ``cores`` only when given, with ``cpus`` cores' time (a CPU quota) when given."""
     log = server_log(kind)
     with contextlib.ExitStack() as stack:
         cgroup = stack.enter_context(memory_cgroup(limit_mib)) if limit_mib else None
         prefix = cgroup.prefix if cgroup else ()
+        if cpus:
+            prefix = (*prefix, *stack.enter_context(cpu_cgroup(cpus)))
         if cores:
             prefix = (*prefix, "taskset", "-c", ",".join(map(str, sorted(cores))))
         served = served_app(log, env=env, command_prefix=prefix, entry=entry)
@@ -749,7 +775,9 @@ def coldstart_once(browser: Browser, args: argparse.Namespace) -> dict:
         drop_page_cache()
     spawned = time.monotonic()
     server_cores = {0} if args.split_cores else None
-    with fresh_server("coldstart", args.limit_mb, entry=args.entry, cores=server_cores) as served:
+    with fresh_server(
+        "coldstart", args.limit_mb, entry=args.entry, cores=server_cores, cpus=args.server_cpus
+    ) as served:
         base_url, cgroup = served.base_url, served.cgroup
         healthy_s = time.monotonic() - spawned
         with open_tab(browser) as tab:
@@ -776,9 +804,11 @@ def coldstart_markdown(report: dict) -> str:
     where = f"in a {s['limit_mb']:g} MiB memory cgroup" if s["limit_mb"] else "without a limit"
     dropped = ", page cache dropped before each" if s["drop_caches"] else ""
     split = "; the server on core 0, the browser on the others" if s.get("split_cores") else ""
+    quota = s.get("server_cpus")
+    cpus = f"; the server given {quota:g} cores' time (a CPU quota)" if quota else ""
     lines = [
         machine_line(report["machine"]),
-        f"Cold starts: {len(runs)}, {where}{dropped}{split}; "
+        f"Cold starts: {len(runs)}, {where}{dropped}{split}{cpus}; "
         f"s from spawning `streamlit run {s.get('entry', 'app.py')}`; the landing page is "
         "opened in a fresh browser context once the server is healthy. Median (min–max), then "
         "each start.",
@@ -917,6 +947,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "runs on their own machine",
     )
     coldstart.add_argument("--limit-mb", type=float, help="also run in a memory cgroup, MiB")
+    coldstart.add_argument(
+        "--server-cpus",
+        type=float,
+        help="the server's share of the cores (a cgroup CPU quota, e.g. 0.5; Cloud gives 0.078 "
+        "to 2), the browser free to use the rest",
+    )
     coldstart.add_argument(
         "--drop-caches", action="store_true", help="drop the page cache before each start (root)"
     )

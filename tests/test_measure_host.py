@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from scripts.measure_host import (
+    CGROUP_CPU_ROOT,
     CGROUP_MEMORY_ROOT,
     MIB,
     busy_cpu,
     busy_ratio,
+    cpu_cgroup,
     join_cgroup_prefix,
     keypress_markdown,
     memory_cgroup,
@@ -76,6 +78,30 @@ def test_a_process_over_the_limit_is_killed_and_counted() -> None:
         assert cgroup.oom_kills() == 1
         assert 50 * MIB < cgroup.peak() <= 100 * MIB
         path = cgroup.path
+    assert not path.exists()
+
+
+SPIN_CPU_S = """
+import time
+start = time.monotonic()
+while time.process_time() < 0.2:  # 0.2 s of this process's own CPU time
+    pass
+print(time.monotonic() - start)
+"""
+
+
+@pytest.mark.skipif(
+    not os.access(CGROUP_CPU_ROOT, os.W_OK), reason="needs a writable cgroup-v1 cpu root"
+)
+def test_a_cpu_quota_stretches_a_spin_to_its_share() -> None:
+    """0.2 s of CPU under a quarter core's quota takes at least 0.8 s less one period's
+    allowance (25 ms): asserted with margin at 0.5 s; alone it takes 0.2 s."""
+    with cpu_cgroup(0.25) as prefix:
+        path = Path(prefix[-1]).parent
+        assert int((path / "cpu.cfs_quota_us").read_text()) == 25_000
+        done = subprocess.run([*prefix, sys.executable, "-c", SPIN_CPU_S], capture_output=True)
+        assert done.returncode == 0, done.stderr
+        assert float(done.stdout) >= 0.5
     assert not path.exists()
 
 
