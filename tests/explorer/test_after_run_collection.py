@@ -7,10 +7,14 @@ import gc
 import threading
 import time
 import tomllib
+import weakref
 from pathlib import Path
+
+import pytest
 
 from explorer.frame import host
 from explorer.frame.failures import guarded_view
+from explorer.frame.memory import collect_all, release_memory
 
 CONFIG = Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml"
 
@@ -54,3 +58,48 @@ def test_a_fragment_rerun_asks_for_a_collection_even_when_it_fails():
 
     threads = full_collections_during(guarded_view(view))
     assert threads.count("after-run-gc") >= 1
+
+
+@pytest.fixture(autouse=True)
+def unfrozen_after():
+    """The frozen objects go back to the collector's generations: no other test inherits them."""
+    yield
+    gc.unfreeze()
+
+
+class Node:
+    """An object in a reference cycle: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_the_collector_freezes_what_survives_so_later_collections_skip_it():
+    full_collections_during(host.collect_soon)
+    assert gc.get_freeze_count() > 1000  # this process's modules at least
+    before = gc.get_freeze_count()
+    survivor = Node()
+    gc.collect()
+    assert gc.get_freeze_count() == before  # a plain collection freezes nothing new
+    del survivor
+
+
+def test_frozen_cyclic_garbage_waits_for_the_next_full_refreeze():
+    node = Node()
+    alive = weakref.ref(node)
+    gc.freeze()
+    del node
+    gc.collect()
+    assert alive() is not None, "a frozen cycle is skipped by an ordinary collection"
+    collect_all()
+    assert alive() is None, "collect_all reaches the frozen objects too"
+    assert gc.get_freeze_count() > 0  # and freezes what survived
+
+
+def test_releasing_memory_for_a_refused_view_collects_frozen_garbage():
+    node = Node()
+    alive = weakref.ref(node)
+    gc.freeze()
+    del node
+    release_memory()
+    assert alive() is None
