@@ -4,9 +4,11 @@ each script run is switched off, and explorer.frame.host's collector thread runs
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
 import tomllib
+import types
 import weakref
 from pathlib import Path
 
@@ -74,7 +76,8 @@ class Node:
         self.me = self
 
 
-def test_the_collector_freezes_what_survives_so_later_collections_skip_it():
+def test_the_collector_freezes_what_survives_once_new_code_has_loaded(monkeypatch):
+    monkeypatch.setitem(sys.modules, "newly_loaded_module", types.ModuleType("newly_loaded"))
     full_collections_during(host.collect_soon)
     assert gc.get_freeze_count() > 1000  # this process's modules at least
     before = gc.get_freeze_count()
