@@ -41,6 +41,18 @@ def test_every_chart_draws_its_tick_labels_unmeasured(page: str) -> None:
     charts = at.get("plotly_chart")
     assert charts, f"{page} draws no chart"
     for chart in charts:
-        template = json.loads(chart.proto.spec)["layout"]["template"]["layout"]
+        spec = json.loads(chart.proto.spec)
+        template = spec["layout"]["template"]
         for axis in ("xaxis", "yaxis"):
-            assert template[axis]["ticklabeloverflow"] == "allow", (page, chart.proto.id)
+            assert template["layout"][axis]["ticklabeloverflow"] == "allow", (page, chart.proto.id)
+        for trace in spec["data"]:  # a colour bar has an axis of its own
+            kind = trace.get("type", "scatter")
+            on_marker = kind != "heatmap"
+            holder = trace.get("marker", {}) if on_marker else trace
+            path = ("marker",) if on_marker else ()
+            if holder.get("showscale", kind == "heatmap"):
+                default = template["data"][kind][0]
+                for step in (*path, "colorbar"):
+                    default = default.get(step, {})
+                own = holder.get("colorbar", {}).get("ticklabeloverflow")
+                assert (own or default.get("ticklabeloverflow")) == "allow", (page, kind)
