@@ -2,15 +2,9 @@
 
 :func:`value_bytes` sizes a value by the arrays, tensors and strings it reaches; :func:`read_only`
 locks its numpy arrays so no rerun can change what another visitor is shown; a :class:`Ledger`
-records each value's size and what computing it cost, and once the total passes its budget
-clears from their Streamlit caches the values that are cheapest to compute again per byte they
-hold, among the least recently used (GreedyDual-Size, Cao and Irani 1997). ``explorer.frame.memory``
-keeps the one ledger of the process.
-
-Why not least recently used alone: one view of Position schemes at n = 1024 enters 61 MB (six
-models' inputs of 5-6 MB each, the models, then the small views drawn from them) into a 32 MiB
-budget, so it pushed out its own first views and every rerun computed all of them again (3 s).
-By cost per byte the models' inputs go first and the drawn views stay.
+records each value's size, least recently used first, and clears the oldest from their Streamlit
+caches once the total passes its budget. ``explorer.frame.memory`` keeps the one ledger of the
+process.
 """
 
 from __future__ import annotations
@@ -86,8 +80,6 @@ class _Entry:
     clear: Callable[[], None]  # clears this one value from its Streamlit cache
     bytes: int
     value_id: int = 0  # id() of the cached object, which its cache keeps alive
-    cost_s: float = 0.0  # seconds its computation took
-    priority: float = 0.0  # the ledger's inflation at its last use + cost_s per byte
 
 
 class Ledger:
@@ -95,14 +87,8 @@ class Ledger:
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
-        self._entries: OrderedDict[tuple, _Entry] = OrderedDict()  # least recently used first
+        self._entries: OrderedDict[tuple, _Entry] = OrderedDict()
         self._lock = threading.Lock()
-        # GreedyDual-Size's clock: the priority of the last value cleared. A value used now ranks
-        # above every value last used before the clock passed its own priority.
-        self._inflation = 0.0
-
-    def _refresh(self, entry: _Entry) -> None:
-        entry.priority = self._inflation + entry.cost_s / max(entry.bytes, 1)
 
     @property
     def bytes(self) -> int:
@@ -120,25 +106,17 @@ class Ledger:
             if entry is None or entry.value_id != id(value):
                 return False
             self._entries.move_to_end(key)
-            self._refresh(entry)
             return True
 
     def enter(
-        self,
-        key: tuple,
-        clear: Callable[[], None],
-        size: int,
-        per_function: int,
-        value: Any = None,
-        cost_s: float = 0.0,
+        self, key: tuple, clear: Callable[[], None], size: int, per_function: int, value: Any = None
     ) -> None:
-        """Record (or touch) ``key`` of ``size`` bytes (``value``: the object cached, computed
-        in ``cost_s`` seconds); keep at most ``per_function`` entries of its function (the
-        Streamlit cache keeps as many, least recently used out first)."""
+        """Record (or touch) ``key`` of ``size`` bytes (``value``: the object cached); keep at
+        most ``per_function`` entries of its function (the Streamlit cache keeps as many, least
+        recently used out first)."""
         with self._lock:
             self._entries.pop(key, None)
-            entry = self._entries[key] = _Entry(clear, size, id(value), cost_s)
-            self._refresh(entry)
+            self._entries[key] = _Entry(clear, size, id(value))
             mine = [other for other in self._entries if other[0] == key[0]]
             for stale in mine[: max(0, len(mine) - per_function)]:
                 del self._entries[stale]  # Streamlit has dropped it already
@@ -147,13 +125,9 @@ class Ledger:
             entry.clear()
 
     def _over_budget(self) -> list[_Entry]:
-        """Pop the lowest priority (the least recently used first among equals) until the total
-        fits; the clock moves to each popped priority."""
         evicted, total = [], sum(entry.bytes for entry in self._entries.values())
         while self._entries and total > self.budget:
-            key = min(self._entries, key=lambda k: self._entries[k].priority)
-            entry = self._entries.pop(key)
-            self._inflation = max(self._inflation, entry.priority)
+            _, entry = self._entries.popitem(last=False)
             evicted.append(entry)
             total -= entry.bytes
         return evicted

@@ -95,8 +95,7 @@ def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
             with COMPUTE_SLOT:
                 started = time.perf_counter()
                 value = inner(*args, **kwargs)
-                took_s = time.perf_counter() - started  # a miss: what computing it again costs
-                if took_s > COMPUTED_S:
+                if time.perf_counter() - started > COMPUTED_S:
                     trim_heap()  # a computation's freed temporaries: back to the system now
             try:
                 key = (call, args, tuple(sorted(kwargs.items())))
@@ -114,7 +113,7 @@ def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
             if size > ENTRY_MAX_BYTES:
                 forget()
             else:
-                LEDGER.enter(key, forget, size, max_entries, value, took_s)
+                LEDGER.enter(key, forget, size, max_entries, value)
             return value
 
         call.clear = inner.clear  # type: ignore[attr-defined]

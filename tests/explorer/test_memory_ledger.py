@@ -3,9 +3,6 @@ process, and a computation refused before it would pass the process's limit."""
 
 from __future__ import annotations
 
-import time
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 import torch
@@ -42,60 +39,15 @@ def test_ledger_follows_streamlits_own_entry_limit():
     assert len(ledger) == 3 and ledger.bytes == 30  # the two oldest left Streamlit's cache
 
 
-def test_ledger_clears_what_is_cheapest_to_compute_again_per_byte():
-    """GreedyDual-Size: of values used alike, the one with the least seconds per byte goes."""
-    cleared = []
-    ledger = Ledger(budget=100)
-    ledger.enter(("f", "a"), lambda: cleared.append("a"), 40, 8, cost_s=4.0)  # 0.1 s/B, oldest
-    ledger.enter(("f", "b"), lambda: cleared.append("b"), 40, 8, cost_s=0.4)  # 0.01 s/B
-    ledger.enter(("f", "c"), lambda: cleared.append("c"), 40, 8, cost_s=4.0)  # 120 B > 100
-    assert cleared == ["b"] and ledger.bytes == 80
-
-
-def test_ledger_ages_values_left_unused():
-    """Each clearing moves the clock to the cleared priority: a value costly per byte outlives
-    cheaper ones for a while, and goes once the clock has passed its priority unused."""
-    cleared = []
-    ledger = Ledger(budget=100)
-    ledger.enter(("f", "old"), lambda: cleared.append("old"), 10, 8, cost_s=10.0)  # 1 s/B
-    for step in range(16):  # 45-byte values at 0.2 s/B, each pushing out an older one
-        key = f"new{step}"
-        ledger.enter(("g", key), lambda key=key: cleared.append(key), 45, 8, cost_s=9.0)
-    assert cleared[:2] == ["new0", "new1"]  # cheaper per byte: out first, oldest first
-    assert "old" in cleared  # never used again: out once the clock passed 1 s/B
-    assert cleared.index("old") > 4
-
-
-def test_a_views_drawn_values_outlive_the_large_inputs_they_were_made_from():
-    """One view enters large inputs that are quick to make (a model's tensors) and small values
-    that took them and more to compute (what the page draws): over budget, the inputs go."""
-    cleared = []
-    ledger = Ledger(budget=30)
-    for scheme in range(6):
-        ledger.enter(
-            ("inputs", scheme), lambda s=scheme: cleared.append(("inputs", s)), 8, 8, cost_s=0.3
-        )
-        ledger.enter(
-            ("drawn", scheme), lambda s=scheme: cleared.append(("drawn", s)), 1, 8, cost_s=0.5
-        )
-    assert all(kind == "inputs" for kind, _ in cleared)
-    assert ledger.bytes <= 30
-
-
 def test_cached_values_are_evicted_by_bytes_and_large_ones_are_not_kept(monkeypatch):
     ledger = Ledger(budget=3 * 8 * 2**10)  # three of the 8 KiB values below
     monkeypatch.setattr(memory, "LEDGER", ledger)
     monkeypatch.setattr(memory, "ENTRY_MAX_BYTES", 64 * 2**10)
-    clock = [0.0]  # every computation below takes 1 s of this clock: the same cost per byte
-    monkeypatch.setattr(
-        memory, "time", SimpleNamespace(perf_counter=lambda: clock[0], monotonic=time.monotonic)
-    )
     calls = []
 
     @cached(16)
     def block(size: int, seed: int) -> np.ndarray:
         calls.append((size, seed))
-        clock[0] += 1.0
         return np.full(size, seed, np.float32)
 
     block.clear()
