@@ -6,7 +6,7 @@
     python scripts/measure_host.py keypress [--threads 1 2] [--busy 0 2] [--repeats 5]
                                             [--pages overview lookup] [--json PATH]
     python scripts/measure_host.py coldstart [--repeats 3] [--limit-mb 690] [--drop-caches]
-                                             [--json PATH]
+                                             [--server-cpus 0.25] [--entry E] [--json PATH]
 
 Streamlit Community Cloud gives an app 690 MB to 2.7 GB of memory and 0.078 to 2 shared CPU
 cores. Each subcommand prints the machine (CPU, cores, torch version, load average at the start
@@ -37,8 +37,10 @@ the first chart drawn with new data and to idle. Tables: per page, median (min-m
 (t, b); a last row gives, per thread count, the median over pages of busy / quiet.
 
 coldstart: ``--repeats`` times, a fresh server process (and with ``--limit-mb``, in a fresh
-cgroup), timed from its spawn to /_stcore/health answering ok, and to the landing page idle with
-its charts drawn in a fresh browser context opened right then (Chromium starts beforehand).
+cgroup; with ``--server-cpus``, in a cgroup-v1 cpu cgroup whose quota gives it that share of the
+cores, as Cloud does, the browser free to use the rest), timed from its spawn to /_stcore/health
+answering ok, and to the landing page idle with its charts drawn in a fresh browser context
+opened right then (Chromium starts beforehand).
 
 A quick check while changing the app: ``memory --sessions 1 --pages overview lookup --queries
 ""``, ``keypress --threads 1 --busy 0 2 --pages lookup --repeats 2``, ``coldstart --repeats 1``.
