@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from relpos_core.ints import INT_LIMIT, check_int
+from relpos_core.ints import check_index_args
 
 MAX_CELLS = 2**20  # an 8 MB int64 table: a figure's, not a model's (relative_index serves those)
 
@@ -25,10 +25,7 @@ def clip_index(n_q: int, n_k: int, max_relative_position: int, query_offset: int
            [0, 1, 2, 3],
            [0, 0, 1, 2]])
     """
-    k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
-    n_q = check_int("n_q (number of queries)", n_q, 1)
-    n_k = check_int("n_k (number of keys)", n_k, 1)
-    offset = check_int("query_offset (position of the first query)", query_offset, -INT_LIMIT)
+    n_q, n_k, k, offset = check_index_args(n_q, n_k, max_relative_position, query_offset)
     if n_q * n_k > MAX_CELLS:
         raise ValueError(
             f"n_q * n_k must be <= {MAX_CELLS} (a figure's table; relative_index builds larger "

@@ -26,3 +26,20 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> in
             allowed = f">= {low}" if value < low else "<= 2**62 (INT_LIMIT)"
         raise ValueError(f"{name} must be {allowed}, got {value}")
     return value
+
+
+def check_index_args(
+    n_q: object, n_k: object, max_relative_position: object, query_offset: object
+) -> tuple[int, int, int, int]:
+    """(n_q, n_k, k, query_offset) of a clip-index function, each checked by name.
+
+    >>> check_index_args(4, 4, 2, 0)
+    (4, 4, 2, 0)
+    """
+    k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
+    n_q = check_int("n_q (number of queries)", n_q, 1)
+    n_k = check_int("n_k (number of keys)", n_k, 1)
+    offset = check_int(
+        "query_offset (position of the first query)", query_offset, -INT_LIMIT, INT_LIMIT
+    )
+    return n_q, n_k, k, offset

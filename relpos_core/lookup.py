@@ -15,7 +15,7 @@ import torch
 
 from relpos_core.checks import check_int, check_tensor
 from relpos_core.guard import check_fits
-from relpos_core.ints import INT_LIMIT
+from relpos_core.ints import INT_LIMIT, check_index_args
 
 INDEX_BYTES = 8  # int64
 
@@ -77,12 +77,7 @@ def relative_index(
             [0, 1, 2, 3],
             [0, 0, 1, 2]])
     """
-    k = check_int("max_relative_position (clip distance k)", max_relative_position, 0)
-    n_q = check_int("n_q (number of queries)", n_q, 1)
-    n_k = check_int("n_k (number of keys)", n_k, 1)
-    query_offset = check_int(
-        "query_offset (position of the first query)", query_offset, -INT_LIMIT, INT_LIMIT
-    )
+    n_q, n_k, k, query_offset = check_index_args(n_q, n_k, max_relative_position, query_offset)
     check_fits(  # the distances and their clipped copy are held at once
         f"relative_index with n_q = {n_q}, n_k = {n_k} (two int64 ({n_q}, {n_k}) tables)",
         INDEX_BYTES * (2 * n_q * n_k + n_q + n_k),
