@@ -5,7 +5,7 @@ torch splits each op over its intra-op threads; when another process holds a cor
 parallel op waits about a scheduler slice (~5 ms) for its descheduled thread, and a rerun runs
 hundreds of small ops. One thread never waits for another: measured with scripts/measure_host.py
 (keypress), key press to redrawn chart stays within its quiet time beside two busy processes with
-one thread, and not with two (the README's Deploy section has the table). ``RELPOS_TORCH_THREADS``
+one thread, and not with two (docs/deploy.md has the table). ``RELPOS_TORCH_THREADS``
 overrides it for a dedicated machine with idle cores. The landing page draws without torch (its
 import is 1.5 s of a cold start): the count goes to the environment torch reads when it loads,
 and the collector thread below loads it once the first run is done, so the page a visitor opens
