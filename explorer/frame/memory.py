@@ -42,6 +42,7 @@ MB of anonymous memory and 100 MB of code mapped from files; once every page has
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import ctypes.util
@@ -79,6 +80,9 @@ VIEW_SLOT_POLL_S = 0.25  # a waiting rerun looks up this often, so a stop or rer
 # ---- the caches ------------------------------------------------------------------------------
 
 LEDGER = Ledger(CACHE_BUDGET_BYTES)
+# How many values each cached function has computed (a miss, not a hit) in this process: what a
+# rerun recomputed, for the tests and the measuring scripts.
+COMPUTED: collections.Counter[str] = collections.Counter()
 
 
 def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
@@ -108,6 +112,7 @@ def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
                 read_only(value)
             if key is None:
                 return value
+            COMPUTED[function.__qualname__] += 1
             size = value_bytes(value)
             forget = functools.partial(inner.clear, *args, **kwargs)
             if size > ENTRY_MAX_BYTES:

@@ -80,8 +80,8 @@ def example_inputs(params: ViewParams, scheme: str = "shaw") -> ExampleInputs:
         from explorer.weights.trained import trained_for  # the app side: cached, streamlit
 
         t = trained_for(params, scheme)
-        q, k, v = torch.from_numpy(t.qkv[params.layer])[:, None]  # (1, h, n, d) each
-        table_k, table_v = torch.from_numpy(t.tables[params.layer])
+        q, k, v = torch.from_numpy(t.qkv)[:, None]  # (1, h, n, d) each
+        table_k, table_v = torch.from_numpy(t.tables)
         return ExampleInputs(torch.from_numpy(t.x), q, k, v, table_k, table_v, None, True)
     n, d_model, heads, d = params.length, params.d_model, params.heads, params.head_dim
     names = params.tokens or tuple(f"#{i}" for i in range(n))

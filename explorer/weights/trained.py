@@ -5,8 +5,8 @@ The family's models are causal character language models (3 layers, d_model 128,
 trained on Python's help topics, identical but for position: Shaw's at clip distances 0, 1, 2,
 4, 8, 16 and 64, and one per published scheme. A view with trained weights reads the characters
 of its typed text, or without one n characters of the held-out part of the corpus from its first
-sentence of prose; it runs the model once per (model, text) and keeps the q, k, v every layer's
-attention saw and, for Shaw's models, every layer's tables w^K, w^V.
+sentence of prose; it runs the model once per (model, text, layer) and keeps the q, k, v that
+layer's attention saw and, for Shaw's models, its tables w^K, w^V.
 """
 
 from __future__ import annotations
@@ -33,41 +33,52 @@ def family_model(name: str) -> tuple[CharLM, Vocabulary]:
     return model, vocabulary
 
 
-@dataclass(frozen=True)
-class TrainedTensors:
-    """A trained model on one text: the token embeddings, and per layer what its attention saw
-    and its tables."""
-
-    name: str
-    x: np.ndarray  # (n, d_model) the scaled token embeddings the model starts from
-    qkv: np.ndarray  # (layers, 3, h, n, d) q, k, v of every layer's attention
-    tables: np.ndarray  # (layers, 2, 2k+1, d) w^K and w^V of every layer (Shaw's); else 0 rows
-
-
-@cached(8, resource=True)  # views hand its arrays to torch without a copy
-def trained_tensors(name: str, text: str) -> TrainedTensors:
-    """Run model ``name`` on ``text`` once (``CharLM.attention_inputs``): every layer's q, k,
-    v and tables, so that a change of layer reads the same run."""
+def attention_inputs(name: str, text: str, layers: int | None = None) -> torch.Tensor:
+    """Model ``name`` run on ``text`` (not cached): the q, k, v the attention of each of its
+    first ``layers`` layers (all by default) saw, (layers, 3, h, n, d)."""
     model, vocabulary = family_model(name)
     ids = vocabulary.encode(text)[None]  # (1, n)
-    d = model.config.head_dim
     with torch.no_grad():
-        x = model.embed(ids)[0]
-        qkv = torch.stack([torch.stack(layer)[:, 0] for layer in model.attention_inputs(ids)])
-        tables = torch.stack(
-            [
-                torch.stack([scheme.table_k, scheme.table_v])
-                if isinstance(scheme := block.attention.scheme, ShawRelative)
-                else torch.zeros(2, 0, d)
-                for block in model.blocks
-            ]
+        inputs = model.attention_inputs(ids, layers)
+    return torch.stack([torch.stack(layer)[:, 0] for layer in inputs])
+
+
+@dataclass(frozen=True)
+class TrainedTensors:
+    """A trained model on one text at one layer: the token embeddings, what that layer's
+    attention saw, and its tables."""
+
+    name: str
+    layer: int
+    x: np.ndarray  # (n, d_model) the scaled token embeddings the model starts from
+    qkv: np.ndarray  # (3, h, n, d) q, k, v of the layer's attention
+    tables: np.ndarray  # (2, 2k+1, d) w^K and w^V of the layer (Shaw's); else (2, 0, d)
+
+
+# One layer per entry: Position schemes at n = 1024 reads six models at once, 1.7 MB each at
+# one layer against 5 MB at all three, so its whole view stays within the cache budget.
+@cached(12, resource=True)  # views hand its arrays to torch without a copy
+def trained_tensors(name: str, text: str, layer: int) -> TrainedTensors:
+    """Run model ``name`` on ``text`` up to layer ``layer`` (``CharLM.attention_inputs``):
+    what that layer's attention saw, and its tables."""
+    model, vocabulary = family_model(name)
+    d = model.config.head_dim
+    scheme = model.blocks[layer].attention.scheme
+    with torch.no_grad():
+        x = model.embed(vocabulary.encode(text)[None])[0]
+        qkv = attention_inputs(name, text, layer + 1)[layer]
+        tables = (
+            torch.stack([scheme.table_k, scheme.table_v])
+            if isinstance(scheme, ShawRelative)
+            else torch.zeros(2, 0, d)
         )
-    return TrainedTensors(name, *(t.numpy().astype(np.float32) for t in (x, qkv, tables)))
+    return TrainedTensors(name, layer, *(t.numpy().astype(np.float32) for t in (x, qkv, tables)))
 
 
 def trained_for(params: ViewParams, scheme: str = "shaw") -> TrainedTensors:
-    """The tensors of the model a trained view of ``scheme`` draws, on the view's characters."""
-    return trained_tensors(model_for(params, scheme), sequence(params))
+    """The tensors of the model a trained view of ``scheme`` draws, on the view's characters,
+    at the view's layer."""
+    return trained_tensors(model_for(params, scheme), sequence(params), params.layer)
 
 
 def model_scheme(name: str, layer: int) -> PositionScheme:

@@ -232,16 +232,21 @@ class CharLM(nn.Module):
         return self.readout(self.norm(x)), caches
 
     @torch.no_grad()
-    def attention_inputs(self, ids: torch.Tensor) -> list[tuple[torch.Tensor, ...]]:
-        """Per layer, the (q, k, v) its attention saw for ``ids``: each (b, h, n, head_dim).
+    def attention_inputs(
+        self, ids: torch.Tensor, layers: int | None = None
+    ) -> list[tuple[torch.Tensor, ...]]:
+        """Per layer, the (q, k, v) its attention saw for ``ids``: each (b, h, n, head_dim);
+        with ``layers``, those of the first ``layers`` layers only (the blocks above them are
+        not run).
 
         What the explorer draws a layer's position terms from: ``scheme.terms(q, k,
         causal=True)`` on them is the trained layer's own logit."""
         x = self.embed(ids)
         out = []
-        for block in self.blocks:
+        for block in self.blocks[:layers]:
             out.append(block.attention.split(block.norm_attention(x)))
-            x = block(x)
+            if len(out) < len(self.blocks[:layers]):
+                x = block(x)
         return out
 
 

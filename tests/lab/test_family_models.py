@@ -262,6 +262,24 @@ def test_extend_gives_the_rows_forward_gives_the_whole_sequence(name):
     assert [k.shape[2] for k, _ in cache] == [ids.shape[1]] * 2
 
 
+@pytest.mark.parametrize("layers", [None, 1, 2, 3])
+def test_attention_inputs_are_what_each_layer_saw(layers):
+    """attention_inputs gives, for the first ``layers`` layers, the q, k, v each block's
+    attention is handed on the way through the whole model (norm, then split)."""
+    model = load("shaw-k2")
+    ids = corpus_vocabulary().encode(held_out_text()[:50])[None]
+    want, x = [], model.embed(ids)
+    with torch.no_grad():
+        for block in model.blocks:
+            want.append(block.attention.split(block.norm_attention(x)))
+            x = block(x)
+        got = model.attention_inputs(ids, layers)
+    assert len(got) == (len(model.blocks) if layers is None else layers)
+    for seen, expected in zip(got, want, strict=False):
+        for a, b in zip(seen, expected, strict=True):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_model_attention_is_its_definition(name):
     ids = corpus_vocabulary().encode(held_out_text()[:40])[None]

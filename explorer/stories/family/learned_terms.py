@@ -18,7 +18,7 @@ import torch
 
 from explorer.frame.memory import cached
 from explorer.weights.reading import SCHEME_LABELS, held_out_passage
-from explorer.weights.trained import model_scheme, trained_tensors
+from explorer.weights.trained import attention_inputs, model_scheme
 from relpos_core.schemes import SCHEME_NAMES, content_free, distance_profile
 from relpos_lab.family import results
 
@@ -50,7 +50,7 @@ class LearnedTerms:
 
 def _terms(name: str, text: str) -> tuple[np.ndarray, np.ndarray]:
     """(position only, on the text) of model ``name``, each (l, h, m)."""
-    qkv = torch.from_numpy(trained_tensors(name, text).qkv)  # (l, 3, h, n, d)
+    qkv = attention_inputs(name, text)  # (l, 3, h, n, d); only the result is kept
     n = qkv.shape[-2]
     free, mean = [], []
     with torch.no_grad():
