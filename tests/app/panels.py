@@ -34,8 +34,9 @@ def panel_z(at: AppTest, key: str, panel: int = 0) -> np.ndarray:
 
 def array_of(value: dict | list) -> np.ndarray:
     """A trace's x or y as numpy: a plotly typed array (base64 and dtype) or a plain list."""
-    if isinstance(value, list):
-        return np.asarray(value, dtype=float)
+    if isinstance(value, list):  # integers stay integers; null (NaN in JSON) becomes NaN
+        plain = np.asarray(value)
+        return plain if plain.dtype.kind in "iu" else np.asarray(value, dtype=float)
     return np.frombuffer(base64.b64decode(value["bdata"]), np.dtype(value["dtype"]))
 
 

@@ -3,7 +3,6 @@ for every scheme, a typed sentence, a causal mask, a long sequence and broken UR
 
 from __future__ import annotations
 
-import base64
 import re
 
 import numpy as np
@@ -14,7 +13,7 @@ from explorer.frame.params import ViewParams
 from explorer.weights.example import derived_seed, example_inputs
 from relpos_core.schemes import SCHEME_NAMES, make_scheme
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
-from tests.app.panels import panel_positions, panel_z
+from tests.app.panels import array_of, panel_positions, panel_z
 
 CLOSE = {"rtol": 1e-4, "atol": 1e-4}
 SENTENCE = "the quick brown fox jumps over the lazy dog again"
@@ -111,7 +110,7 @@ def test_sentence_and_causal_mask() -> None:
     lines = [t for t in profile["data"] if t.get("legendgroup") and "band" not in t["name"]]
     assert len(lines) == 6
     for line in lines:
-        x = np.frombuffer(base64.b64decode(line["x"]["bdata"]), line["x"]["dtype"])
+        x = array_of(line["x"])
         assert x.max() == 0 and x.min() == -9
 
 
@@ -120,8 +119,7 @@ def test_position_only_profile_of_alibi_is_its_linear_penalty() -> None:
     assert_clean(at)
     profile = chart_spec(at, "family_profile")
     (line,) = [t for t in profile["data"] if t.get("name") == "ALiBi"]
-    x = np.frombuffer(base64.b64decode(line["x"]["bdata"]), line["x"]["dtype"])
-    y = np.frombuffer(base64.b64decode(line["y"]["bdata"]), line["y"]["dtype"])
+    x, y = array_of(line["x"]), array_of(line["y"])
     slopes = np.array([2.0**-4, 2.0**-8])  # 2 heads: m_h = 2^(-8h/2)
     np.testing.assert_allclose(y, -slopes.mean() * np.abs(x), rtol=1e-5, atol=1e-6)
 

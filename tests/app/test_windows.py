@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-
 import numpy as np
 import torch
 
@@ -11,7 +9,7 @@ import relpos_core as rc
 from explorer.frame.params import DISPLAY_MAX, ViewParams
 from explorer.weights.example import example_inputs
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
-from tests.app.panels import panel_z
+from tests.app.panels import array_of, panel_z
 
 N, WIN = 1200, 600
 CLOSE = {"rtol": 1e-4, "atol": 1e-5}
@@ -21,9 +19,7 @@ BLOCK = slice(WIN, WIN + DISPLAY_MAX)
 def axis_positions(at, key: str, panel: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) positions of a heatmap panel: where the drawn block sits in the (n, n) matrix."""
     trace = chart_spec(at, key)["data"][panel]
-    return tuple(  # type: ignore[return-value]
-        np.frombuffer(base64.b64decode(trace[a]["bdata"]), trace[a]["dtype"]) for a in ("x", "y")
-    )
+    return tuple(array_of(trace[a]) for a in ("x", "y"))  # type: ignore[return-value]
 
 
 def test_attention_window_equals_the_rows_of_the_full_trace() -> None:
@@ -87,8 +83,7 @@ def test_skew_window() -> None:
     inputs = example_inputs(ViewParams(n=N, win=WIN))
     rel = rc.relative_logits(inputs.scaled_q, inputs.table_k, method="bucket")[0, 0, BLOCK, BLOCK]
     inset = chart_spec(at, "skew_inset")["data"][0]  # exact values around the picked cell
-    x, y = (np.frombuffer(__import__("base64").b64decode(inset[a]["bdata"]), inset[a]["dtype"])
-            for a in ("x", "y"))  # fmt: skip
+    x, y = (array_of(inset[a]) for a in ("x", "y"))
     assert x[0] >= WIN and y[-1] < WIN + DISPLAY_MAX  # positions of the full sequence
     z = chart_z(at, "skew_inset")
     lower = x[None, :] <= y[:, None]
