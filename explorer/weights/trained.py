@@ -55,8 +55,11 @@ class TrainedTensors:
     tables: np.ndarray  # (2, 2k+1, d) w^K and w^V of the layer (Shaw's); else (2, 0, d)
 
 
-# One layer per entry: Position schemes at n = 1024 reads six models at once, 1.7 MB each at
-# one layer against 5 MB at all three, so its whole view stays within the cache budget.
+# One layer per entry, twelve entries: Position schemes reads six models at once (at n = 1024
+# 1.7 MB each at one layer, 5 MB at all three) and its learned terms run the models uncached,
+# so the page's values fit the cache's byte budget and this count, and drawing it again computes
+# nothing (tests/app/test_footprint.py). At eight entries of three layers, each rerun at
+# n = 1024 pushed out values the same run had cached and recomputed all six models (3-4 s).
 @cached(12, resource=True)  # views hand its arrays to torch without a copy
 def trained_tensors(name: str, text: str, layer: int) -> TrainedTensors:
     """Run model ``name`` on ``text`` up to layer ``layer`` (``CharLM.attention_inputs``):
