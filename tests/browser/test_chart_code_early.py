@@ -1,7 +1,7 @@
 """In Chromium: on a server that has just started, the browser asks for the chart code while
 the server still computes the first view, at the address Streamlit itself loads it from (also
 under a page's own path), and the element that asks takes no room on the page; and every map
-is drawn once, its left margin never widened by plotly's automargin."""
+keeps its left margin: plotly's automargin never widens it (which draws the chart again)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_a_page_under_a_path_fetches_the_chart_code_once(
     assert page.locator("#chart-code").count() == 1
 
 
-def test_the_maps_are_drawn_once(app_server: str, page: Page, wait_for_app_run) -> None:
+def test_no_map_margin_is_widened(app_server: str, page: Page, wait_for_app_run) -> None:
     # a margin plotly's automargin widens is a second draw of the whole chart (2-5x the time):
     # the maps' own left margin holds their y axis (explorer/figures/ticks.py, y_axis_margin)
     for path in ("/", "/lookup", "/logits?n=1024", "/attention"):
