@@ -2,7 +2,7 @@
 
     python scripts/measure_browser.py [--pages lookup skew] [--queries "" "?n=1024"]
                                       [--repeats 7] [--load-repeats 3] [--slider k]
-                                      [--keypress] [--url http://127.0.0.1:8501]
+                                      [--keypress] [--navigate] [--url http://127.0.0.1:8501]
                                       [--json bench-results/browser.json]
 
 Serves app.py on a free port (or measures ``--url``) and drives Debian's Chromium. For every
@@ -18,6 +18,11 @@ every query string:
 * key press (at the default view, at every query with ``--keypress``): focus a sidebar slider,
   press an arrow key (right, left, right, ... so the value stays near where it was), time the
   first chart drawn with new data and the page idle again, ``--repeats`` times.
+* link (with ``--navigate``): in a fresh context, load the landing page at the query (for the
+  landing page itself, the next page), then click the page's link in the sidebar: Streamlit
+  runs it in the same session without loading the document again, as a visitor touring the
+  pages meets it. Time the first chart drawn with new data and the idle moment from the click,
+  ``--load-repeats`` times.
 
 Idle means: Streamlit reports the app connected and its script run finished, no status widget,
 no element still loading its code (``stSkeleton``), every chart drawn (plotly's
@@ -38,6 +43,7 @@ import os
 import statistics
 import sys
 import time
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -385,6 +391,32 @@ def press_slider(
     }
 
 
+def click_page_link(tab: Tab, path: str, quiet_ms: float = 300, timeout_s: float = 300) -> dict:
+    """Click the sidebar's link to page ``path`` (/ for the default page): Streamlit runs that
+    page in the same session, without loading the document again (plotly.js and the app's code
+    stay loaded), the sidebar's controls kept. Measures, from the mouse press in the page, the
+    first chart drawn with new data and the idle moment (ms)."""
+    link = tab.page.locator(f'[data-testid="stSidebarNav"] a[href$="{path}"]')
+    tab.calibrate()
+    tab.page.evaluate("window.__measure.arm()")
+    start = time.monotonic()
+    link.click()
+    idle_page_ms = wait_until_idle(tab, start, quiet_ms, timeout_s)
+    state = tab.poll()
+    clicked_at, changed_at = state["keyAt"], state["changedAt"]
+    if clicked_at is None:
+        raise RuntimeError(f"the page saw no mouse press on the link to {path}")
+    shown = urllib.parse.urlsplit(tab.page.url).path
+    if not shown.endswith(path):
+        raise RuntimeError(f"the link to {path} opened {shown}")
+    return {
+        "redraw_ms": None if changed_at is None else changed_at - clicked_at,
+        "idle_ms": idle_page_ms - clicked_at,
+        "ws_bytes": sum(size for _, size in tab.net.since(start)),
+        "error_boxes": error_boxes(tab.page),
+    }
+
+
 def measure_keypresses(
     tab: Tab, label: str, repeats: int, quiet_ms: float = 300, timeout_s: float = 300
 ) -> list[dict]:
@@ -415,12 +447,15 @@ def measure_view(
     slider: str,
     quiet_ms: float,
     timeout_s: float,
+    arrive_from: str | None = None,
 ) -> dict:
     """Loads of one (page, query), each in a fresh context; then, if ``key_repeats``, key
-    presses in the context of the last load."""
+    presses in the context of the last load; and with ``arrive_from`` (a page's path), as many
+    visits from that page by its sidebar link, each in a fresh context where that page was
+    loaded at the same query."""
     url = f"{base_url}{path}{query}"
     result: dict = {"path": path, "query": query, "url": url, "loads": [], "keypresses": []}
-    result["warm_loads"] = []
+    result["warm_loads"], result["arrivals"] = [], []
     for repeat in range(load_repeats):
         with open_tab(browser) as tab:
             result["loads"].append(measure_load(tab, url, quiet_ms, timeout_s))
@@ -431,7 +466,11 @@ def measure_view(
                 result["keypresses"] = measure_keypresses(
                     tab, SLIDERS[slider], key_repeats, quiet_ms, timeout_s
                 )
-    loads, presses = result["loads"], result["keypresses"]
+    for _ in range(load_repeats if arrive_from is not None else 0):
+        with open_tab(browser) as tab:
+            measure_load(tab, f"{base_url}{arrive_from}{query}", quiet_ms, timeout_s)
+            result["arrivals"].append(click_page_link(tab, path, quiet_ms, timeout_s))
+    loads, presses, arrivals = result["loads"], result["keypresses"], result["arrivals"]
     result["summary"] = {
         "ws_mb": spread([load["ws_bytes"] for load in loads], 1 / MB),
         "http_mb": spread([load["http_bytes"] for load in loads], 1 / MB),
@@ -442,8 +481,11 @@ def measure_view(
         "key_redraw_ms": spread([press["redraw_ms"] for press in presses]),
         "key_idle_ms": spread([press["idle_ms"] for press in presses]),
         "key_ws_mb": spread([press["ws_bytes"] for press in presses], 1 / MB),
+        "link_redraw_ms": spread([a["redraw_ms"] for a in arrivals]),
+        "link_idle_ms": spread([a["idle_ms"] for a in arrivals]),
         "error_boxes": max(
-            [load["error_boxes"] for load in loads] + [p["error_boxes"] for p in presses]
+            [load["error_boxes"] for load in loads]
+            + [p["error_boxes"] for p in [*presses, *arrivals]]
         ),
     }
     return result
@@ -480,12 +522,14 @@ def markdown(report: dict) -> str:
         "then once more in the same context (warm: the app's code from the browser cache) "
         "(median, min–max; "
         f"MB = 10^6 bytes). Key presses: {s['repeats']} on slider {s['slider']!r}, "
-        "alternating right/left; ms from the key event. Load 1 min: the load average after "
-        "the row.",
+        "alternating right/left; ms from the key event. Link (with --navigate): the page "
+        "opened by its sidebar link from another page loaded at the same query, in the same "
+        "session (no reload), ms from the click. Load 1 min: the load average after the row.",
         "",
         "| page | query | WS MB | HTTP MB | first chart s | idle s | warm: HTTP MB "
-        "| warm: idle s | key: redraw ms | key: idle ms | key: WS MB | load 1 min |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| warm: idle s | key: redraw ms | key: idle ms | key: WS MB | link: first chart ms "
+        "| link: idle ms | load 1 min |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in report["results"]:
         if "error" in row:
@@ -501,6 +545,7 @@ def markdown(report: dict) -> str:
             f"| {cell(t['warm_http_mb'], 2, False)} | {cell(t['warm_idle_s'], 2)} "
             f"| {'no chart changed' if no_redraw else cell(t['key_redraw_ms'], 0)} "
             f"| {cell(t['key_idle_ms'], 0)} | {cell(t['key_ws_mb'], 2, False)} "
+            f"| {cell(t['link_redraw_ms'], 0)} | {cell(t['link_idle_ms'], 0)} "
             f"| {row['load_avg_1m']:.1f} |"
         )
     return "\n".join(lines)
@@ -515,16 +560,20 @@ def run(base_url: str, args: argparse.Namespace, pages: dict[str, str]) -> list[
         # do it once, unmeasured, so no row pays for it.
         with open_tab(browser) as tab:
             measure_load(tab, base_url + "/", args.quiet_ms, args.timeout)
+        pages_in_order = list(discover_pages().values())
         for name, path in pages.items():
             for query in args.queries:
                 query = query if not query or query.startswith("?") else f"?{query}"
                 keys = args.repeats if (query == "" or args.keypress) else 0
+                # arrive from the landing page; at the landing page, from the next page
+                others = [p for p in pages_in_order if p != path]
+                arrive_from = (others[0] if path == "/" else "/") if args.navigate else None
                 print(f"measuring {path}{query} ...", file=sys.stderr, flush=True)
                 try:
                     row = measure_view(
                         browser, base_url, path, query,
                         load_repeats=args.load_repeats, key_repeats=keys, slider=args.slider,
-                        quiet_ms=args.quiet_ms, timeout_s=args.timeout,
+                        quiet_ms=args.quiet_ms, timeout_s=args.timeout, arrive_from=arrive_from,
                     )  # fmt: skip
                 except Exception as error:  # a timeout or a missing control: say so, go on
                     first_line = (str(error).splitlines() or [""])[0][:200]
@@ -571,6 +620,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--keypress", action="store_true", help="also time key presses at the non-default queries"
+    )
+    parser.add_argument(
+        "--navigate",
+        action="store_true",
+        help="also time each page opened by its sidebar link from the landing page "
+        "(the landing page: from the next page), at each query, --load-repeats times",
     )
     parser.add_argument("--url", help="measure this running server instead of starting one")
     parser.add_argument(

@@ -13,6 +13,7 @@ from playwright.sync_api import Browser
 from explorer.frame.params import K_DEFAULT, TRAINED_CLIPS
 from scripts.measure_browser import (
     SLIDERS,
+    click_page_link,
     discover_pages,
     measure_keypresses,
     measure_load,
@@ -56,3 +57,19 @@ def test_load_and_key_press_measurements_are_sane(browser: Browser, app_server: 
         assert 0 < press["redraw_ms"] <= press["idle_ms"]
         assert press["ws_bytes"] > 0
         assert press["error_boxes"] == 0
+
+
+def test_a_page_opened_by_its_link_is_timed_from_the_click(
+    browser: Browser, app_server: str
+) -> None:
+    with open_tab(browser) as tab:
+        measure_load(tab, f"{app_server}/?n=20")
+        documents = tab.page.evaluate("performance.timeOrigin")
+        arrival = click_page_link(tab, "/lookup")
+        # the same document (no reload), the lookup page, the sidebar's n kept
+        assert tab.page.evaluate("performance.timeOrigin") == documents
+        assert tab.page.url.split("?")[0].endswith("/lookup") and "n=20" in tab.page.url
+    assert arrival["redraw_ms"] is not None, "no chart of the new page was drawn"
+    assert 0 < arrival["redraw_ms"] <= arrival["idle_ms"]
+    assert arrival["ws_bytes"] > 0
+    assert arrival["error_boxes"] == 0
