@@ -44,7 +44,7 @@ import statistics
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -370,22 +370,32 @@ def press_slider(
     slider = tab.page.get_by_role("slider", name=label)
     before = slider.input_value()
     slider.focus()
+    timed = timed_input(
+        tab, lambda: tab.page.keyboard.press(key), f"keydown for {key} on slider {label!r}",
+        quiet_ms, timeout_s,
+    )  # fmt: skip
+    return {"key": key, "value_before": int(before), "value_after": int(slider.input_value()),
+            **timed}  # fmt: skip
+
+
+def timed_input(
+    tab: Tab, act: Callable[[], None], what: str, quiet_ms: float, timeout_s: float
+) -> dict:
+    """Run ``act`` (a key press or a click) and time it from the input event's timestamp in the
+    page: the first chart drawn with new data (None if no chart changed) and the idle moment
+    (ms); also the websocket bytes received and the error boxes shown."""
     tab.calibrate()
     tab.page.evaluate("window.__measure.arm()")
     start = time.monotonic()
-    tab.page.keyboard.press(key)
+    act()
     idle_page_ms = wait_until_idle(tab, start, quiet_ms, timeout_s)
     state = tab.poll()
-    key_at, changed_at = state["keyAt"], state["changedAt"]
-    if key_at is None:
-        raise RuntimeError(f"the page saw no keydown for {key} on slider {label!r}")
-    after = slider.input_value()
+    input_at, changed_at = state["keyAt"], state["changedAt"]
+    if input_at is None:
+        raise RuntimeError(f"the page saw no {what}")
     return {
-        "key": key,
-        "value_before": int(before),
-        "value_after": int(after),
-        "redraw_ms": None if changed_at is None else changed_at - key_at,
-        "idle_ms": idle_page_ms - key_at,
+        "redraw_ms": None if changed_at is None else changed_at - input_at,
+        "idle_ms": idle_page_ms - input_at,
         "ws_bytes": sum(size for _, size in tab.net.since(start)),
         "error_boxes": error_boxes(tab.page),
     }
@@ -397,24 +407,11 @@ def click_page_link(tab: Tab, path: str, quiet_ms: float = 300, timeout_s: float
     stay loaded), the sidebar's controls kept. Measures, from the mouse press in the page, the
     first chart drawn with new data and the idle moment (ms)."""
     link = tab.page.locator(f'[data-testid="stSidebarNav"] a[href$="{path}"]')
-    tab.calibrate()
-    tab.page.evaluate("window.__measure.arm()")
-    start = time.monotonic()
-    link.click()
-    idle_page_ms = wait_until_idle(tab, start, quiet_ms, timeout_s)
-    state = tab.poll()
-    clicked_at, changed_at = state["keyAt"], state["changedAt"]
-    if clicked_at is None:
-        raise RuntimeError(f"the page saw no mouse press on the link to {path}")
+    timed = timed_input(tab, link.click, f"mouse press on the link to {path}", quiet_ms, timeout_s)
     shown = urllib.parse.urlsplit(tab.page.url).path
     if not shown.endswith(path):
         raise RuntimeError(f"the link to {path} opened {shown}")
-    return {
-        "redraw_ms": None if changed_at is None else changed_at - clicked_at,
-        "idle_ms": idle_page_ms - clicked_at,
-        "ws_bytes": sum(size for _, size in tab.net.since(start)),
-        "error_boxes": error_boxes(tab.page),
-    }
+    return timed
 
 
 def measure_keypresses(
@@ -560,14 +557,13 @@ def run(base_url: str, args: argparse.Namespace, pages: dict[str, str]) -> list[
         # do it once, unmeasured, so no row pays for it.
         with open_tab(browser) as tab:
             measure_load(tab, base_url + "/", args.quiet_ms, args.timeout)
-        pages_in_order = list(discover_pages().values())
+        second_page = list(discover_pages().values())[1]  # the first is the landing page, /
         for name, path in pages.items():
+            # arrive from the landing page; at the landing page, from the next page
+            arrive_from = (second_page if path == "/" else "/") if args.navigate else None
             for query in args.queries:
                 query = query if not query or query.startswith("?") else f"?{query}"
                 keys = args.repeats if (query == "" or args.keypress) else 0
-                # arrive from the landing page; at the landing page, from the next page
-                others = [p for p in pages_in_order if p != path]
-                arrive_from = (others[0] if path == "/" else "/") if args.navigate else None
                 print(f"measuring {path}{query} ...", file=sys.stderr, flush=True)
                 try:
                     row = measure_view(

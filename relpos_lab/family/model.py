@@ -242,10 +242,11 @@ class CharLM(nn.Module):
         What the explorer draws a layer's position terms from: ``scheme.terms(q, k,
         causal=True)`` on them is the trained layer's own logit."""
         x = self.embed(ids)
+        blocks = self.blocks[:layers]
         out = []
-        for block in self.blocks[:layers]:
+        for depth, block in enumerate(blocks, start=1):
             out.append(block.attention.split(block.norm_attention(x)))
-            if len(out) < len(self.blocks[:layers]):
+            if depth < len(blocks):  # the last block's output is not needed
                 x = block(x)
         return out
 
