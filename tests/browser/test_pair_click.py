@@ -45,3 +45,31 @@ def test_a_click_on_a_cell_picks_the_pair_everywhere(
     expect(outline(page, "attention_heads").first).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.get_by_text(re.compile(r"Picked pair: query i = 6"))).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def test_every_cell_answers_with_one_marker_drawn(
+    app_server: str, page: Page, wait_for_app_run
+) -> None:
+    """The click layer draws one of its 256 markers, and a cell far from it still shows its
+    own hover label and is picked by a click (plotly.js finds the point in the data)."""
+    page.set_viewport_size({"width": 1400, "height": 1100})
+    page.goto(f"{app_server}/lookup?weights=random&n=16&k=3")
+    wait_for_app_run(page)
+    chart = page.locator(".st-key-chart_index")
+    settled_box(chart.locator(".nsewdrag").first)
+    expect(chart.locator(".scatterlayer .point")).to_have_count(1)
+    # the centre of cell (i = 11, j = 3) in page pixels, from the chart's own axes
+    x, y = chart.locator(".js-plotly-plot").evaluate(
+        """gd => { const L = gd._fullLayout, r = gd.getBoundingClientRect();
+          return [r.left + L.xaxis._offset + L.xaxis.l2p(3),
+                  r.top + L.yaxis._offset + L.yaxis.l2p(11)]; }"""
+    )
+    page.mouse.move(x, y)
+    label = chart.locator(".hovertext")
+    expect(label).to_contain_text(re.compile(r"i = 11\b.*j = 3\b"), timeout=TIMEOUT_MS)
+    page.mouse.click(x, y)
+    page.wait_for_url(re.compile(r"[?&]i=11(&|$)"), timeout=TIMEOUT_MS)
+    page.wait_for_url(re.compile(r"[?&]j=3(&|$)"), timeout=TIMEOUT_MS)
+    wait_for_app_run(page)
+    expect(outline(page, "index").first).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)

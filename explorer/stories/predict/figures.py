@@ -18,6 +18,7 @@ from explorer.figures.plots import axis_suffix
 from explorer.figures.scales import make_scale
 from explorer.figures.ticks import axis_ticks, escape_label, thinned_note
 from explorer.frame.screen import figure_width, is_phone
+from explorer.pair.marks import click_marker
 from explorer.stories.predict.views import Generation, WritingStep
 from explorer.weights.reading import shown
 
@@ -130,7 +131,7 @@ def bits_figure(
                 x=(index % per_line).tolist(),
                 y=(index // per_line).tolist(),
                 mode="markers",
-                marker=dict(size=14, symbol="square", color="rgba(0,0,0,0)"),
+                marker=click_marker(14, symbol="square"),
                 text=chars.flat[:n].tolist(),
                 customdata=[
                     [int(t), float(b), top] for t, b, top in zip(index, bits, likely, strict=True)
@@ -272,7 +273,7 @@ def heads_figure(weights: np.ndarray, readings, labels: tuple[str, ...]) -> Head
                 xaxis=f"x{suffix}",
                 yaxis=f"y{suffix}",
                 mode="markers",
-                marker=dict(size=side, symbol="square", color="rgba(0,0,0,0)"),
+                marker=click_marker(side, symbol="square"),
                 hovertemplate=f"layer {where[0]}, head {where[1]}: click to open<extra></extra>",
                 showlegend=False,
                 name="map",

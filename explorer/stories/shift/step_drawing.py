@@ -12,6 +12,7 @@ import html
 
 import numpy as np
 
+from explorer.pair.marks import click_marker
 from explorer.stories.shift.skew import SkewStep, SkewStory
 from explorer.stories.shift.stepping import Place
 
@@ -196,7 +197,7 @@ def cell_click_trace(
         "y": np.broadcast_to(y[:, None], text.shape).ravel(),
         # small: overlapping markers would make a click pick a neighbour (hover reaches 20 px
         # around a point, so the whole cell still answers)
-        "marker": {"size": float(np.clip(cell * 0.4, 4, 14)), "color": "rgba(0,0,0,0)"},
+        "marker": click_marker(float(np.clip(cell * 0.4, 4, 14))),
         "customdata": np.stack([rows.ravel(), cols.ravel()], axis=-1).astype(np.int32),
         "text": text.ravel().tolist(),
         "hovertemplate": "%{text}<extra></extra>",
