@@ -67,6 +67,9 @@ MB = 1e6
 #   readySince  when the idle conditions last became true (null while they are false)
 #   firstDraw / lastDraw  the first and the latest plotly_afterplot of any chart
 #   keyAt       the timeStamp of the first keydown or mouse button press after arm()
+#   plotlyMs    the main thread's time inside Plotly.newPlot / Plotly.react calls, summed
+#               (their synchronous part: what plotly.js computes and lays out; images decode
+#               after it). Streamlit's chart module sets window.Plotly; a setter wraps both.
 #   changedAt   the first plotly_afterplot, after arm(), of a chart whose data or shapes are
 #               none of the charts' at arm() time (a chart redrawn with new data, or a new
 #               outline such as a picked pair's)
@@ -79,8 +82,26 @@ INSTRUMENT_JS = r"""
   const APP_IDLE = __APP_IDLE__;
   const w = window.__measure = {
     readySince: null, firstDraw: null, lastDraw: null, draws: 0, hooked: 0,
-    base: null, keyAt: null, changedAt: null,
+    base: null, keyAt: null, changedAt: null, plotlyMs: 0,
   };
+  let plotly;
+  Object.defineProperty(window, 'Plotly', {
+    configurable: true,
+    get() { return plotly; },
+    set(module) {
+      plotly = module;
+      for (const name of ['newPlot', 'react']) {
+        const draw = module && module[name];
+        if (typeof draw !== 'function' || draw.__timed) continue;
+        const timed = function (...args) {
+          const t = performance.now();
+          try { return draw.apply(this, args); } finally { w.plotlyMs += performance.now() - t; }
+        };
+        timed.__timed = true;
+        module[name] = timed;
+      }
+    },
+  });
   const pick = (text) => {  // a cheap hash of a long string: its length and a strided sample
     const step = Math.max(1, Math.floor(text.length / 4096));
     let h = 2166136261;
@@ -163,7 +184,7 @@ INSTRUMENT_JS = r"""
       origin: performance.timeOrigin, now: performance.now(),
       ready: w.readySince !== null, readySince: w.readySince,
       firstDraw: w.firstDraw, lastDraw: w.lastDraw, draws: w.draws, hooked: w.hooked,
-      keyAt: w.keyAt, changedAt: w.changedAt,
+      keyAt: w.keyAt, changedAt: w.changedAt, plotlyMs: w.plotlyMs,
     };
   };
   const start = () => new MutationObserver(w.check).observe(document.documentElement, {
@@ -356,6 +377,7 @@ def measure_load(tab: Tab, url: str, quiet_ms: float = 300, timeout_s: float = 3
         "idle_s": idle - start,
         "charts": tab.page.locator('[data-testid="stPlotlyChart"]').count(),
         "draws": state["draws"],
+        "plotly_ms": state["plotlyMs"],
         "error_boxes": error_boxes(tab.page),
         "frame_clock": tab.net.clock,
     }
@@ -386,6 +408,7 @@ def timed_input(
     (ms); also the websocket bytes received and the error boxes shown."""
     tab.calibrate()
     tab.page.evaluate("window.__measure.arm()")
+    plotly_before = tab.poll()["plotlyMs"]
     start = time.monotonic()
     act()
     idle_page_ms = wait_until_idle(tab, start, quiet_ms, timeout_s)
@@ -396,6 +419,7 @@ def timed_input(
     return {
         "redraw_ms": None if changed_at is None else changed_at - input_at,
         "idle_ms": idle_page_ms - input_at,
+        "plotly_ms": state["plotlyMs"] - plotly_before,
         "ws_bytes": sum(size for _, size in tab.net.since(start)),
         "error_boxes": error_boxes(tab.page),
     }
@@ -475,8 +499,10 @@ def measure_view(
         "idle_s": spread([load["idle_s"] for load in loads]),
         "warm_idle_s": spread([load["idle_s"] for load in result["warm_loads"]]),
         "warm_http_mb": spread([load["http_bytes"] for load in result["warm_loads"]], 1 / MB),
+        "warm_plotly_ms": spread([load["plotly_ms"] for load in result["warm_loads"]]),
         "key_redraw_ms": spread([press["redraw_ms"] for press in presses]),
         "key_idle_ms": spread([press["idle_ms"] for press in presses]),
+        "key_plotly_ms": spread([press["plotly_ms"] for press in presses]),
         "key_ws_mb": spread([press["ws_bytes"] for press in presses], 1 / MB),
         "link_redraw_ms": spread([a["redraw_ms"] for a in arrivals]),
         "link_idle_ms": spread([a["idle_ms"] for a in arrivals]),
@@ -521,12 +547,14 @@ def markdown(report: dict) -> str:
         f"MB = 10^6 bytes). Key presses: {s['repeats']} on slider {s['slider']!r}, "
         "alternating right/left; ms from the key event. Link (with --navigate): the page "
         "opened by its sidebar link from another page loaded at the same query, in the same "
-        "session (no reload), ms from the click. Load 1 min: the load average after the row.",
+        "session (no reload), ms from the click. plotly.js ms: the main thread's time in "
+        "plotly.js's drawing calls (every chart is drawn twice: Streamlit hands plotly.js a "
+        "themed copy). Load 1 min: the load average after the row.",
         "",
         "| page | query | WS MB | HTTP MB | first chart s | idle s | warm: HTTP MB "
-        "| warm: idle s | key: redraw ms | key: idle ms | key: WS MB | link: first chart ms "
-        "| link: idle ms | load 1 min |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| warm: idle s | warm: plotly.js ms | key: redraw ms | key: idle ms "
+        "| key: plotly.js ms | key: WS MB | link: first chart ms | link: idle ms | load 1 min |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in report["results"]:
         if "error" in row:
@@ -540,8 +568,10 @@ def markdown(report: dict) -> str:
             f"| {cell(t['ws_mb'], 2, False)} | {cell(t['http_mb'], 2, False)} "
             f"| {cell(t['first_chart_s'], 2)} | {cell(t['idle_s'], 2)} "
             f"| {cell(t['warm_http_mb'], 2, False)} | {cell(t['warm_idle_s'], 2)} "
+            f"| {cell(t['warm_plotly_ms'], 0)} "
             f"| {'no chart changed' if no_redraw else cell(t['key_redraw_ms'], 0)} "
-            f"| {cell(t['key_idle_ms'], 0)} | {cell(t['key_ws_mb'], 2, False)} "
+            f"| {cell(t['key_idle_ms'], 0)} | {cell(t['key_plotly_ms'], 0)} "
+            f"| {cell(t['key_ws_mb'], 2, False)} "
             f"| {cell(t['link_redraw_ms'], 0)} | {cell(t['link_idle_ms'], 0)} "
             f"| {row['load_avg_1m']:.1f} |"
         )

@@ -44,6 +44,7 @@ def test_load_and_key_press_measurements_are_sane(browser: Browser, app_server: 
     assert load["ws_bytes"] > 0 and load["ws_frames"] > 0
     assert load["http_bytes"] > 0
     assert load["charts"] > 0 and load["draws"] >= load["charts"]
+    assert load["plotly_ms"] > 0  # the page's charts were drawn through the timed calls
     assert 0 < load["first_chart_s"] <= load["idle_s"]
     assert load["error_boxes"] == 0
 
@@ -56,6 +57,7 @@ def test_load_and_key_press_measurements_are_sane(browser: Browser, app_server: 
         assert press["redraw_ms"] is not None, "no chart was redrawn with new data"
         assert 0 < press["redraw_ms"] <= press["idle_ms"]
         assert press["ws_bytes"] > 0
+        assert 0 < press["plotly_ms"] <= press["idle_ms"]
         assert press["error_boxes"] == 0
 
 
