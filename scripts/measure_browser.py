@@ -171,7 +171,7 @@ INSTRUMENT_JS = r"""
     w.base = new Set(Array.from(document.querySelectorAll('.js-plotly-plot'), fingerprint));
     w.keyAt = null;
     w.changedAt = null;
-    return w.base.size;
+    return w.plotlyMs;  // the plotly.js time so far: what follows is the input's
   };
   for (const kind of ['keydown', 'mousedown']) {
     window.addEventListener(kind, (event) => {
@@ -407,8 +407,7 @@ def timed_input(
     page: the first chart drawn with new data (None if no chart changed) and the idle moment
     (ms); also the websocket bytes received and the error boxes shown."""
     tab.calibrate()
-    tab.page.evaluate("window.__measure.arm()")
-    plotly_before = tab.poll()["plotlyMs"]
+    plotly_before = tab.page.evaluate("window.__measure.arm()")
     start = time.monotonic()
     act()
     idle_page_ms = wait_until_idle(tab, start, quiet_ms, timeout_s)
