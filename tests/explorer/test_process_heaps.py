@@ -1,0 +1,62 @@
+"""glibc's mapping threshold, set once by ``explorer.frame.host.configure_process``: a freed
+large block goes back to the system even where small objects were allocated after it.
+
+Each case runs in a fresh interpreter (``mallopt`` settings are process-wide): a 4 MiB block is
+allocated and freed (glibc's default would then raise its threshold to 4 MiB), then 32 blocks of
+3 MiB are allocated with a small object after each, and the blocks are freed. Without the fixed
+threshold the blocks come from the heap and the small objects keep their pages resident."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PROGRAM = r"""
+import json, sys
+import numpy as np
+set_up = {}
+if sys.argv[1] == "configured":
+    from explorer.frame.host import configure_process
+    set_up = configure_process()
+
+def anonymous():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+
+np.ones(2**19).sum()  # one 4 MiB block, freed
+before = anonymous()
+blocks, small = [], []
+for _ in range(32):
+    blocks.append(np.ones(3 * 2**17))  # 3 MiB, written
+    small.append(bytearray(64 * 1024))  # stays, after the block on the heap
+del blocks
+print(json.dumps({"set_up": set_up, "kept": anonymous() - before}))
+"""
+
+
+def kept_after_free(mode: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, mode], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/status").exists() or not sys.platform.startswith("linux"),
+    reason="reads RssAnon from /proc (Linux, glibc)",
+)
+def test_freed_blocks_go_back_to_the_system() -> None:
+    plain = kept_after_free("plain")
+    configured = kept_after_free("configured")
+    mib = 2**20
+    # the 32 small objects (2 MiB) stay either way; the 96 MiB of blocks only without it
+    assert plain["kept"] > 48 * mib, plain
+    assert configured["kept"] < 8 * mib, configured
+    assert configured["set_up"]["mmap_threshold"] == 2**20
