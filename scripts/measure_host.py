@@ -96,7 +96,9 @@ CGROUP_CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 CPU_PERIOD_US = 100_000  # the scheduler's accounting period for a CPU quota
 # the exception box of an uncaught error, and st.error (the app's own error message)
 ERROR_BOXES = '[data-testid="stException"], [data-testid="stAlertContentError"]'
-REFUSAL = '[data-testid="stAlertContentWarning"]'  # with "needs about": a view refused in words
+# with "needs about": a view refused in words (explorer.frame.memory.admit's message, shown as
+# an error box by explorer.frame.failures, or as a warning where a page steps around it)
+REFUSAL = '[data-testid="stAlertContentError"], [data-testid="stAlertContentWarning"]'
 QUIET_MS = 300.0  # no websocket frame, request or chart draw for this long: idle
 SERVER_CHECK_S = 5.0  # how often a view that is still loading asks whether the server lives
 SAMPLE_S = 0.5
