@@ -1,9 +1,9 @@
 """glibc's mapping threshold, set once by ``explorer.frame.host.configure_process``: a freed
 large block goes back to the system even where small objects were allocated after it.
 
-Each case runs in a fresh interpreter (``mallopt`` settings are process-wide): a 4 MiB block is
-allocated and freed (glibc's default would then raise its threshold to 4 MiB), then 32 blocks of
-3 MiB are allocated with a small object after each, and the blocks are freed. Without the fixed
+Each case runs in a fresh interpreter (``mallopt`` settings are process-wide): a 24 MiB block is
+allocated and freed (glibc's default would then raise its threshold to 24 MiB), then 6 blocks of
+20 MiB are allocated with a small object after each, and the blocks are freed. Without the fixed
 threshold the blocks come from the heap and the small objects keep their pages resident."""
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ def anonymous():
             if line.startswith("RssAnon:"):
                 return int(line.split()[1]) * 1024
 
-np.ones(2**19).sum()  # one 4 MiB block, freed
+np.ones(3 * 2**20).sum()  # one 24 MiB block, freed
 before = anonymous()
 blocks, small = [], []
-for _ in range(32):
-    blocks.append(np.ones(3 * 2**17))  # 3 MiB, written
+for _ in range(6):
+    blocks.append(np.ones(20 * 2**17))  # 20 MiB, written
     small.append(bytearray(64 * 1024))  # stays, after the block on the heap
 del blocks
 print(json.dumps({"set_up": set_up, "kept": anonymous() - before}))
@@ -56,7 +56,7 @@ def test_freed_blocks_go_back_to_the_system() -> None:
     plain = kept_after_free("plain")
     configured = kept_after_free("configured")
     mib = 2**20
-    # the 32 small objects (2 MiB) stay either way; the 96 MiB of blocks only without it
-    assert plain["kept"] > 48 * mib, plain
+    # the 6 small objects (0.4 MiB) stay either way; the 120 MiB of blocks only without it
+    assert plain["kept"] > 60 * mib, plain
     assert configured["kept"] < 8 * mib, configured
-    assert configured["set_up"]["mmap_threshold"] == 2**20
+    assert configured["set_up"]["mmap_threshold"] == 16 * mib
