@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser
 
 from scripts.local_app import REPO, served_app
 from scripts.measure_browser import open_tab
-from scripts.measure_host import ServerWatch, launch, open_view
+from scripts.measure_host import ServerWatch, open_view
 
 APP = f"""
 import sys
@@ -26,15 +26,12 @@ with shown_failures():
 """
 
 
-def test_a_refused_view_is_counted(tmp_path: Path) -> None:
+def test_a_refused_view_is_counted(browser: Browser, tmp_path: Path) -> None:
     entry = tmp_path / "refused.py"
     entry.write_text(APP)
     with served_app(tmp_path / "server.log", entry=str(entry)) as (base_url, process):
-        with sync_playwright() as pw:
-            browser = launch(pw)
-            with open_tab(browser) as tab:
-                row = open_view(tab, base_url + "/", ServerWatch(base_url, process), 60.0)
-            browser.close()
+        with open_tab(browser) as tab:
+            row = open_view(tab, base_url + "/", ServerWatch(base_url, process), 60.0)
     assert row["drew"] and row["server_alive"], row
     assert row["error_boxes"] == 1, row
     assert len(row["refusals"]) == 1 and "needs about 53.5 MiB" in row["refusals"][0], row
