@@ -21,7 +21,7 @@ back when they are freed, even trimmed after each run. A fixed threshold of
 ``MMAP_THRESHOLD_BYTES`` keeps every block of 16 MiB or more (a (4, 1024, 1024) float32 tensor)
 in a mapping of its own, handed back the moment it is freed: one visitor's tour of every page at
 its default and at n = 1024 ended at 335 MiB of anonymous memory instead of 379, and four
-visitors' tour in 690 MiB peaked at a server RSS of 641 MiB instead of 686-713, with none of its
+visitors' tour in 690 MiB peaked at a server RSS of 641 MiB instead of 680-686, with none of its
 views refused (/proc/PID/status, docs/deploy.md). 1 MiB kept less at the peak (four visitors'
 RSS 575 MiB) but made every mid-sized temporary a fresh mapping whose pages the kernel zeroes:
 Position schemes' rerun at a new k (n = 1024) took 2.1-2.5 s instead of 1.0-1.1 s (1.1 s at
