@@ -19,25 +19,20 @@ REPO = Path(__file__).resolve().parents[2]
 PROGRAM = r"""
 import json, sys
 import numpy as np
+from explorer.frame.memory import resident_bytes
 set_up = {}
 if sys.argv[1] == "configured":
     from explorer.frame.host import configure_process
     set_up = configure_process()
 
-def anonymous():
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-
 np.ones(3 * 2**20).sum()  # one 24 MiB block, freed
-before = anonymous()
+before = resident_bytes()
 blocks, small = [], []
 for _ in range(6):
     blocks.append(np.ones(20 * 2**17))  # 20 MiB, written
     small.append(bytearray(64 * 1024))  # stays, after the block on the heap
 del blocks
-print(json.dumps({"set_up": set_up, "kept": anonymous() - before}))
+print(json.dumps({"set_up": set_up, "kept": resident_bytes() - before}))
 """
 
 
@@ -50,7 +45,7 @@ def kept_after_free(mode: str) -> dict:
 
 @pytest.mark.skipif(
     not Path("/proc/self/status").exists() or not sys.platform.startswith("linux"),
-    reason="reads RssAnon from /proc (Linux, glibc)",
+    reason="reads the resident set from /proc (Linux, glibc)",
 )
 def test_freed_blocks_go_back_to_the_system() -> None:
     plain = kept_after_free("plain")
