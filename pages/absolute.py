@@ -13,6 +13,7 @@ from explorer.pair.controls import pair_schemes
 from explorer.stories.family.length_curves import length_curves, length_figure, lengths_caption
 from explorer.stories.shaw import views
 from explorer.weights.reading import axis_labels
+from explorer.weights.source import no_model_caption
 
 params = current_params()
 pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table
@@ -23,6 +24,13 @@ start, stop = params.window
 at = {"row_offset": start, "col_offset": start, "x_labels": cols, "y_labels": rows}
 
 st.title("Absolute vs relative")
+st.caption(
+    no_model_caption(
+        "its heatmaps are the sinusoid's definition for the sidebar's n and d_model, and its "
+        "length curves are results shipped with the family's trained models (named under the "
+        "chart), read from file, not run here"
+    )
+)
 st.markdown(
     "The Transformer's sinusoid adds an absolute position to every token. Its dot products "
     "depend only on the offset, PE_i · PE_j = Σ_m cos(ω_m (j - i)): constant along every "

@@ -11,12 +11,20 @@ from explorer.frame.downloads import download_view
 from explorer.frame.screen import is_phone
 from explorer.frame.widgets import choice, choices, int_slider
 from explorer.stories.speed import benchmark, views
+from explorer.weights.source import no_model_caption
 
 RESULTS_KEY = "speed_results"  # this session's measurements, never shared with other sessions
 params = current_params()
 d, heads, k = params.head_dim, params.heads, params.k
 
 st.title("Speed & memory")
+st.caption(
+    no_model_caption(
+        "its memory lines are `relpos_core.memory_bytes`, a formula in n, d, heads and k; its "
+        "timings run each method on random inputs (q, k, v standard normal and random w^K, w^V "
+        "tables, `relpos_lab.bench.make_inputs`), whose values do not change the times"
+    )
+)
 st.markdown(
     "Every exact method computes the same logits; they differ in what they build on the way. "
     "The materialized a^K (einsum, matmul) grows as n² d, the skew's Er as n d, the bucket "

@@ -93,3 +93,13 @@ def test_basics_outlines_the_pair_where_its_figures_hold_it(i: int, j: int) -> N
     said = [c.value.replace("\\", "") for c in at.main.caption]  # not the sidebar's
     said = [c for c in said if f"Picked pair (i, j) = ({i}, {j}), j - i = {j - i}:" in c]
     assert len(said) == 2, said  # under the copy model's figures and under the worked example
+
+
+@pytest.mark.parametrize("page", [page.stem for page in PAGES])
+def test_every_page_says_where_its_figures_come_from(page: str) -> None:
+    """The line under each title: the weights drawn (trained, random or a page's own models) or
+    that no model is drawn at all."""
+    at = open_page(page, n="8")
+    assert_clean(at)
+    said = [c.value for c in at.caption if "**Weights" in c.value or "**No model" in c.value]
+    assert len(said) == 1, [c.value[:80] for c in at.caption]
