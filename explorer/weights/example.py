@@ -92,18 +92,25 @@ def example_inputs(params: ViewParams, scheme: str = "shaw") -> ExampleInputs:
         w = torch.randn(d_model, d_model, generator=gen) / math.sqrt(d_model)
         return (x @ w).reshape(n, heads, d).transpose(0, 1)[None]  # (n,h*d) -> (1,h,n,d)
 
-    table_seed = derived_seed(params.seed, "tables") % (2**31)
+    table_k, table_v = random_tables(params.seed, params.k, d)
     mask = trailing_padding_mask(n, params.n_pad) if "padding" in params.mask else None
     return ExampleInputs(
         x=x,
         q=projection("w_q"),
         k=projection("w_k"),
         v=projection("w_v"),
-        table_k=relative_table(params.k, d, seed=table_seed),
-        table_v=relative_table(params.k, d, seed=table_seed + 1),
+        table_k=table_k,
+        table_v=table_v,
         mask=mask,
         causal=params.causal,
     )
+
+
+def random_tables(seed: int, k: int, d: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Shaw's seeded random tables (w^K, w^V), (2k+1, d) each, under the view's ``seed``: the
+    one draw every page with Shaw's relative terms reads, the scheme pages included."""
+    table_seed = derived_seed(seed, "tables") % (2**31)
+    return relative_table(k, d, seed=table_seed), relative_table(k, d, seed=table_seed + 1)
 
 
 def skew_provenance(length: int, masked: bool) -> SkewTrace:

@@ -3,17 +3,20 @@ cache key), and :func:`scheme_for`, the scheme itself, trained or random.
 
 With trained weights a scheme is the family's model of it at the view's layer; otherwise it is
 drawn with ``relpos_core.schemes.make_scheme`` from a seed derived from the view's seed and the
-scheme's name, so its parameters change only with the seed.
+scheme's name, so its parameters change only with the seed; Shaw's tables are the seeded random
+tables of ``explorer.weights.example``, the ones every page with Shaw's terms draws.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import torch
+
 from explorer.frame.params import ViewParams
-from explorer.weights.example import derived_seed
+from explorer.weights.example import derived_seed, random_tables
 from explorer.weights.trained import trained_scheme
-from relpos_core.schemes import PositionScheme, make_scheme
+from relpos_core.schemes import PositionScheme, ShawRelative, make_scheme
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,13 @@ class SchemeConfig:
     def build(self, params: ViewParams) -> PositionScheme:
         """The scheme for this view, its parameters drawn from the view's seed."""
         seed = derived_seed(params.seed, "scheme:" + self.name)
-        return make_scheme(self.name, params.heads, params.head_dim, seed, **dict(self.options))
+        scheme = make_scheme(self.name, params.heads, params.head_dim, seed, **dict(self.options))
+        if isinstance(scheme, ShawRelative):  # Shaw's tables: the ones every other page draws
+            tables = random_tables(params.seed, scheme.max_relative_position, params.head_dim)
+            with torch.no_grad():
+                for parameter, table in zip((scheme.table_k, scheme.table_v), tables, strict=True):
+                    parameter.copy_(table)
+        return scheme
 
     @property
     def text(self) -> str:

@@ -23,6 +23,9 @@ def weights_of(params: ViewParams, name: str, head: int) -> np.ndarray:
     )
     inputs = example_inputs(params)
     with torch.no_grad():
+        if name == "shaw":  # Shaw's tables: the view's own, as every page draws them
+            scheme.table_k.copy_(inputs.table_k)
+            scheme.table_v.copy_(inputs.table_v)
         return scheme(inputs.q, inputs.k, inputs.v, mask=inputs.mask, causal=params.causal)[1][
             0, head
         ].numpy()

@@ -50,7 +50,12 @@ def core(params: ViewParams, name: str, **options):
         **({"max_relative_position": params.k} if name == "shaw" else OPTIONS[name]),
         **options,
     )  # fmt: skip
-    return scheme, example_inputs(params)
+    inputs = example_inputs(params)
+    if name == "shaw":  # Shaw's tables: the view's own, as every page draws them
+        with torch.no_grad():
+            scheme.table_k.copy_(inputs.table_k)
+            scheme.table_v.copy_(inputs.table_v)
+    return scheme, inputs
 
 
 def position_term(params: ViewParams, name: str, **options) -> np.ndarray:

@@ -32,6 +32,10 @@ def whole_term(params: ViewParams, name: str, content_free: bool = False) -> np.
         **dict(SETTINGS.config(name, params).options),
     )
     inputs = example_inputs(params)
+    if name == "shaw":  # Shaw's tables: the view's own, as every page draws them
+        with torch.no_grad():
+            scheme.table_k.copy_(inputs.table_k)
+            scheme.table_v.copy_(inputs.table_v)
     q, k = inputs.q, inputs.k
     if content_free:
         q, k = q.mean(-2, keepdim=True).expand_as(q), k.mean(-2, keepdim=True).expand_as(k)

@@ -1,11 +1,12 @@
 """The position-scheme pages' cached views: six relative position schemes on one q, k, v
 (their settings: ``explorer.stories.family.settings``).
 
-Every scheme is drawn with ``relpos_core.schemes.make_scheme`` from a seed derived from the
-view's seed and its name, so a scheme's parameters change only with the seed. A cached view
-takes the view's :class:`ViewParams` and one :class:`SchemeConfig` (the scheme's own settings
-only: changing T5's buckets leaves every other scheme's cache alone) and returns frozen float32
-numpy; each first checks its largest computation against the per-request budget.
+Every scheme comes from ``explorer.weights.schemes.scheme_for``: on random weights drawn from a
+seed derived from the view's seed and its name (Shaw's with the tables every other page draws),
+so a scheme's parameters change only with the seed. A cached view takes the view's
+:class:`ViewParams` and one :class:`SchemeConfig` (the scheme's own settings only: changing T5's
+buckets leaves every other scheme's cache alone) and returns frozen float32 numpy; each first
+checks its largest computation against the per-request budget.
 
 Above DISPLAY_MAX positions the heatmaps show the window [s, s+W). Every position term here is
 a function of q_i, k_j and j - i, so the window's block of the whole term is the term of the
