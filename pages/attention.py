@@ -85,7 +85,7 @@ if params.tokens:
         config=png_config("attention_tokens"),
     )
     st.caption(text.tokens_caption(tokens, pair))
-    repeated = text.repeated_note(params)
+    repeated = text.repeated_note(params, views.repeated_tokens(params))
     if repeated:
         st.info(repeated, icon=":material/lightbulb:")
 

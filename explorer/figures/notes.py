@@ -15,7 +15,7 @@ from explorer.figures.head_reading import (
     read_head,
     spans,
 )
-from explorer.figures.numbers import count, percent
+from explorer.figures.numbers import count, percent, plural
 
 
 def distance_word(r: int, unit: str = "position") -> str:
@@ -82,10 +82,14 @@ def band_note(n: int, k: int, causal: bool = False) -> str:
         return (
             "One colour per row: the relative term is q_i · w_0, the same for every key." + masked
         )
+    if n == 1:  # one query, one key: nothing to compare along a row or between rows
+        return "One cell: query 0 reads w_0 for key 0, its own position."
     if k >= n - 1:
+        # under the causal mask row 0 sees key 0 alone: only rows of two keys or more vary
+        several = " that sees two keys or more" if causal else ""
         return (
-            "Every cell reads its own distance's row: the term changes along each row, and "
-            "from row to row because q_i changes per row." + masked
+            "Every cell reads its own distance's row: the term changes along each row"
+            f"{several}, and from row to row because q_i changes per row." + masked
         )
     if causal:
         return (
@@ -212,7 +216,7 @@ def favoured_distance_note(
     >>> d = np.array([[0, 1], [-1, 0]])
     >>> note = favoured_distance_note(np.array([[1.0, 9.0], [3.0, 2.0]]), d, d <= 0, "the term")
     >>> note.split(" and ")[0].split(", ")[1], note.split(": ")[1]
-    ('the term is largest at j - i = -1 (mean 3 over 1 cells)', 'it favours the previous position.')
+    ('the term is largest at j - i = -1 (mean 3 over 1 cell)', 'it favours the previous position.')
     """
     cells = valid & np.isfinite(term)
     if not cells.any():
@@ -234,7 +238,7 @@ def favoured_distance_note(
         return f"j - i = {g}"
 
     def at(index: int) -> str:
-        return f"{name(int(seen[index]))} (mean {means[index]:.3g} over {counts[index]:,} cells)"
+        return f"{name(int(seen[index]))} (mean {means[index]:.3g} over {plural(int(counts[index]), 'cell')})"
 
     high, low = int(means.argmax()), int(means.argmin())
     if high == low:

@@ -22,6 +22,15 @@ def count(value: int) -> str:
     return f"{value:,}"
 
 
+def plural(value: int, noun: str) -> str:
+    """A count and its noun, singular for exactly one.
+
+    >>> plural(1, "cell"), plural(0, "cell"), plural(1200, "character")
+    ('1 cell', '0 cells', '1,200 characters')
+    """
+    return f"{count(value)} {noun}{'' if value == 1 else 's'}"
+
+
 def percent(part: float, whole: float = 1.0) -> str:
     """``part / whole`` (a share when whole is left out) as a percentage, "0%" and "100%" only
     when exactly so (a sum of float weights within 1e-12 of 1 is 1).

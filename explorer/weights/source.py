@@ -90,11 +90,11 @@ class Weights:
                 "seeded random draws, not learned, so their patterns are not ones a model "
                 "found; the sidebar's weights switch draws a trained model instead."
             )
+        characters = f"{params.length} character{'s' * (params.length != 1)}"
         source = (
-            f"the {params.length} typed characters"
+            f"the {characters} typed"
             if params.text
-            else f"{params.length} held-out characters of the corpus (from its first sentence "
-            "of prose)"
+            else f"{characters} held out of the corpus (from its first sentence of prose)"
         )
         if scheme == "each":
             model = (

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.figures.notes import weights_note
+from explorer.figures.numbers import plural
 from explorer.stories.multihead.views import MultiHeadView
 
 
@@ -54,7 +55,7 @@ def scope_note(view: MultiHeadView, length: int, trained: bool) -> str:
     """What part of the sequence the page computes and draws, and why that part is exact."""
     rows, cols, keys = view.rows, view.cols, view.keys
     if length <= rows:
-        return f"All {length} positions are drawn; the shapes are those of this computation, b = 1."
+        return f"All {plural(length, 'position')} drawn; the shapes are those of this computation, b = 1."
     if trained:
         text = (
             f"The page runs the model on the first {rows} of the {length} characters: it is "

@@ -4,6 +4,7 @@ formulas, and the lines that name the view's shapes and the masks' calls."""
 from __future__ import annotations
 
 from explorer.figures.draw import shape_text
+from explorer.figures.numbers import plural
 from explorer.figures.tables import markdown_table
 from explorer.frame.params import ViewParams
 from explorer.stories.multihead.masks import MaskView
@@ -44,9 +45,9 @@ def weights_caption(weights: Weights) -> str:
             "sidebar's k does not apply: no position scheme enters here."
         )
     source = (
-        f"the {len(weights.text() or '')} typed characters"
+        f"the {plural(len(weights.text() or ''), 'typed character')}"
         if params.text
-        else f"{params.length} held-out characters of the corpus"
+        else f"{plural(params.length, 'held-out character')} of the corpus"
     )
     return (
         f":material/school: **Weights: trained**: layer {params.layer} of `{TRAINED_MODEL}`, "

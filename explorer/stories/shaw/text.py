@@ -9,7 +9,7 @@ from explorer.figures.unread import rows_text
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
 from explorer.pair.definition import Pair
-from explorer.stories.shaw.views import AttentionView
+from explorer.stories.shaw.views import AttentionView, RepeatedTokens
 from explorer.weights.source import weights_of
 
 # ---- lookup ---------------------------------------------------------------------------------
@@ -171,12 +171,30 @@ def tokens_caption(tokens: TokenView, pair: Pair | None) -> str:
     )
 
 
-def repeated_note(params: ViewParams) -> str | None:
-    """Repeated tokens: only the relative term tells their copies apart."""
-    repeated = sorted({t for t in params.tokens if params.tokens.count(t) > 1})
-    if not repeated:
+TOKENS_LISTED = 8
+
+
+def quoted(tokens: tuple[str, ...]) -> str:
+    """Tokens as a learner can read them, a space included: 'e', ' ', 'x' (and how many more)."""
+    listed = ", ".join(f"'{t}'" for t in tokens[:TOKENS_LISTED])
+    more = len(tokens) - TOKENS_LISTED
+    return listed + (f" and {more} more" if more > 0 else "")
+
+
+def repeated_note(params: ViewParams, repeated: RepeatedTokens | None) -> str | None:
+    """Repeated tokens: whether their copies' q, k and v are identical, measured on the view."""
+    if repeated is None:
         return None
+    listed = f"Repeated tokens ({quoted(repeated.tokens)})"
+    if repeated.identical:
+        return md_escape(
+            f"{listed} have identical queries, keys and values here: their content is the "
+            "same, so only the relative term tells the copies apart."
+        )
+    q, k, v = repeated.spread
     return md_escape(
-        "Repeated tokens (" + ", ".join(repeated[:8]) + ") have identical content, so "
-        "identical queries, keys and values: only the relative term tells the copies apart."
+        f"{listed} do not have identical queries, keys and values at layer {params.layer}: the "
+        "layers below mixed in each copy's neighbours and position. Two copies lie up to "
+        f"{q:.3g} apart in q, {k:.3g} in k and {v:.3g} in v (Euclidean distance in one head; "
+        f"'{repeated.widest}' differs most). The relative term adds its own difference."
     )

@@ -138,6 +138,53 @@ def attention_weights_heads(params: ViewParams) -> np.ndarray:
     return np.stack([attention_view(params, head).weights for head in range(params.heads)])
 
 
+# ---- repeated tokens ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RepeatedTokens:
+    """The tokens that occur more than once, and how far apart their copies' q, k and v lie.
+
+    ``spread`` is, for q, k and v, the largest Euclidean distance between two copies of one
+    token's vectors in any head; ``widest`` the token it belongs to. At a model's first layer,
+    or on random weights, a token's vectors depend on the token alone (spread 0); above it they
+    carry what earlier layers mixed in from the token's neighbours and position.
+    """
+
+    tokens: tuple[str, ...]  # in order of first occurrence
+    spread: tuple[float, float, float]  # q, k, v
+    widest: str
+
+    @property
+    def identical(self) -> bool:
+        return max(self.spread) <= SAME_VECTOR
+
+
+SAME_VECTOR = 1e-5  # float32 rounding of one matrix product on equal rows stays far below
+
+
+@cached(CACHE_ENTRIES)
+def repeated_tokens(params: ViewParams) -> RepeatedTokens | None:
+    """Compare the copies of every repeated token in the view's q, k and v (all heads)."""
+    tokens = params.tokens
+    positions: dict[str, list[int]] = {}
+    for i, token in enumerate(tokens):
+        positions.setdefault(token, []).append(i)
+    repeated = {t: at for t, at in positions.items() if len(at) > 1}
+    if not repeated:
+        return None
+    inputs = example_inputs(params)
+    spread, widest, largest = [0.0, 0.0, 0.0], next(iter(repeated)), -1.0
+    for token, at in repeated.items():
+        for which, x in enumerate((inputs.q, inputs.k, inputs.v)):
+            copies = x[0, :, at].double()  # (h, copies, d)
+            apart = float(torch.cdist(copies, copies).max())  # largest pair distance, any head
+            spread[which] = max(spread[which], apart)
+            if apart > largest:
+                widest, largest = token, apart
+    return RepeatedTokens(tuple(repeated), (spread[0], spread[1], spread[2]), widest)
+
+
 # ---- absolute vs relative -------------------------------------------------------------------
 
 

@@ -103,6 +103,18 @@ def place_lines(story: ShiftStory, places: Sequence[Place | None]) -> str:
     return place_table(STEP_LABELS, STEPS, places, where)
 
 
+def _beyond(pair: Pair, drawn: int) -> str:
+    """Which of the pair's positions the steps leave out: they draw queries 0..drawn-1 and,
+    after the memory, keys 0..drawn-1."""
+    named = {"query i": pair.i, "key j": pair.j}
+    inside = [f"{name} = {at}" for name, at in named.items() if at < drawn]
+    outside = [f"{name} = {at}" for name, at in named.items() if at >= drawn]
+    where = f"the steps draw queries and keys 0-{drawn - 1}"
+    if inside:
+        return f"{inside[0]} is drawn, but {outside[0]} is not ({where})"
+    return f"neither {outside[0]} nor {outside[1]} is ({where})"
+
+
 def followed_cell(story: ShiftStory, pair: Pair | None) -> tuple[tuple[int, int] | None, str]:
     """The result cell (query row i, column M + j) of the sidebar's pair (i, j), or None, and a
     caption: how to pick a pair, or why the picked one is not drawn."""
@@ -113,8 +125,8 @@ def followed_cell(story: ShiftStory, pair: Pair | None) -> tuple[tuple[int, int]
         )
     if max(pair.i, pair.j) >= story.queries:
         return None, (
-            f"The picked pair (i, j) = ({pair.i}, {pair.j}) lies beyond the first "
-            f"{story.queries} queries drawn here: click a cell, or pick i and j below "
+            f"The picked pair (i, j) = ({pair.i}, {pair.j}) is not drawn here: "
+            f"{_beyond(pair, story.queries)}. Click a cell, or pick i and j below "
             f"{story.queries} in the sidebar, to follow a value through the steps."
         )
     return (pair.i, story.column(pair.j)), (
