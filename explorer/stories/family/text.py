@@ -14,11 +14,31 @@ from relpos_core.schemes import SCHEMES
 
 LABELS = SCHEME_LABELS
 
+# Biases that involve no query: their papers add them to the logit as they are (T5 folds the
+# factor into its initialisation, ALiBi's slopes are set for unscaled logits). Every other
+# scheme's position term is a product with the query, divided by √d as the content term is.
+UNSCALED = ("t5", "alibi")
+
+
+def _names(schemes) -> str:
+    names = [LABELS[s] for s in schemes]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
+def scaling_words() -> str:
+    """Which position terms carry 1/√d, and which biases are added as they are."""
+    scaled = [name for name in SCHEMES if name not in UNSCALED]
+    return (
+        f"the terms of {_names(scaled)}, products with the query, divided by √d; the biases "
+        f"of {_names(UNSCALED)} added as they are, undivided, as in their papers"
+    )
+
+
 INTRO = (
     "Six published ways to make attention depend on the distance j - i, each on the same "
     "queries, keys and values as every other page. All share the content term "
     "q_i · k_j / √d; they differ only in what position adds to the logit, the **position "
-    "term** drawn here (in logit units, 1/√d applied)."
+    f"term** drawn here (in logit units: {scaling_words()})."
 )
 ALIBI_NOTE = "The paper's 8 in m_h is max_bias below; h counts heads from 1."
 XL_TERMS_NOTE = (
@@ -154,7 +174,8 @@ def learned_caption(learned: LearnedTerms, part: str, layer: int, picked: str) -
     return (
         f"Layer {layer} of each scheme's trained model (Shaw's: "
         f"{learned.models[0]}), read on {len(learned.distance)} held-out characters, four "
-        f"times the training length: the position term in logit units (1/√d applied), "
+        f"times the training length: the position term in logit units "
+        f"({scaling_words()}), "
         + (
             "with q and k replaced by their mean over the text (content removed), so each "
             "line is the function of j - i the head learned"
