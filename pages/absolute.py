@@ -10,7 +10,12 @@ from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
 from explorer.pair.card import pair_note
 from explorer.pair.controls import pair_schemes
-from explorer.stories.family.length_curves import length_curves, length_figure, lengths_caption
+from explorer.stories.family.length_curves import (
+    curves_table,
+    length_curves,
+    length_figure,
+    lengths_caption,
+)
 from explorer.stories.shaw import views
 from explorer.weights.reading import axis_labels
 from explorer.weights.source import no_model_caption
@@ -128,5 +133,6 @@ download_view(
             corner="position i \\ position j",
         ),
         "index": Labelled(view.index, "clip(j - i, k) + k", **pairs),
+        "bits_per_character": curves_table(curves),
     },
 )

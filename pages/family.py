@@ -141,7 +141,10 @@ st.info(length_curves.reach_note(measured), icon=":material/lightbulb:")
 download_view(
     "family",
     params,
-    exports.family_arrays(weights, name, view, profiles, first),
+    {
+        **exports.family_arrays(weights, name, view, profiles, first),
+        "bits_per_character": length_curves.curves_table(measured),
+    },
     extra={
         "scheme": name,
         **exports.changed_settings(settings, "scheme", "compare_a", "compare_b"),

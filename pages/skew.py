@@ -103,7 +103,8 @@ def story_panel(params: ViewParams) -> None:
                 on_select=partial(pick_from_chart, INSET_KEY, story, name, pick_cell),
             )  # fmt: skip
     agreement_badge("skew vs definition on the valid cells, every head", story.max_diff)
-    extra = {"skew_kind": variant, "skew_head": head, "i": i, "j": j}
+    # the cell followed goes to params.json only: the link holds a pair only when one is picked
+    extra = {"skew_kind": variant, "skew_head": head, "_followed_cell": [i, j]}
     download_view("skew", params, skew_tables(params, story, head), extra=extra, where=st)
     metrics = text.memory_metrics(story, params.length, params.head_dim, params.heads)
     for column, (label, value, about) in zip(st.columns(3), metrics, strict=True):

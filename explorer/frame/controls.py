@@ -52,6 +52,7 @@ from explorer.frame.params import (
     ViewParams,
     tokenize,
 )
+from explorer.frame.query_values import clean_text
 from explorer.frame.url_query import DEFAULTS, QUERY_KEYS, ParsedQuery, parse_query
 from explorer.frame.widgets import (
     choice,
@@ -59,6 +60,7 @@ from explorer.frame.widgets import (
     int_slider,
     md_escape,
     set_from_code,
+    start_view_url,
     text_box,
     write_url,
 )
@@ -79,8 +81,11 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
     mirrors it): the URL is checked for the others alone, so it is never blamed for a value the
     user set. Reruns once when the URL had to be corrected (see the module docstring).
     """
+    start_view_url()  # the address this view's widgets write, for its download
+    typed = clean_typed_text()
     kept = {key: st.session_state[key] for key in QUERY_KEYS if key in st.session_state}
     parsed = parse_query(raw_query(), kept, st.session_state.get(_K_BEFORE_KEY))
+    parsed = dataclasses.replace(parsed, warnings=(*parsed.warnings, *typed))
     fix_url(parsed)
     trained = parsed.params.trained
 
@@ -191,6 +196,20 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
         if has_text and len(text.split()) > N_MAX:
             st.caption(f"Only the first {N_MAX} tokens are used.")
     return params, parsed
+
+
+def clean_typed_text() -> tuple[str, ...]:
+    """Text typed in the sidebar gets the cleaning a URL's text gets (control and bidirectional
+    characters removed, the length limit): the same text shows the same view either way.
+    Returns the warning, if anything was removed."""
+    typed = st.session_state.get("text")
+    if not isinstance(typed, str):
+        return ()
+    cleaned, problem = clean_text(typed, "Sentence (URL parameter text)")
+    if cleaned == typed:
+        return ()
+    st.session_state["text"] = cleaned  # before the widget is drawn: the box shows it too
+    return (problem,)
 
 
 def fix_url(parsed: ParsedQuery) -> None:

@@ -1,12 +1,12 @@
 """One download per view: every array a page shows, its tokens, its parameters and the view
 itself as one offline web page, in one .zip.
 
-A page calls :func:`download_view` once, with the arrays it draws (named), the ViewParams and
-its own controls' values. The file's name carries the parameters
-(``relpos_logits_n8_k2_d16_h2_seed0_mask-none.zip``); inside are one CSV per array (a header
-row of column labels, a row label first on every line, masked cells empty), ``tokens.csv``,
-``params.json`` (with the link that reopens the view), ``view.html`` (every chart of the page,
-plotly.js inside, see explorer.frame.offline_view) and ``README.txt`` (a line per file).
+A page calls :func:`download_view` once, with the arrays it draws (named) and the ViewParams.
+The file's name carries the parameters (``relpos_logits_n8_k2_d16_h2_seed0_mask-none.zip``);
+inside are one CSV per array (a header row of column labels, a row label first on every line,
+masked cells empty), ``tokens.csv``, ``params.json`` (every control's value, and the link that
+reopens the view: the address bar's query, see :func:`link_of`), ``view.html`` (every chart
+of the page, plotly.js inside, see explorer.frame.offline_view) and ``README.txt``.
 The zip is built only when the button is clicked. PNGs come from each chart's camera button.
 """
 
@@ -29,6 +29,7 @@ from explorer.frame.navigation import PAGES
 from explorer.frame.offline_view import ShownFigure, figures_of_this_view, view_html
 from explorer.frame.params import ViewParams, trained_model_name
 from explorer.frame.url_query import DEFAULTS
+from explorer.frame.widgets import url_of, view_record
 
 FILE_PREFIX = "relpos"
 HTML_NAME = "view.html"
@@ -49,8 +50,21 @@ def position_labels(params: ViewParams, start: int = 0, stop: int | None = None)
     return [str(i) for i in range(start, stop)]
 
 
+def link_of(page: str, controls: Mapping[str, tuple[object, list[str] | None]]) -> str:
+    """The relative link that reopens the view: the page and the query its bound widgets put
+    in the address bar (:func:`explorer.frame.widgets.view_record`), no more and no less, so
+    every control of every page is in it and a value the address does not hold is not.
+
+    >>> link_of("skew", {"n": (6, ["6"]), "k": (2, None), "skew_step": (3, ["3 reshape"])})
+    '/skew?n=6&skew_step=3+reshape'
+    """
+    query = url_of(controls)
+    return f"/{page}" + (f"?{urlencode(query)}" if query else "")
+
+
 def view_link(params: ViewParams | None, extra: Mapping[str, object], page: str) -> str:
-    """The relative link that reopens the view: the page and every non-default value."""
+    """Outside a run of the app (no widget drawn, so no address to read): the link the shared
+    controls at ``params`` and the controls in ``extra`` would write, defaults left out."""
     query: dict[str, object] = {}
     if params is not None:
         for field in dataclasses.fields(params):
@@ -117,14 +131,17 @@ def zip_bytes(
     *,
     figures: Mapping[str, ShownFigure] | None = None,
     app_url: str | None = None,
+    controls: Mapping[str, tuple[object, list[str] | None]] | None = None,
 ) -> bytes:
     """The view as one zip: CSVs, tokens.csv, params.json, view.html, README.txt.
 
     ``figures``: the charts the page drew (view.html draws them); ``app_url``: where the
-    browser reached the app, which makes the link back absolute.
+    browser reached the app, which makes the link back absolute; ``controls``: every bound
+    widget the view drew (:func:`explorer.frame.widgets.view_record`), whose values go to
+    params.json and whose address is the link.
     """
     extra = extra or {}
-    meta = _params_json(page, params, extra, app_url)
+    meta = _params_json(page, params, extra, app_url, controls)
     readme = [
         f"Relative position attention explorer, page {page}: every array the page shows.",
         f"Reopen this view: {meta.get('url', meta['link'])} (parameters in params.json).",
@@ -166,7 +183,11 @@ def zip_bytes(
 
 
 def _params_json(
-    page: str, params: ViewParams | None, extra: Mapping[str, object], app_url: str | None = None
+    page: str,
+    params: ViewParams | None,
+    extra: Mapping[str, object],
+    app_url: str | None = None,
+    controls: Mapping[str, tuple[object, list[str] | None]] | None = None,
 ) -> dict[str, object]:
     data: dict[str, object] = {"page": page}
     if params is not None:
@@ -181,7 +202,12 @@ def _params_json(
         if params.trained:  # which shipped model (relpos_lab.family.load) drew the view
             data["model"] = trained_model_name(params.k)
     data.update({key.lstrip("_"): value for key, value in extra.items()})
-    data["link"] = view_link(params, extra, page)
+    if controls is None:
+        data["link"] = view_link(params, extra, page)
+    else:
+        for key, (value, _) in controls.items():  # every control of the page, defaults too
+            data.setdefault(key, value)
+        data["link"] = link_of(page, controls)
     if app_url:
         data["url"] = app_url + data["link"]
     return json.loads(json.dumps(data, default=str))
@@ -211,10 +237,11 @@ def download_view(
     """The page's one download button (in the sidebar unless ``where`` is given).
 
     ``page``: the page's URL path (``"logits"``). ``arrays``: name -> what the page shows, as
-    :class:`Labelled` (with axis labels) or a bare array. ``extra``: the page's own controls
-    (``{"head": 1}``), added to the file name, params.json and the link; a key starting with
-    ``_`` goes to params.json only. Inside an ``st.fragment`` pass ``where=st`` (a fragment
-    cannot write to the sidebar).
+    :class:`Labelled` (with axis labels) or a bare array. ``extra``: what names the view
+    besides its widgets (``{"head": 1}``), added to the file name and params.json; a key
+    starting with ``_`` goes to params.json only. Every widget of the view, shared or the
+    page's own, is in params.json and the link without being listed here. Inside an
+    ``st.fragment`` pass ``where=st`` (a fragment cannot write to the sidebar).
     """
     extra = dict(extra or {})
     name = file_name(page, params, extra)
@@ -228,6 +255,9 @@ def download_view(
         # the view's own chart list, read on the click: charts drawn after this call count too
         figures=figures_of_this_view(),
         app_url=app_address(page),
+        # the view's own record of its widgets, read on the click: widgets drawn after this
+        # call count too, and the link is the address bar's query
+        controls=view_record(),
     )
     target.download_button(
         "Download this view (.zip)",

@@ -74,11 +74,12 @@ def validate(key: str, text: str) -> tuple[object, str]:
                 f"using {default}"
             )
         return match, ""
-    return _clean_text(text)
+    return clean_text(text)
 
 
-def _clean_text(text: str) -> tuple[str, str]:
-    """The text as the app uses it and a warning when anything was changed.
+def clean_text(text: str, name: str = "URL parameter text") -> tuple[str, str]:
+    """The text as the app uses it and a warning (about ``name``) when anything was changed;
+    the one cleaning for text from the URL and text typed in the sidebar.
 
     Markup (``<b>``, ``[CLS]``, ``_``, ``*``) is never a problem: the app shows text literally.
     Only what is actually changed is reported: control characters that cannot be drawn,
@@ -98,7 +99,7 @@ def _clean_text(text: str) -> tuple[str, str]:
     count = len(kept.split())
     if count > N_MAX:
         notes.append(f"{count} tokens; only the first {N_MAX} are used")
-    return kept, ("URL parameter text: " + "; ".join(notes) if notes else "")
+    return kept, (f"{name}: " + "; ".join(notes) if notes else "")
 
 
 def to_int(text: str) -> int | None:

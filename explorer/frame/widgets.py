@@ -36,12 +36,14 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from explorer.frame.allowed import BOOLEAN, Allowed, int_range, one_of, some_of, text_of_length
+from explorer.frame.query_values import quoted
 from explorer.frame.screen import PHONE_WIDTH, buttons_fit, is_phone
 
 BIND = "query-params"
 _DEFAULTS_KEY = "_widget_defaults"  # key -> the default each widget was last drawn with
 _WRITTEN_KEY = "_url_written_by_hand"  # keys whose URL value this run wrote: drawn unbound
 _UNBOUND_KEY = "_url_unbound"  # keys whose widget was drawn unbound: bound again next run
+_VIEW_URL_KEY = "_view_url"  # every bound widget this view drew: its value and URL form
 _MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 
 
@@ -76,6 +78,42 @@ def _url_binding(key: str) -> str | None:
     st.session_state[_WRITTEN_KEY] = written - {key}
     st.session_state[_UNBOUND_KEY] = {*st.session_state.get(_UNBOUND_KEY, ()), key}
     return None
+
+
+def start_view_url() -> None:
+    """Begin the URL record of a full run (the shared controls call this before any widget).
+
+    The previous view's record is dropped here; its download keeps its own reference.
+    """
+    st.session_state[_VIEW_URL_KEY] = {}
+
+
+def view_record() -> dict[str, tuple[object, list[str] | None]]:
+    """Every bound widget this view drew, in the order drawn: key -> (the value it shows, its
+    values in the address, None at its default). The same dict for the whole view: a download
+    made before the page's last widget is drawn still sees that widget when clicked."""
+    return st.session_state.setdefault(_VIEW_URL_KEY, {})
+
+
+def url_of(record: Mapping[str, tuple[object, list[str] | None]]) -> list[tuple[str, str]]:
+    """The address's query of a view record, one (key, value) per URL value.
+
+    >>> url_of({"n": (16, ["16"]), "k": (2, None), "heads": ([0, 1], ["0", "1"])})
+    [('n', '16'), ('heads', '0'), ('heads', '1')]
+    """
+    return [(key, value) for key, (_, url) in record.items() for value in url or ()]
+
+
+def record_url(key: str, allowed: Allowed, default: object, value: object) -> None:
+    """Note widget ``key`` showing ``value`` and its URL form: what Streamlit's binding (or
+    :func:`write_url`) puts in the address, which leaves a default out. A fragment's rerun
+    replaces its own widgets' entries in place."""
+    record = view_record()
+    record.pop(key, None)  # drawn again (a fragment): its place follows the latest drawing
+    if value == default:
+        record[key] = (value, None)
+    else:
+        record[key] = (value, [""] if value is None else allowed.url_values(value))
 
 
 def set_from_code(key: str, value: object, default: object) -> None:
@@ -138,6 +176,15 @@ def fit(key: str, allowed: Allowed, default: object, name: str) -> str | None:
     if not raws:
         return _url_binding(key)
     value = allowed.read(raws)
+    if len(raws) > 1 and not allowed.many:  # as the shared keys say it (url_query._one_value)
+        listed = ", ".join(quoted(raw, 12) for raw in raws)
+        st.warning(
+            md_escape(
+                f"URL parameter {key} is given {len(raws)} times ({listed}); using the last "
+                f"one, {quoted(raws[-1])}"
+            ),
+            icon=":material/warning:",
+        )
     if value is not None and allowed.fits(value):
         if raws != allowed.url_values(value):  # spelled otherwise, or repeated
             st.session_state[key] = value
@@ -169,8 +216,11 @@ def int_slider(
 ) -> int:
     """A URL-bound integer slider in [low, high] (``value`` defaults to ``low``), fitted first."""
     value = low if value is None else value
-    bind = fit(key, int_range(low, high), value, name or label)
-    return int(st.slider(label, low, high, value, key=key, bind=bind, **kwargs))
+    allowed = int_range(low, high)
+    bind = fit(key, allowed, value, name or label)
+    shown = int(st.slider(label, low, high, value, key=key, bind=bind, **kwargs))
+    record_url(key, allowed, value, shown)
+    return shown
 
 
 def int_number(
@@ -184,8 +234,11 @@ def int_number(
     **kwargs,
 ) -> int:
     """A URL-bound integer box in [low, high], fitted first."""
-    bind = fit(key, int_range(low, high), value, name or label)
-    return int(st.number_input(label, low, high, value, step=1, key=key, bind=bind, **kwargs))
+    allowed = int_range(low, high)
+    bind = fit(key, allowed, value, name or label)
+    shown = int(st.number_input(label, low, high, value, step=1, key=key, bind=bind, **kwargs))
+    record_url(key, allowed, value, shown)
+    return shown
 
 
 def choice(
@@ -227,26 +280,35 @@ def choice(
     else:
         draw = st.radio if kind == "radio" else st.selectbox
         widget = draw(label, options, index=list(options).index(default), **common)
+    record_url(key, allowed, default, widget)
     return default if widget is None else widget
 
 
 def choices(label: str, options: Sequence[object], key: str, **kwargs) -> list:
     """A URL-bound multiselect over ``options``, every option picked by default, fitted first
     (the URL holds one value per option picked: ``key=a&key=b``)."""
-    bind = fit(key, some_of(options), list(options), label)
-    return st.multiselect(label, options, default=list(options), key=key, bind=bind, **kwargs)
+    allowed = some_of(options)
+    bind = fit(key, allowed, list(options), label)
+    picked = st.multiselect(label, options, default=list(options), key=key, bind=bind, **kwargs)
+    record_url(key, allowed, list(options), picked)
+    return picked
 
 
 def toggle(label: str, key: str, value: bool) -> bool:
     """A URL-bound toggle, fitted first (the URL says true or false)."""
     bind = fit(key, BOOLEAN, value, label)
-    return bool(st.toggle(label, value=value, key=key, bind=bind))
+    shown = bool(st.toggle(label, value=value, key=key, bind=bind))
+    record_url(key, BOOLEAN, value, shown)
+    return shown
 
 
 def text_box(label: str, key: str, value: str, max_chars: int, **kwargs) -> str:
     """A URL-bound text input of at most ``max_chars`` characters, fitted first."""
-    bind = fit(key, text_of_length(max_chars), value, label)
-    return st.text_input(label, value, max_chars=max_chars, key=key, bind=bind, **kwargs)
+    allowed = text_of_length(max_chars)
+    bind = fit(key, allowed, value, label)
+    typed = st.text_input(label, value, max_chars=max_chars, key=key, bind=bind, **kwargs)
+    record_url(key, allowed, value, typed)
+    return typed
 
 
 def head_picker(heads: int, key: str) -> int:

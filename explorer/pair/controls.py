@@ -16,7 +16,7 @@ import streamlit as st
 from explorer.frame.allowed import Allowed, int_range
 from explorer.frame.controls import PARAMS_STATE_KEY
 from explorer.frame.params import DISPLAY_MAX, ViewParams
-from explorer.frame.widgets import fit
+from explorer.frame.widgets import fit, record_url
 from explorer.pair.definition import Pair, hidden_reason, window_for
 from explorer.pair.marks import clicked_pair, diagonal_text, distance_shapes, pair_shapes
 
@@ -87,13 +87,15 @@ def pair_inputs(params: ViewParams) -> Pair | None:
         picked = []
         for column, key, name in ((left, "i", "query i"), (right, "j", "key j")):
             with column:
-                bind = fit(key, positions_or_none(n), None, name)
+                allowed = positions_or_none(n)
+                bind = fit(key, allowed, None, name)
                 value = st.number_input(
                     name, 0, n - 1, None, step=1, key=key, bind=bind,
                     placeholder="none", on_change=follow_window,
                     help="Click a cell of any (i, j) heatmap, or type both: every figure "
                     "outlines the pair and the pages give its numbers.",
                 )  # fmt: skip
+                record_url(key, allowed, None, value)
                 picked.append(value)
         with clear:
             st.button(

@@ -15,24 +15,35 @@ from explorer.weights.source import Weights
 def arrays(copy: CopyView, example: ExampleView, scales: ScaleView) -> dict[str, Labelled]:
     """Name -> the copy model's alignment and scores, the worked example, the sqrt(d) curves."""
     pairs = {"rows": outputs_of(copy), "cols": inputs_of(copy), "corner": "output i \\ input j"}
-    queries = queries_of(example)
+    queries, keys = queries_of(example), keys_of(example)
     d_k_rows = [str(int(v)) for v in scales.d_k]
     return {
         "alignment": Labelled(copy.weights, "alpha: output i over input j", **pairs),
         "additive_scores": Labelled(copy.additive, "e_ij, additive", **pairs),
         "dot_scores": Labelled(copy.dot, "s . h / sqrt(d), same states", **pairs),
+        "dot_weights": Labelled(copy.dot_weights, "softmax_j of the dot-product scores", **pairs),
+        "example_q": Labelled(example.q, "Q", rows=queries, corner="query i \\ channel"),
+        "example_k": Labelled(example.k, "K", rows=keys, corner="key j \\ channel"),
+        "example_v": Labelled(example.v, "V", rows=keys, corner="key j \\ channel"),
+        "example_logits": Labelled(
+            example.logits,
+            "Q K^T / sqrt(d)",
+            rows=queries,
+            cols=keys,
+            corner="query i \\ key j",
+        ),
         "example_weights": Labelled(
             example.weights,
             "softmax(Q K^T / sqrt(d))",
             rows=queries,
-            cols=keys_of(example),
+            cols=keys,
             corner="query i \\ key j",
         ),
         "score_spread": Labelled(
-            np.stack([scales.unscaled_std, scales.scaled_std], 1),
-            "std of q.k and of q.k / sqrt(d)",
+            np.stack([scales.unscaled_std, scales.scaled_std, np.sqrt(scales.d_k)], 1),
+            "std of q.k and of q.k / sqrt(d), and sqrt(d), the line the first follows",
             rows=d_k_rows,
-            cols=["q.k", "q.k/sqrt(d)"],
+            cols=["q.k", "q.k/sqrt(d)", "sqrt(d)"],
             corner="d \\ std of",
         ),
         "softmax_saturation": Labelled(

@@ -16,6 +16,7 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 
 from explorer.figures.lines import legend_band
+from explorer.frame.csv_tables import Labelled
 from explorer.frame.memory import cached
 from relpos_lab.family import results
 from relpos_lab.family.registry import SCHEME_MODELS
@@ -58,6 +59,18 @@ def length_curves(names: tuple[str, ...]) -> LengthCurves:
         lengths=np.array(lengths, dtype=np.int64),
         bpc=bpc,
         corpus=shipped["corpus"]["name"],
+    )
+
+
+def curves_table(curves: LengthCurves) -> Labelled:
+    """The curves as one table for a download: a row per evaluation length, a column per
+    model, bits per character."""
+    return Labelled(
+        np.stack(list(curves.bpc.values()), axis=1),
+        f"bits per character on held-out {curves.corpus}; trained at {curves.context}",
+        rows=[str(int(length)) for length in curves.lengths],
+        cols=list(curves.bpc),
+        corner="length \\ model",
     )
 
 

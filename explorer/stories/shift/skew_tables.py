@@ -12,6 +12,7 @@ def skew_tables(params: ViewParams, story: SkewStory, head: int) -> dict[str, La
     """One table per step of head ``head`` (rows and columns named in the step's own axes),
     and the definition they equal on the valid cells."""
     positions = position_labels(params, *params.window)
+    scaled = f"divided by sqrt(d), d = {story.head_dim}"  # the queries come in scaled
     tables = {}
     for number, name in enumerate(STEPS, start=1):
         step = story.step(name)
@@ -24,11 +25,16 @@ def skew_tables(params: ViewParams, story: SkewStory, head: int) -> dict[str, La
         else:
             cols, rows, corner = positions, positions, "query i \\ key j"
         tables[f"step{number}_{STEP_WORDS[number]}"] = Labelled(
-            step.z, f"step {number} of the skew, head {head}", rows=rows, cols=cols, corner=corner
+            step.z,
+            f"step {number} of the skew, head {head}: q_i . E_r, {scaled}",
+            rows=rows,
+            cols=cols,
+            corner=corner,
         )
     tables["definition"] = Labelled(
         story.definition,
-        f"q_i . w^K[clip(j - i, k) + k], head {head}: equals step 4 on the valid cells",
+        f"q_i . w^K[clip(j - i, k) + k] / sqrt(d), d = {story.head_dim}, head {head}: equals "
+        "step 4 on the valid cells",
         rows=positions,
         cols=positions,
         corner="query i \\ key j",
