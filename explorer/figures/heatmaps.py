@@ -21,7 +21,9 @@ from explorer.figures.scales import Scale, colourbar_trace, per_panel
 from explorer.figures.ticks import (
     LABELS_ALL_MAX,
     ROW_MIN_PX,
+    Y_AXIS_BASE_PX,
     axis_ticks,
+    slant_reach,
     thinned_note,
     y_axis_margin,
 )
@@ -72,7 +74,12 @@ def panel_grid(
         [LEFT_PX]
         + [y_axis_margin(p.y_labels, np.asarray(p.z).shape[0], p.row_offset) for p in panels]
     )
-    right, colourbar = RIGHT_PX, BAR_PX
+    # a panel right of another shows its own query labels in the gap (its title only left)
+    gap_x = max(gap_x, (gap_x - 70) + left - Y_AXIS_BASE_PX + 12)
+    # slanted key labels rise to the right past a panel: the colour bar beside it moves over
+    slant = max(slant_reach(p.x_labels, np.asarray(p.z).shape[1], p.col_offset) for p in panels)
+    gap_x += round(slant) if own else 0
+    right, colourbar = RIGHT_PX, BAR_PX + round(slant)
     columns = max(1, min(columns or len(panels), len(panels)))
     tallest = max(np.asarray(p.z).shape[0] for p in panels)
     widest = max(np.asarray(p.z).shape[1] for p in panels)
@@ -82,15 +89,16 @@ def panel_grid(
         for labels, side in ((p.x_labels, widest), (p.y_labels, tallest))
     )
     while columns > 1 and (
-        _usable(max_width, columns, gap_x, left) / columns < PANEL_MIN_PX
+        _usable(max_width, columns, gap_x, left, colourbar) / columns < PANEL_MIN_PX
         or columns > 2
         and labelled
         and cell_px is None
-        and _usable(max_width, columns, gap_x, left) / columns / max(tallest, widest) < ROW_MIN_PX
+        and _usable(max_width, columns, gap_x, left, colourbar) / columns / max(tallest, widest)
+        < ROW_MIN_PX
     ):  # fewer panels to a row rather than panels too small to read, or (down to two a row)
         columns -= 1  # than token labels too close to read: closer, an axis labels every m-th
     grid_rows = math.ceil(len(panels) / columns)
-    usable = _usable(max_width, columns, gap_x, left)
+    usable = _usable(max_width, columns, gap_x, left, colourbar)
     side_px = min(PANEL_MAX_PX, usable / columns)  # the longest side of a panel
     if cell_px is None:
         cell_px = min(CELL_MAX_PX, side_px / max(tallest, widest))
@@ -104,8 +112,10 @@ def panel_grid(
     if tallest <= LABELS_ALL_MAX and panel_h < ROW_MIN_PX * tallest:
         # every row of a short panel visible and labelled: it grows taller than its cells are wide
         panel_h, square = float(ROW_MIN_PX * tallest), False
-    labels_px = (
-        60 if any(p.x_labels is not None and widest <= LABELS_ALL_MAX for p in panels) else AXIS_PX
+    labels_px = (  # slanted labels stand about as tall as they reach, the axis title above
+        max(60, round(slant) + 30)
+        if any(p.x_labels is not None and widest <= LABELS_ALL_MAX for p in panels)
+        else AXIS_PX
     )
     title_px = TITLE_PX + SUBTITLE_PX * any(p.subtitle for p in panels)
     row_h = panel_h + title_px + labels_px + ROW_GAP_PX
@@ -154,7 +164,7 @@ def panel_grid(
             **y_ticks,
         }
         if own:  # this panel's bar, just right of it, as tall as it
-            place = {"x": (x1 * plot_w + 8) / plot_w, "xanchor": "left", "y": (y0 + y1) / 2}
+            place = {"x": (x1 * plot_w + 8 + slant) / plot_w, "xanchor": "left", "y": (y0 + y1) / 2}
             bars.append(colourbar_trace(scales[t], {**place, "len": y1 - y0, "yanchor": "middle"}))
         if panel.title:
             annotations.append(
@@ -171,7 +181,8 @@ def panel_grid(
                 }
             )
     cells = click_cells(data)  # before the bars: it reads the panels' hover
-    data.extend(bars if own else [colourbar_trace(scale)])
+    beside = {"x": (plot_w + 8 + slant) / plot_w, "xanchor": "left"} if slant else None
+    data.extend(bars if own else [colourbar_trace(scale, beside)])
     data.extend(cells)
     layout.update(
         {
@@ -195,9 +206,11 @@ def _subtitle(panel: Panel) -> str:
     return f"<br><span style='font-size:11px'>{html.escape(panel.subtitle, quote=False)}</span>"
 
 
-def _usable(width: int, columns: int, gap_x: int, left: int = LEFT_PX) -> float:
+def _usable(
+    width: int, columns: int, gap_x: int, left: int = LEFT_PX, colourbar: int = BAR_PX
+) -> float:
     """Pixels left for the panels of a row: the figure less its margins, bar and gaps."""
-    return width - left - RIGHT_PX - BAR_PX - gap_x * (columns - 1)
+    return width - left - RIGHT_PX - colourbar - gap_x * (columns - 1)
 
 
 def grid_columns(count: int, max_columns: int = 4) -> int:

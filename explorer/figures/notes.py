@@ -238,7 +238,8 @@ def favoured_distance_note(
         return f"j - i = {g}"
 
     def at(index: int) -> str:
-        return f"{name(int(seen[index]))} (mean {means[index]:.3g} over {plural(int(counts[index]), 'cell')})"
+        cells = plural(int(counts[index]), "cell")
+        return f"{name(int(seen[index]))} (mean {means[index]:.3g} over {cells})"
 
     high, low = int(means.argmax()), int(means.argmin())
     if high == low:

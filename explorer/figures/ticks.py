@@ -114,6 +114,23 @@ def axis_ticks(
     return {"tickmode": "array", "tickvals": values, "ticktext": [str(v) for v in values]}
 
 
+def slant_reach(labels: Sequence[str] | None, count: int, offset: int = 0) -> float:
+    """Pixels a slanted x label may reach right of its axis's end (an upper bound, known before
+    the panel's size): axis_ticks slants tokens wider than 3 characters by -45 degrees, each
+    rising to the right from its tick, about its width / sqrt(2) across in type up to
+    FONT_MAX_PX. 0 when the axis's labels stand upright or are numbers.
+
+    >>> slant_reach(["a", "b"], 2), round(slant_reach(["a", "supercalifragilistic"], 2))
+    (0.0, 58)
+    """
+    if labels is None or count > LABELS_ALL_MAX or offset + count > len(labels):
+        return 0.0
+    widest = max(len(labels[v]) for v in range(offset, offset + count))
+    if widest <= 3:
+        return 0.0
+    return CHAR_EM * FONT_MAX_PX * min(widest, LABEL_CHARS_MAX) / math.sqrt(2)
+
+
 def thinned_note(ticks: dict, count: int) -> str:
     """' (every m-th labelled)' when token labels show a subset of ``count`` positions, else ''
     (numbers say which positions they name)."""

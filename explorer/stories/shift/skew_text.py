@@ -156,7 +156,9 @@ def picked_cell(
         )
     table_row = int(story.table_rows[row, col])
     column = j - i + story.length - 1
-    distance = rf"j - i = {j - i},\quad \operatorname{{clip}}({j - i}, {k}) + {k} = {table_row}"
+    # one formula a line: the column beside the chart is narrow, and KaTeX does not wrap there
+    distance = rf"j - i = {j - i}"
+    row_of = rf"\operatorname{{clip}}({j - i}, {k}) + {k} = {table_row}"
     root = rf"\sqrt{{{story.head_dim}}}"
     value_by_skew = (  # three lines: the column beside the chart is narrow
         rf"\begin{{aligned}} S^{{\mathrm{{rel}}}}_{{{i},{j}}} &= q_{{{i}}} \cdot "
@@ -171,7 +173,7 @@ def picked_cell(
         f"stored as table row {table_row}"
         + (" (the distance is beyond ±k: the edge row repeats)." if abs(j - i) > k else ".")
     )
-    return PickedCell(heading, (distance, value_by_skew), caption)
+    return PickedCell(heading, (distance, row_of, value_by_skew), caption)
 
 
 def distance_note(story: SkewStory, head: int, k: int) -> str:
