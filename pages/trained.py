@@ -60,9 +60,8 @@ pair_row_note("both tables and on both cosine similarities", k)
 st.subheader("Attention on an input")
 kind = choice("model", list(views.KIND_LABELS), "trained_model", format_func=views.KIND_LABELS.get)
 picked = input_controls(gen)
-if picked.tokens is None:
-    st.error(md_escape(picked.error), icon=":material/error:")
-    st.stop()
+if picked.warning:
+    st.warning(md_escape(picked.warning), icon=":material/warning:")
 
 view = views.prediction_view(kind, picked.tokens)
 n = len(view.tokens)

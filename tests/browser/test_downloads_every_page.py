@@ -21,6 +21,11 @@ VIEWS = (
     *(url_path(page) for page in PAGES),
     "/basics?weights=random",
     "/trained?weights=random",
+    # each page's own controls away from their defaults
+    "/skew?weights=random&n=6&skew_step=3+reshaped&skew_distance=false",
+    "/attention?weights=random&n=6&attention_more=the+mask",
+    "/lookup?weights=random&n=6&ak_view=by+query+row&ak_row=4",
+    "/family?weights=random&n=6&profile_head=head+1&profile_part=position+only",
 )
 # what params.json must name, beyond the page and its link (the shared controls by default)
 PAGE_PARAMETERS = {
@@ -73,12 +78,9 @@ def check_parameters(meta: dict, view: str, live_url: str, app_server: str) -> N
     link = urlsplit(meta["link"])
     assert link.path == f"/{stem}"
     assert meta["url"] == app_server + meta["link"]
-    # what the address bar holds, the link holds (it may add the page's own controls); a page
-    # the shared controls do not apply to answers for the ones it names
-    shown = set(parse_qsl(urlsplit(live_url).query))
-    if stem in PAGE_PARAMETERS:
-        shown = {(key, value) for key, value in shown if key in meta}
-    assert shown <= set(parse_qsl(link.query)), (live_url, meta["link"])
+    # the link opens exactly the view the address bar opens: the same query, no more, no less
+    shown = sorted(parse_qsl(urlsplit(live_url).query, keep_blank_values=True))
+    assert sorted(parse_qsl(link.query, keep_blank_values=True)) == shown, (live_url, meta["link"])
 
 
 def open_offline(browser: Browser, html_path: Path) -> tuple[Page, list[str], list[str]]:

@@ -22,12 +22,13 @@ TYPED_EXAMPLE = "3 1 4 1 5 9 2 6 5 3 5 8 9 7 9 3 2 3 8 4"
 
 @dataclass(frozen=True)
 class InputChoice:
-    """The input picked: its tokens, or None with ``error`` (typed text that is not ids); and
-    ``record``, the controls a download names it by."""
+    """The input picked: its tokens (the example's, with ``warning``, when the typed text is
+    not ids, as the other pages' typed inputs fall back); and ``record``, the controls a
+    download names it by."""
 
-    tokens: tuple[int, ...] | None
+    tokens: tuple[int, ...]
     record: dict[str, object]
-    error: str = ""
+    warning: str = ""
 
 
 def input_controls(gen: GeneralizationView) -> InputChoice:
@@ -62,9 +63,11 @@ def input_controls(gen: GeneralizationView) -> InputChoice:
         TYPED_EXAMPLE,
         4 * LENGTH_MAX,
     )
+    warning = ""
     try:
         tokens = typed_tokens(typed, vocab, LENGTH_MAX)
     except ValueError as error:
-        return InputChoice(None, {}, str(error))
+        tokens = typed_tokens(TYPED_EXAMPLE, vocab, LENGTH_MAX)
+        warning = f"{error}; showing {TYPED_EXAMPLE} instead."
     shown = " ".join(str(int(t)) for t in tokens)
-    return InputChoice(tokens, {"trained_source": "Typed", "trained_tokens": shown})
+    return InputChoice(tokens, {"trained_source": "Typed", "trained_tokens": shown}, warning)
