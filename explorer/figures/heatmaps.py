@@ -88,8 +88,11 @@ def panel_grid(
         for p in panels
         for labels, side in ((p.x_labels, widest), (p.y_labels, tallest))
     )
+    square_map = tallest == widest <= LABELS_ALL_MAX  # kept square with rows of ROW_MIN_PX
     while columns > 1 and (
         _usable(max_width, columns, gap_x, left, colourbar) / columns < PANEL_MIN_PX
+        or square_map
+        and _usable(max_width, columns, gap_x, left, colourbar) / columns / tallest < ROW_MIN_PX
         or columns > 2
         and labelled
         and cell_px is None
@@ -110,8 +113,13 @@ def panel_grid(
     panel_w = max(60.0, cell_px * widest if square else min(side_px, max(cell_px * widest, 160)))
     panel_h = max(40.0, cell_px * tallest if square else min(PANEL_MAX_PX, cell_px * tallest))
     if tallest <= LABELS_ALL_MAX and panel_h < ROW_MIN_PX * tallest:
-        # every row of a short panel visible and labelled: it grows taller than its cells are wide
-        panel_h, square = float(ROW_MIN_PX * tallest), False
+        # every row of a short panel visible and labelled: it grows taller than its cells are
+        # wide, but a square map (i, j) grows as wide too (scrolling on a phone): it stays square
+        panel_h = float(ROW_MIN_PX * tallest)
+        if tallest == widest:
+            panel_w = panel_h
+        else:
+            square = False
     labels_px = (  # slanted labels stand about as tall as they reach, the axis title above
         max(60, round(slant) + 30)
         if any(p.x_labels is not None and widest <= LABELS_ALL_MAX for p in panels)

@@ -91,7 +91,7 @@ def profile_figure(
                 "type": "scatter",
                 "x": x,
                 "y": y,
-                "mode": "lines",
+                "mode": "lines" if len(x) > 1 else "markers",  # one distance: a line draws nothing
                 "name": label,
                 "legendgroup": label,
                 "line": {"color": colour, "width": 2.6 if name == highlight else 1.4},

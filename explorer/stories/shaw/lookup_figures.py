@@ -62,11 +62,17 @@ def index_figure(params: ViewParams, view: LookupView) -> Drawn:
     )
 
 
+def _rows_hold(k: int) -> str:
+    """Which w_r the table rows 0..2k hold."""
+    if k == 0:
+        return "its one row 0 holds w_0"
+    return f"rows 0..{2 * k} hold w_-{k} .. w_+{k} (row {k}: w_0)"
+
+
 def tables_figure(params: ViewParams, view: LookupView) -> Drawn:
     """w^K and w^V side by side, one row per clipped distance, on one scale; the rows training
     never updated (a trained causal model's w_+1..w_+k) blank, left out of the scale."""
     k = params.k
-    table_rows = [f"w{r - k:+d}" if r != k else "w0" for r in range(2 * k + 1)]
     untrained = weights_of(params).never_trained()
     rows = np.isin(np.arange(-k, k + 1), untrained)[:, None]  # (2k+1, 1)
     panels = [
@@ -74,8 +80,7 @@ def tables_figure(params: ViewParams, view: LookupView) -> Drawn:
             blank(z, rows if untrained else None),
             title=name,
             x_title="channel",
-            y_title="row (distance)",
-            y_labels=table_rows,
+            y_title="table row r + k",  # one convention at every k: the index map's values
             x_symbol="channel",
             y_symbol="row",
         )
@@ -87,7 +92,7 @@ def tables_figure(params: ViewParams, view: LookupView) -> Drawn:
         panels,
         scale,
         shape=view.table_k.shape,
-        caption="w^K and w^V, rows w_-k .. w_k. "
+        caption=f"w^K and w^V: table row r + k holds w_r, so {_rows_hold(k)}. "
         + (untrained_line(untrained) + " " if untrained else "")
         + scale.caption,
     )
