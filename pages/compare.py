@@ -9,6 +9,7 @@ from explorer.figures.notes import weights_note
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import head_picker, md_escape
+from explorer.pair.card import pair_note
 from explorer.pair.controls import pair_schemes
 from explorer.stories.family import exports, panels, text, views
 from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
@@ -52,6 +53,7 @@ window_caption(params)
 both = views.compare_view(params, settings.config(a, params), settings.config(b, params))
 side_by_side = panels.compare_weights(params, both, a, b, head)
 figure(side_by_side.figure, "compare_weights", shape=(2, n, n), caption=side_by_side.caption)
+pair_note("both schemes' weights and their difference", range(start, stop), range(start, stop))
 notes = [
     weights_note(w[head], head, offset=start, unit=weights.unit, labels=weights.key_names())
     for w in (both.weights_a, both.weights_b)

@@ -10,7 +10,7 @@ from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.screen import is_phone
 from explorer.frame.widgets import choice, choices, int_slider
-from explorer.stories.speed import benchmark, views
+from explorer.stories.speed import benchmark, notes, views
 from explorer.weights.source import no_model_caption
 
 RESULTS_KEY = "speed_results"  # this session's measurements, never shared with other sessions
@@ -55,6 +55,7 @@ st.caption(
     "D), causal: the materialized a^K takes 8.6 GB per layer, the skew's Er 4.2 MB. Dotted: "
     "the memory budget one request of this server may use."
 )
+st.info(notes.memory_note(curves, REQUEST_BUDGET_BYTES), icon=":material/lightbulb:")
 
 st.subheader("Measure now")
 st.markdown(
@@ -117,6 +118,7 @@ if isinstance(result, views.BenchResult) and result.rows:
     views.add_spread_bars(fig, result)
     plotly_chart(fig, key="chart_speed_timing", width="stretch", config=png_config("timing"))
     st.markdown(markdown_table(views.result_table(result)))
+    st.info(notes.timing_note(result.rows), icon=":material/lightbulb:")
     note = (
         f"Measured in {result.seconds:.1f} s on this server just now: median (first quartile-"
         f"third quartile) in ms; load average {result.load[0]:.1f} before and {result.load[1]:.1f} "
