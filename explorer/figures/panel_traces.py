@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from explorer.figures.scales import Scale, colour_at
+from explorer.figures.scales import Scale, colour_at, heatmap_colours
 from explorer.figures.ticks import escape_label
 from explorer.frame.memory import cached
 from explorer.pair.marks import axes_meta
@@ -129,10 +129,7 @@ def panel_trace(panel: Panel, scale: Scale, axis: str, side: int) -> dict:
         "z": z,
         "x": np.arange(panel.col_offset, panel.col_offset + cols),
         "y": np.arange(panel.row_offset, panel.row_offset + rows),
-        "zmin": scale.zmin,
-        "zmax": scale.zmax,
-        "colorscale": [list(s) for s in scale.stops],
-        "showscale": False,
+        **heatmap_colours(scale),
         "hoverongaps": False,
         **refs,
     }

@@ -1,7 +1,8 @@
 """Figure helpers: numpy arrays in, a plotly ``go.Figure`` out. Never shows or saves anything.
 
 Conventions (the same on every chart): row 0 (the first query) at the top, keys along x;
-logits on a diverging scale centred at 0, weights on a sequential one; masked cells are NaN and
+logits on a diverging scale centred at 0, weights on the explorer's log weights scale
+(``explorer.figures.scales``, with its log colour bar); masked cells are NaN and
 so drawn blank; tick labels only when they are few enough to read, always HTML-escaped (plotly
 renders some tags in labels); hover shows i, j, j - i, the table index and the value.
 """
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.figures.scales import colourbar_trace, heatmap_colours, make_scale
 from explorer.figures.ticks import escape_label, y_axis_margin
 from explorer.pair.marks import axes_meta, click_cells
 
@@ -21,7 +23,7 @@ TICK_LABELS_MAX = 32  # more rows or columns than this: numeric ticks only
 CELL_TEXT_MAX = 16  # more rows or columns than this: no numbers written in the cells
 SCALES = {
     "diverging": "RdBu_r",  # logits and signed values, centred at 0
-    "sequential": "Blues",  # attention weights, in [0, 1]
+    "weights": "Blues",  # attention weights: the log weights scale of explorer.figures.scales
     "index": "Viridis",  # table indices and distances
 }
 MASKED_BACKGROUND = "#d9d9d9"  # what a blank (masked, NaN) cell looks like
@@ -107,14 +109,17 @@ def heatmap(
         "colorbar": {"thickness": 12, "len": 0.9},
     }
     finite = z[np.isfinite(z)]
-    if zrange is not None:
+    if scale == "weights":  # every page's weights policy, with its log bar (added below)
+        if zrange is not None:
+            raise ValueError("the weights scale fits its own range: pass no zrange")
+        weights = make_scale("weights", [z])
+        trace.update(heatmap_colours(weights))
+    elif zrange is not None:
         trace["zmin"], trace["zmax"] = zrange
     elif scale == "diverging":
         bound = float(np.abs(finite).max()) if finite.size else 1.0
         bound = bound if bound > 0 else 1.0
         trace.update(zmin=-bound, zmax=bound, zmid=0.0)
-    elif scale == "sequential":
-        trace.update(zmin=0.0, zmax=max(float(finite.max()) if finite.size else 1.0, 1e-6))
     if customdata is not None:
         trace["customdata"] = np.asarray(customdata, dtype=np.float32)
         trace["hovertemplate"] = hovertemplate or PAIR_HOVER
@@ -164,6 +169,8 @@ def heatmap(
         rows_at, cols_at = (row_offset, row_offset + rows - 1), (col_offset, col_offset + cols - 1)
         data[0]["meta"] = axes_meta("i", "j", rows_at, cols_at)
         data.extend(click_cells(data))
+    if scale == "weights":
+        data.append(colourbar_trace(weights, {"len": 0.9}))
     # One constructor call: plotly's update_* path machinery costs ~15 ms a figure.
     fig = go.Figure({"data": data, "layout": layout})
     return fig

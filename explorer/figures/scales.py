@@ -2,9 +2,13 @@
 
 One scale is fitted to all panels of a figure (or, with :func:`own_scales`, one per panel):
 
-* ``diverging``: logits and signed values, RdBu centred at 0, bound = the largest |value|;
-* ``weights``: attention weights on a log colour scale from 1 / (10 n_keys) to 1, so that a row
-  of near-uniform weights (about 1 / n_keys each) is as visible at n = 512 as at n = 8;
+* ``diverging``: logits and signed values, RdBu centred at 0, bound = the largest |value|
+  (values that are all 0 take the centre's colour, on a bar from -1 to 1);
+* ``weights``: attention weights, on every page, on a log colour scale from
+  min(1 / (10 n_keys), top / 10) to the largest weight shown (top), so that a row of
+  near-uniform weights (about 1 / n_keys each) is as visible at n = 512 as at n = 8. Its bar is
+  a log axis (:func:`colourbar_trace`) whose ticks sit where the colours put their values; a
+  lone heatmap takes :func:`heatmap_colours` and that bar, never plotly's own linear one;
 * ``index``: integer tables (distances, indices), Viridis over the given range;
 * ``sequential``: a value whose point is its size, not its sign (a similarity that peaks on the
   diagonal), Viridis from its smallest to its largest value.
@@ -52,6 +56,14 @@ class Scale:
             return np.clip(p, 0.0, 1.0)
         span = self.zmax - self.zmin or 1.0
         return np.clip((z - self.zmin) / span, 0.0, 1.0)
+
+    @property
+    def range_words(self) -> str:
+        """The scale's colours in words: its kind and range ("log, from 0.0031 to 0.82")."""
+        if self.kind == "weights":
+            return f"log, from {self.zmin_display:.2g} to {self.zmax:.3g}"
+        centred = "centred at 0, " if self.kind == "diverging" else ""
+        return f"{centred}from {self.zmin:.3g} to {self.zmax:.3g}"
 
     @property
     def zmin_display(self) -> float:
@@ -107,6 +119,8 @@ def make_scale(
         return Scale(kind, 0.0, top, tuple(stops), caption)
     if kind == "diverging":
         bound = float(np.abs(finite).max()) if finite.size else 1.0
+        if bound == 0 and zrange is None:  # all zero: the centre's colour, on a bar about 0
+            return Scale(kind, -1.0, 1.0, _stops(kind), ZERO_CAPTION)
         low, high = (-bound, bound) if zrange is None else zrange
         high = high if high > low else low + 1.0
         caption = (
@@ -126,9 +140,24 @@ def make_scale(
             if kind == "sequential"
             else ""
         )
+    return Scale(kind, float(low), float(high), _stops(kind), caption)
+
+
+ZERO_CAPTION = "Every value is 0, drawn in the colour of 0, the centre of the diverging scale."
+
+
+def _stops(kind: str) -> tuple[tuple[float, str], ...]:
+    """The colour list of ``kind`` spread evenly over [zmin, zmax]."""
     colours = COLOURS[kind]
-    stops = [(i / (len(colours) - 1), c) for i, c in enumerate(colours)]
-    return Scale(kind, float(low), float(high), tuple(stops), caption)
+    return tuple((i / (len(colours) - 1), c) for i, c in enumerate(colours))
+
+
+def heatmap_colours(scale: Scale) -> dict:
+    """A plotly heatmap trace's colour settings on ``scale``, its own bar hidden: a figure shows
+    the scale with :func:`colourbar_trace` (for weights plotly's own bar would be linear in the
+    weight, its ticks evenly spaced under colours spaced by the log of it)."""
+    stops = [list(stop) for stop in scale.stops]
+    return {"zmin": scale.zmin, "zmax": scale.zmax, "colorscale": stops, "showscale": False}
 
 
 def _css(rgb: np.ndarray) -> str:
@@ -194,12 +223,18 @@ def own_scales(kind: str, panels: Sequence[Panel], **options) -> list[Scale]:
     return [make_scale(kind, [p.z], **options) for p in panels]
 
 
-def own_scales_caption(scales: Sequence[Scale]) -> str:
-    """The caption for panels on their own scales: the kind and each panel's range."""
-    if scales[0].kind == "weights":
+def own_scales_caption(scales: Sequence[Scale], titles: Sequence[str] = ()) -> str:
+    """The caption for panels on their own scales: the kind and each panel's range (panels of
+    several kinds: each named by its title, with its own kind)."""
+    kinds = {s.kind for s in scales}
+    if kinds == {"weights"}:
         return (
             "Each panel has its own log colour scale, from its own largest weight (bar beside it)."
         )
+    if len(kinds) > 1:
+        names = list(titles) or [f"panel {t + 1}" for t in range(len(scales))]
+        each = "; ".join(f"{n}: {s.range_words}" for n, s in zip(names, scales, strict=True))
+        return f"Each panel has its own colour scale (its bar beside it): {each}."
     ranges = "; ".join(f"{s.zmin:.3g} to {s.zmax:.3g}" for s in scales)
     centred = "centred at 0, " if scales[0].kind == "diverging" else ""
     return f"Each panel has its own colour scale ({centred}its bar beside it): {ranges}."

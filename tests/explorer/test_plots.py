@@ -28,17 +28,20 @@ def test_returns_a_figure_with_float32_typed_z_and_queries_top_down() -> None:
     np.testing.assert_array_equal(np.asarray(fig.data[0].z), z.astype(np.float32))
 
 
-def test_logits_diverge_around_zero_and_weights_are_sequential() -> None:
+def test_logits_diverge_around_zero_and_weights_take_the_log_weights_scale() -> None:
     logits = heatmap(np.array([[-1.0, 3.0]]))
     assert logits.data[0].zmid == 0 and logits.data[0].zmin == -3 and logits.data[0].zmax == 3
-    weights = heatmap(np.array([[0.2, 0.8]]), scale="sequential")
+    weights = heatmap(np.array([[0.2, 0.8]]), scale="weights")
     assert weights.data[0].zmin == 0 and weights.data[0].zmid is None
     assert weights.data[0].colorscale != logits.data[0].colorscale
+    assert weights.data[0].showscale is False  # its bar is the log one, a trace of its own
+    bar = weights.data[-1].marker
+    assert bar.showscale and bar.cmax == pytest.approx(np.log10(0.8))
 
 
 def test_masked_cells_stay_nan_so_they_are_blank() -> None:
     z = np.array([[1.0, np.nan], [0.5, 0.5]])
-    fig = heatmap(z, scale="sequential")
+    fig = heatmap(z, scale="weights")
     assert np.isnan(fig.data[0].z[0, 1]) and fig.data[0].hoverongaps is False
 
 

@@ -72,8 +72,7 @@ def alignment_figure(copy: CopyView) -> go.Figure:
         y_title="output i: predicted item",
         x_labels=inputs_of(copy),
         y_labels=outputs_of(copy),
-        scale="sequential",
-        zrange=(0.0, 1.0),
+        scale="weights",
         cell_text=two_decimals(copy.weights),
         height=260,
     )
@@ -105,8 +104,7 @@ def score_panels(copy: CopyView) -> list[list[Panel]]:
                 y_title="output i",
                 x_labels=inputs,
                 y_labels=[f"{i}" for i in range(len(values))],
-                scale="sequential" if is_weight else "diverging",
-                zrange=(0.0, 1.0) if is_weight else None,
+                scale="weights" if is_weight else "diverging",
                 cell_text=two_decimals(values),
                 height=240,
             )
@@ -124,14 +122,13 @@ def _matrix(
     symbols: tuple[str, str],
     within: dict,
     scale: str = "diverging",
-    zrange: tuple[float, float] | None = None,
 ) -> Panel:
     """One small matrix of the worked example, every cell written; ``axes``: the x title and
     labels, then the y title and labels; ``symbols``: what its rows and columns index;
     ``within``: the example's queries and keys (a pair outside them marks no row of K)."""
     x_title, x_labels, y_title, y_labels = axes
     fig = heatmap(values, title=title, x_title=x_title, y_title=y_title, x_labels=x_labels,
-                  y_labels=y_labels, scale=scale, zrange=zrange, cell_text=numbers(values),
+                  y_labels=y_labels, scale=scale, cell_text=numbers(values),
                   height=250)  # fmt: skip
     return key, indexed(fig, *symbols, within), values.shape
 
@@ -154,8 +151,7 @@ def example_panels(example: ExampleView) -> list[list[Panel]]:
         _matrix("example_logits", example.logits, "logits Q Kᵀ / √d",
                 ("key j", keys, "query i", queries), ("i", "j"), within),
         _matrix("example_weights", example.weights, "weights α",
-                ("key j", keys, "query i", queries), ("i", "j"), within, "sequential",
-                (0.0, 1.0)),
+                ("key j", keys, "query i", queries), ("i", "j"), within, "weights"),
         _matrix("example_output", example.output, "output α V",
                 ("channel", channels, "query i", queries), ("i", "channel"), within),
     ]  # fmt: skip

@@ -56,13 +56,13 @@ COPY_FIGURES = "the copy model's α above and its scores and weights in section 
 EXAMPLE_FIGURES = "the worked example's logits and weights"
 EXAMPLE_ROWS = ", with row i of Q and of the output and row j of K and of V"
 ALIGNMENT_NOTE = (
-    "Rows: the outputs (the item predicted after →); columns: the inputs; linear colour "
-    "scale from 0 to 1; each row sums to 1."
+    "Rows: the outputs (the item predicted after →); columns: the inputs; the log colour "
+    "scale of weights on every page, its ticks on the bar; each row sums to 1."
 )
 ADDITIVE = r"e_{ij} = v_a^\top \tanh\!\left(W_a s_{i-1} + U_a h_j\right)"
 DOT = r"e_{ij} = \frac{s_{i-1} \cdot h_j}{\sqrt{d}}"
 SCORES_CAPTION = (
-    "Scores on a diverging scale centred at 0, each panel its own; weights from 0 to 1."
+    "Scores on a diverging scale centred at 0, weights on a log one, each panel its own."
 )
 QUERY_KEY_VALUE = (
     "Generalise the decoder state to a **query** $q_i$, the encoder states to **keys** $k_j$ "
@@ -80,7 +80,7 @@ MATRIX_FORM = (
 )
 EXAMPLE_CAPTION = (
     "Output difference relative to the largest |value| in V. Scores on a diverging scale "
-    "centred at 0, each panel its own; weights from 0 to 1."
+    "centred at 0, weights on a log one, each panel its own."
 )
 WHY_SCALE = (
     "For q and k with independent unit-variance entries, q · k is a sum of d products of "

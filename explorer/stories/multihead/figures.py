@@ -175,5 +175,5 @@ def mask_weights_figure(masks: MaskView, kind: str, seed: int) -> Drawn:
         "give the logits. Masked "
         "logits: hidden cells blank (-∞ before the softmax, not -1e9). Weights: every value "
         "drawn, hidden cells exactly 0 (written 0); each row renormalised over the keys it sees. "
-        + own_scales_caption(scales),
+        + own_scales_caption(scales, [p.title for p in panels]),
     }

@@ -15,7 +15,7 @@ from explorer.figures.lines import legend_band
 from explorer.figures.notes import head_short
 from explorer.figures.panel_traces import Panel
 from explorer.figures.plots import axis_suffix
-from explorer.figures.scales import make_scale
+from explorer.figures.scales import colourbar_trace, heatmap_colours, make_scale
 from explorer.figures.ticks import axis_ticks, escape_label, thinned_note
 from explorer.frame.screen import figure_width, is_phone
 from explorer.pair.marks import click_marker
@@ -63,14 +63,12 @@ def attention_figure(weights: np.ndarray, labels: tuple[str, ...]) -> tuple[go.F
             z=z.astype(np.float32),
             x=np.arange(n),
             y=rows,
-            zmin=scale.zmin,
-            zmax=scale.zmax,
-            colorscale=[list(s) for s in scale.stops],
+            **heatmap_colours(scale),
             customdata=np.broadcast_to(np.array([escape_label(c) for c in labels]), z.shape),
             hovertemplate="%{y}, key %{x} '%{customdata}': weight %{z:.4f}<extra></extra>",
-            colorbar=dict(title="α", thickness=12),
         )
     )
+    fig.add_trace(colourbar_trace(scale, {"len": 1.0}))  # the log bar: ticks at their colours
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(
         **ticks, title="key j: the text's characters" + thinned_note(ticks, n), side="top"
