@@ -22,13 +22,18 @@ def count(value: int) -> str:
     return f"{value:,}"
 
 
-def plural(value: int, noun: str) -> str:
-    """A count and its noun, singular for exactly one.
+def plural(value: int, noun: str, many: str | None = None) -> str:
+    """A count and its noun, singular for exactly one (``many``: the plural, if not noun + s).
 
-    >>> plural(1, "cell"), plural(0, "cell"), plural(1200, "character")
-    ('1 cell', '0 cells', '1,200 characters')
+    >>> (
+    ...     plural(1, "cell"),
+    ...     plural(0, "cell"),
+    ...     plural(1200, "character"),
+    ...     plural(2, "query", "queries"),
+    ... )
+    ('1 cell', '0 cells', '1,200 characters', '2 queries')
     """
-    return f"{count(value)} {noun}{'' if value == 1 else 's'}"
+    return f"{count(value)} {noun if value == 1 else many or noun + 's'}"
 
 
 def percent(part: float, whole: float = 1.0) -> str:

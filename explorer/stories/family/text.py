@@ -3,6 +3,7 @@ captions and notes that read the numbers drawn (every string here is shown as it
 
 from __future__ import annotations
 
+from explorer.figures.numbers import plural
 from explorer.frame.params import ViewParams
 from explorer.stories.family.controls import ProfileChoice
 from explorer.stories.family.learned_terms import LearnedTerms
@@ -164,7 +165,8 @@ def profile_caption(
 def beyond_intro(trained_length: int, marked: str) -> str:
     """The sentence above the table of what each scheme does past a training length."""
     return (
-        f"A model trained on sequences of {trained_length} positions has seen |j - i| <= "
+        f"A model trained on sequences of {plural(trained_length, 'position')} has seen "
+        f"|j - i| <= "
         f"{trained_length - 1} ({marked}). Beyond them each scheme:"
     )
 

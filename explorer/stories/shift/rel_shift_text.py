@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from explorer.figures.draw import bytes_text
 from explorer.figures.notes import favoured_distance_note
+from explorer.figures.numbers import plural
 from explorer.pair.definition import Pair
 from explorer.stories.shift.rel_shift import (
     CHECK_QUERIES,
@@ -53,7 +54,10 @@ def story_notes(story: ShiftStory, n: int) -> list[str]:
             "their wrong cells hold other leftovers there, as that shift has more keys."
         )
     memory = story.memory
-    notes.append(f"n_q = {q_len} queries after M = {memory} memory positions: n_k = {k_len} keys.")
+    notes.append(
+        f"n_q = {plural(q_len, 'query', 'queries')} after M = {plural(memory, 'memory position')}: "
+        f"n_k = {plural(k_len, 'key')}."
+    )
     return notes
 
 
@@ -182,7 +186,7 @@ def picked_cell(story: ShiftStory, row: int, column: int) -> PickedCell:
 def check_label(check: ShiftCheck, n: int) -> str:
     """The agreement badge's label: the shift against the definition, on which queries."""
     scope = (
-        f"all {check.queries} queries"
+        ("its one query" if n == 1 else f"all {n} queries")
         if check.queries == n
         else f"the first {check.queries} of the {n} queries"
     )
