@@ -146,7 +146,7 @@ def profile_caption(
         )
     )
     parts = [
-        f"shape ({schemes} schemes, {len(first.distance)} distances).",
+        f"shape ({schemes} schemes, {plural(len(first.distance), 'distance')}).",
         f"{'Pooled over all ' + str(heads) + ' heads' if head is None else 'Head ' + str(head)}: "
         f"{what}.",
         "Each curve divided by its largest |mean| (scales differ: ALiBi falls to -m·n)."
