@@ -13,7 +13,6 @@ import torch
 from explorer.figures.ticks import CHAR_EM
 from explorer.frame.budget import REQUEST_BUDGET_BYTES, format_bytes
 from explorer.frame.tex import plain
-from explorer.stories.speed.notes import timing_note
 from relpos_core.schemes import SCHEME_NAMES, make_scheme
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import array_of, panel_positions, panel_traces, panel_z, trace_z
@@ -103,7 +102,7 @@ def test_compare_with_a_equal_to_b_reads_both_panels_alike() -> None:
 
 # ---- Attention: repeated tokens ----------------------------------------------------------
 
-TEXT = "the tree sees a heart, the sea, the rest; ok, no; ok"  # more than 8 repeated characters, a space
+TEXT = "the tree sees a heart, the sea, the rest; ok, no; ok"  # 11 repeated characters, a space
 
 
 def copies_apart(x: torch.Tensor, text: str) -> float:
@@ -241,7 +240,7 @@ def colourbar_left_px(spec: dict) -> float:
     layout = spec["layout"]
     plot_w = layout["width"] - layout["margin"]["l"] - layout["margin"]["r"]
     bar = next(t for t in spec["data"] if t.get("marker", {}).get("showscale"))
-    return layout["margin"]["l"] + plot_w * bar["marker"]["colorbar"]["x"]
+    return layout["margin"]["l"] + plot_w * bar["marker"]["colorbar"].get("x", 1.02)  # plotly's
 
 
 def last_label_right_px(spec: dict) -> float:
@@ -300,6 +299,8 @@ def test_the_speed_memory_note_reads_the_curves_drawn() -> None:
 
 
 def test_the_timing_note_reads_the_largest_n_measured() -> None:
+    from explorer.stories.speed.notes import timing_note
+
     rows = [
         {"method": "sdpa", "n": 512, "median_ms": 2.0},
         {"method": "skew", "n": 512, "median_ms": 8.0},
