@@ -21,6 +21,7 @@ from explorer.frame.controls import (
     show_warnings,
     sidebar_controls,
 )
+from explorer.frame.download_parts import start_parts
 from explorer.frame.failures import shown_failures
 from explorer.frame.host import collect_soon, configure_process
 from explorer.frame.memory import one_view_at_a_time
@@ -64,6 +65,7 @@ def main() -> None:
     show_warnings(parsed.warnings)
     notes = st.container()  # filled after the page ran: only then are its controls known
     start_recording()  # the charts this run draws, for the view's download
+    start_parts()  # and the arrays its fragments draw
     with one_view_at_a_time():  # what a rerun holds is never held by two visitors at once
         page.run()
     report_other_keys(parsed.other_keys, notes)

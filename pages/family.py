@@ -8,7 +8,7 @@ from explorer.figures import draw, formulas
 from explorer.figures.beyond_reading import beyond_note
 from explorer.figures.heatmaps import Scale, panel_grid
 from explorer.frame.controls import current_params
-from explorer.frame.downloads import download_view
+from explorer.frame.downloads import download_part, download_view
 from explorer.frame.failures import fragment
 from explorer.frame.screen import is_phone
 from explorer.frame.widgets import head_picker, md_escape, shared_scale_picker
@@ -104,6 +104,7 @@ def profile_chart() -> None:
     formulas.latex(formulas.PROFILE)
     png = draw.png_config("family_profile")
     draw.plotly_chart(fig, key="chart_family_profile", width="stretch", config=png)
+    download_part("profile", exports.profile_arrays(profiles, pick))
     caption = text.profile_caption(first, params, name, pick, schemes=len(profiles), picked=picked)
     st.caption(md_escape(caption))
     beyond_table(pick.built_for, "dotted lines")

@@ -6,7 +6,7 @@ import streamlit as st
 from explorer.figures import formulas
 from explorer.figures.draw import agreement_badge, figure, inset, weights_caption, window_caption
 from explorer.frame.controls import current_params
-from explorer.frame.downloads import download_view
+from explorer.frame.downloads import download_part, download_view
 from explorer.frame.failures import fragment
 from explorer.frame.widgets import choice, head_picker, shared_scale_picker
 from explorer.pair.card import pair_card
@@ -78,8 +78,10 @@ st.markdown(text.t2t_intro(params, queries=steps[0].shape[-2]))  # Q: (b, h, n_q
 def one_step() -> None:
     """One step of the six, its tensor as a grid of slices (reruns only this part)."""
     name = choice("step", [s.name for s in steps], "t2t_step", format_func=STEP_NAMES.get)
-    chart = logits_figures.step_figure(next(s for s in steps if s.name == name))
+    step = next(s for s in steps if s.name == name)
+    chart = logits_figures.step_figure(step)
     figure(chart.fig, f"t2t_{name}", shape=chart.shape, caption=chart.caption)
+    download_part("t2t_step", logits_figures.step_arrays(params, step))
 
 
 one_step()

@@ -6,7 +6,7 @@ from explorer.figures import formulas
 from explorer.figures.draw import figure, inset, weights_caption, window_caption
 from explorer.figures.notes import clip_note
 from explorer.frame.controls import current_params
-from explorer.frame.downloads import download_view
+from explorer.frame.downloads import download_part, download_view
 from explorer.frame.failures import fragment
 from explorer.frame.widgets import choice, int_slider
 from explorer.pair.card import pair_card
@@ -59,6 +59,7 @@ def a_k_slice() -> None:
             chart.fig, "a_k_channel", latex=chart.latex, shape=chart.shape, caption=chart.caption
         )
         inset(chart.panels, chart.scale, "ak_zoom")
+        download_part("a_k", lookup_figures.channel_arrays(params, chart, channel))
         return
     if pair is not None:  # the picked pair's query row, its key's row outlined
         query = pair.i
@@ -69,6 +70,7 @@ def a_k_slice() -> None:
         params, views.gathered_row(params, query), query, tables.scale
     )
     figure(chart.fig, "a_k_row", latex=chart.latex, shape=chart.shape, caption=chart.caption)
+    download_part("a_k", lookup_figures.row_arrays(params, chart, query))
 
 
 a_k_slice()

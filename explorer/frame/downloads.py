@@ -1,7 +1,9 @@
 """One download per view: every array a page shows, its tokens, its parameters and the view
 itself as one offline web page, in one .zip.
 
-A page calls :func:`download_view` once, with the arrays it draws (named) and the ViewParams.
+A page calls :func:`download_view` once, with the arrays it draws (named) and the ViewParams;
+a part of the page that reruns alone (an ``st.fragment``) hands what it draws to
+:func:`download_part` (explorer.frame.download_parts) instead, read on the click.
 The file's name carries the parameters (``relpos_logits_n8_k2_d16_h2_seed0_mask-none.zip``);
 inside are one CSV per array (a header row of column labels, a row label first on every line,
 masked cells empty), ``tokens.csv``, ``params.json`` (every control's value, and the link that
@@ -25,6 +27,8 @@ import numpy as np
 import streamlit as st
 
 from explorer.frame.csv_tables import Labelled, csv_files, csv_text
+from explorer.frame.download_parts import Arrays, parts_of_this_view, with_parts
+from explorer.frame.download_parts import download_part as download_part  # a page's one import
 from explorer.frame.navigation import PAGES
 from explorer.frame.offline_view import ShownFigure, figures_of_this_view, view_html
 from explorer.frame.params import ViewParams, trained_model_name
@@ -126,21 +130,24 @@ def file_name(
 def zip_bytes(
     page: str,
     params: ViewParams | None,
-    arrays: Mapping[str, Labelled | np.ndarray],
+    arrays: Arrays,
     extra: Mapping[str, object] | None = None,
     *,
     figures: Mapping[str, ShownFigure] | None = None,
     app_url: str | None = None,
     controls: Mapping[str, tuple[object, list[str] | None]] | None = None,
+    parts: Mapping[str, Arrays] | None = None,
 ) -> bytes:
     """The view as one zip: CSVs, tokens.csv, params.json, view.html, README.txt.
 
     ``figures``: the charts the page drew (view.html draws them); ``app_url``: where the
     browser reached the app, which makes the link back absolute; ``controls``: every bound
     widget the view drew (:func:`explorer.frame.widgets.view_record`), whose values go to
-    params.json and whose address is the link.
+    params.json and whose address is the link; ``parts``: the arrays of the parts that rerun
+    alone (explorer.frame.download_parts), written after ``arrays``.
     """
     extra = extra or {}
+    arrays = with_parts(arrays, parts)
     meta = _params_json(page, params, extra, app_url, controls)
     readme = [
         f"Relative position attention explorer, page {page}: every array the page shows.",
@@ -229,7 +236,7 @@ def app_address(page: str) -> str | None:
 def download_view(
     page: str,
     params: ViewParams | None,
-    arrays: Mapping[str, Labelled | np.ndarray],
+    arrays: Arrays,
     *,
     extra: Mapping[str, object] | None = None,
     where=None,
@@ -237,9 +244,10 @@ def download_view(
     """The page's one download button (in the sidebar unless ``where`` is given).
 
     ``page``: the page's URL path (``"logits"``). ``arrays``: name -> what the page shows, as
-    :class:`Labelled` (with axis labels) or a bare array. ``extra``: what names the view
-    besides its widgets (``{"head": 1}``), added to the file name and params.json; a key
-    starting with ``_`` goes to params.json only. Every widget of the view, shared or the
+    :class:`Labelled` (with axis labels) or a bare array; what a fragment draws goes through
+    :func:`download_part`. ``extra``: what names the view besides its widgets
+    (``{"head": 1}``), added to the file name and params.json; a key starting with ``_``
+    goes to params.json only. Every widget of the view, shared or the
     page's own, is in params.json and the link without being listed here. Inside an
     ``st.fragment`` pass ``where=st`` (a fragment cannot write to the sidebar).
     """
@@ -258,6 +266,8 @@ def download_view(
         # the view's own record of its widgets, read on the click: widgets drawn after this
         # call count too, and the link is the address bar's query
         controls=view_record(),
+        # the parts that rerun alone, read on the click: what they show then
+        parts=parts_of_this_view(),
     )
     target.download_button(
         "Download this view (.zip)",

@@ -28,35 +28,43 @@ from tests.app.downloaded import (
 # that writes each cell's distance, a band around a line, an example's marker.
 # ("r" alone: the distance written in each cell of a skew step).
 OVERLAYS = ("greyed", "dropped", "wrong", "distance", "band", "n = 2048")
-# Charts whose numbers the download does not hold yet (page, chart key).
-NOT_YET = {
-    ("multihead", "chart_multihead_masks"),
-    ("multihead", "chart_multihead_mask_weights"),
-    ("lookup", "chart_a_k_channel"),
-    ("logits", "chart_t2t_q"),
-    ("family", "chart_family_profile"),
-    ("trained", "chart_trained_prediction"),
-    ("predict", "chart_predict_written"),
-    ("predict", "chart_predict_bits"),
-    ("predict", "chart_predict_running"),
-}
+
+
+def missing_from_download(page: str, **query: str) -> set[str]:
+    """The charts' traces whose numbers no CSV of the page's download holds."""
+    at, files = open_with_download(page, **query)
+    assert_clean(at)
+    assert not at.warning, [w.value for w in at.warning]  # every value was one it can take
+    tables = csv_arrays(files)
+    missing = set()
+    for name, values in drawn_arrays(at):
+        trace = name.split("] ", 1)[-1]
+        if trace == "r" or any(word in trace for word in OVERLAYS):
+            continue
+        if found_in(values, tables) is None:
+            missing.add(name)
+    return missing
 
 
 @pytest.mark.parametrize("page", [page.stem for page in PAGES])
 def test_every_array_a_page_draws_is_in_its_download(page: str) -> None:
-    at, files = open_with_download(page, n="6")
-    assert_clean(at)
-    tables = csv_arrays(files)
-    missing = set()
-    for name, values in drawn_arrays(at):
-        chart = name.split("[")[0]
-        trace = name.split("] ", 1)[-1]
-        if trace == "r" or any(word in trace for word in OVERLAYS):
-            continue
-        if (page, chart) in NOT_YET:
-            continue
-        if found_in(values, tables) is None:
-            missing.add(name)
+    missing = missing_from_download(page, n="6")
+    assert not missing, f"{page}: drawn but not in the download: {sorted(missing)}"
+
+
+# page, query: the controls of a part that reruns alone (a fragment) away from their defaults
+PART_CONTROLS = [
+    ("lookup", {"n": "6", "ak_view": "by query row", "ak_row": "4"}),
+    ("lookup", {"n": "6", "ak_channel": "3"}),
+    ("logits", {"n": "6", "t2t_step": "product"}),
+    ("family", {"n": "6", "profile_head": "head 1", "profile_norm": "false"}),
+    ("family", {"n": "6", "profile_part": "position only"}),
+]
+
+
+@pytest.mark.parametrize(("page", "query"), PART_CONTROLS, ids=[p for p, _ in PART_CONTROLS])
+def test_what_a_fragment_draws_is_in_the_download(page: str, query: dict) -> None:
+    missing = missing_from_download(page, **query)
     assert not missing, f"{page}: drawn but not in the download: {sorted(missing)}"
 
 

@@ -102,6 +102,20 @@ def test_zip_holds_every_array_the_tokens_the_parameters_and_a_readme() -> None:
         assert any(line.startswith(name) for line in files["README.txt"].splitlines())
 
 
+def test_the_parts_are_read_when_the_zip_is_built() -> None:
+    """A fragment's rerun replaces its part after the button was drawn: the zip built on the
+    click holds the part's arrays of that moment, after the page's own."""
+    parts: dict[str, dict[str, np.ndarray]] = {"a_k": {"a_K_channel0": np.zeros((2, 2))}}
+    page = {"index": np.array([[2, 3], [1, 2]])}
+    parts["a_k"] = {"a_K_channel1": np.ones((2, 2))}  # the fragment ran again
+    files = read_zip(zip_bytes("lookup", ViewParams(n=2), page, parts=parts))
+    assert {"index.csv", "a-K-channel1.csv"} <= set(files)
+    assert "a-K-channel0.csv" not in files
+    assert files["a-K-channel1.csv"].splitlines()[1:] == ["0,1,1", "1,1,1"]
+    readme = files["README.txt"].splitlines()
+    assert any(line.startswith("a-K-channel1.csv") for line in readme)
+
+
 def test_a_window_is_labelled_with_its_real_positions() -> None:
     params = ViewParams(n=1000, win=300)
     assert position_labels(params, *params.window)[:2] == ["300", "301"]

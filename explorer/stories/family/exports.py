@@ -7,7 +7,7 @@ import numpy as np
 
 from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
-from explorer.stories.family.controls import DEFAULTS
+from explorer.stories.family.controls import DEFAULTS, ProfileChoice
 from explorer.stories.family.learned_terms import learned_terms
 from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.settings import FamilySettings
@@ -56,11 +56,6 @@ def family_arrays(
     runs), what the trained schemes learned (trained weights) and every scheme's profile."""
     params = weights.params
     labels = position_labels(params, *params.window)
-    profile_columns, profile_values = [], []
-    for s in profiles:
-        mean, std = profiles[s].curve()
-        profile_columns += [f"{s} mean", f"{s} std"]
-        profile_values += [mean, std]
     tables = {}
     if view is not None:
         tables["position_term"] = Labelled(
@@ -74,15 +69,52 @@ def family_arrays(
     return {
         **tables,
         **learned_arrays(weights, params.heads),
-        "profiles": Labelled(
-            np.stack(profile_values, axis=1),
+        "profiles": _profile_table(
+            profiles,
             "every scheme's position term by distance, pooled over heads: mean and std"
             + ("" if first.with_content else " (position-only part)"),
-            rows=[str(int(r)) for r in first.distance],
-            cols=profile_columns,
-            corner="j - i \\ value",
         ),
     }
+
+
+def profile_arrays(profiles: dict[str, ProfileView], pick: ProfileChoice) -> dict[str, Labelled]:
+    """The profile chart's curves as it draws them for ``pick`` (a fragment's own controls:
+    one head or pooled, which part, normalised or not)."""
+    which = "pooled over heads" if pick.head is None else f"head {pick.head}"
+    part = "position-only part" if pick.position_only else "with content"
+    unit = "in logit units"
+    if pick.normalise:
+        unit = "each scheme's mean and std divided by its largest |mean|"
+    return {
+        "profile_drawn": _profile_table(
+            profiles,
+            f"the profile chart's curves: every scheme's position term by distance, {which}, "
+            f"{part}, {unit}; mean (the line) and std (the band's half width)",
+            head=pick.head,
+            normalise=pick.normalise,
+            position_only=pick.position_only,
+        )
+    }
+
+
+def _profile_table(
+    profiles: dict[str, ProfileView], about: str, **curve: int | bool | None
+) -> Labelled:
+    """Every scheme's curve (:meth:`ProfileView.curve` with ``curve``: head, normalise,
+    position_only) as two columns, mean and std."""
+    columns, values = [], []
+    for s, profile in profiles.items():
+        mean, std = profile.curve(**curve)
+        columns += [f"{s} mean", f"{s} std"]
+        values += [mean, std]
+    distance = next(iter(profiles.values())).distance
+    return Labelled(
+        np.stack(values, axis=1),
+        about,
+        rows=[str(int(r)) for r in distance],
+        cols=columns,
+        corner="j - i \\ value",
+    )
 
 
 def compare_arrays(params: ViewParams, a: str, b: str, both: CompareView) -> dict[str, Labelled]:

@@ -196,11 +196,13 @@ def download_arrays(
             cols=distances,
             corner="distance \\ distance",
         )
+    correct = view.prediction == view.target  # the strip's colour: green 1, red 0
     arrays[f"prediction_{kind}"] = Labelled(
-        np.stack([view.tokens, view.target, view.prediction]).T,
-        f"input token, target and prediction of the {KIND_LABELS[kind]} model",
+        np.stack([view.tokens, view.target, view.prediction, correct]).T,
+        f"input token, target and prediction of the {KIND_LABELS[kind]} model, and whether "
+        "the prediction is the target (1 = yes: the strip's green cells)",
         rows=positions,
-        cols=["input", "target", "prediction"],
+        cols=["input", "target", "prediction", "correct"],
         corner="position token",
     )
     arrays[f"attention_{kind}"] = Labelled(

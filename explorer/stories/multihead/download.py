@@ -48,15 +48,19 @@ def arrays(
         "concat": Labelled(view.concat, "Concat(heads)", rows=query_rows, **channels),
         "output": Labelled(view.output, "Concat W^O + b^O", rows=query_rows, **channels),
         "mask_padding": Labelled(
-            masks.padding,
-            "1 = hidden key (token id 0)",
-            cols=ids,
-            rows=["all queries"],
-            corner="\\ key token id",
+            np.broadcast_to(masks.padding, masks.mask.shape),
+            "1 = hidden key (token id 0): create_padding_mask's one row (1, 1, 1, n), "
+            "broadcast over the queries as drawn and as the softmax sees it",
+            **token_pairs,
         ),
         "mask_look_ahead": Labelled(masks.look_ahead, "1 = hidden (j > i)", **token_pairs),
         "mask_applied": Labelled(masks.mask, f"{kind}, 1 = hidden", **token_pairs),
         "mask_logits": Labelled(masks.logits, "q.k / sqrt(d), before the mask", **token_pairs),
+        "mask_logits_masked": Labelled(
+            np.where(masks.hidden, np.nan, masks.logits),
+            "mask_logits with the mask applied: hidden cells empty (-inf before the softmax)",
+            **token_pairs,
+        ),
         "mask_weights": Labelled(
             masks.weights, "softmax over visible keys, 0 where hidden", **token_pairs
         ),

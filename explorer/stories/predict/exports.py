@@ -49,12 +49,19 @@ def arrays(
             corner="query i \\ key j", split=("layer", "head"),
         ),
         "written": Labelled(
-            gen.probs[:, None], "each drawn character's probability",
-            rows=[shown(c) for c in gen.chars] or None, cols=["p"], corner="character",
+            np.stack([gen.probs, gen.bits], axis=1), "each drawn character's probability p in "
+            "the cut distribution and its bits -log2 p (the written strip's colours)",
+            rows=[shown(c) for c in gen.chars] or None, cols=["p", "bits"], corner="character",
         ),
         "bits_along": Labelled(
             np.stack([loss.bits[n] for n in loss.bits], axis=1), f"bits per character ({name} "
             "is one column)", rows=[shown(c) for c in loss.text], cols=list(loss.bits),
             corner="character \\ model",
+        ),
+        "running_mean": Labelled(
+            np.stack([loss.running_mean(n) for n in loss.bits], axis=1), "mean bits per "
+            "character over characters 0..t (bits_along.csv's running mean)",
+            rows=[str(t) for t in range(1, loss.length + 1)], cols=list(loss.bits),
+            corner="characters read t \\ model",
         ),
     }  # fmt: skip

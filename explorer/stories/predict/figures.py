@@ -158,8 +158,9 @@ def bits_figure(
 def written_figure(gen: Generation, t: int, ceiling: float) -> go.Figure:
     """The characters of a generation as a clickable :func:`bits_figure` (each with the bits
     of its draw and the three likeliest characters there), character ``t`` outlined."""
-    bits = -np.log2(gen.probs)
-    fig = bits_figure(gen.text, bits, len(gen.chars) + 1, ceiling, clickable=True, tops=gen.tops)
+    fig = bits_figure(
+        gen.text, gen.bits, len(gen.chars) + 1, ceiling, clickable=True, tops=gen.tops
+    )
     return mark_character(fig, t)
 
 

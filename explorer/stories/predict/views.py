@@ -143,6 +143,11 @@ class Generation:
     def text(self) -> str:
         return "".join(self.chars)
 
+    @property
+    def bits(self) -> np.ndarray:
+        """(count,) -log2 p: the bits each draw cost, what the written strip colours."""
+        return -np.log2(self.probs)
+
 
 @cached(16)
 def generate(

@@ -151,3 +151,30 @@ def logits_arrays(params: ViewParams, view: LogitsView) -> dict[str, Labelled]:
             view.relative, "q_i . a^K_ij / sqrt(d) per head", **pairs, split="head"
         ),
     }
+
+
+def _axis_labels(params: ViewParams, axis: str, size: int) -> list[str] | None:
+    """Row or column labels of a step's slice: positions for i and j (the window's), else
+    None (0, 1, ...: a channel, a batch or a head)."""
+    start = params.window[0]
+    return position_labels(params, start, start + size) if axis in ("i", "j") else None
+
+
+def step_arrays(params: ViewParams, step: TensorStep) -> dict[str, Labelled]:
+    """The slices of one of tensor2tensor's steps that :func:`step_figure` draws, one CSV
+    each, named by the slice's index on the leading axes (``t2t_q_b0_h1``)."""
+    lead, (row_axis, col_axis) = step.axes[:-2], step.axes[-2:]
+    arrays = {}
+    for z, index in zip(step.slices, step.index, strict=True):
+        at = [f"{axis}{value}" for axis, value in zip(lead, index, strict=True)]
+        arrays["_".join(["t2t", step.name, *at])] = Labelled(
+            z,
+            f"tensor2tensor step {STEP_NAMES[step.name]}: {step.formula}; "
+            + (f"the slice {', '.join(at)} of " if at else "")
+            + f"the tensor {step.shape}, axes ({', '.join(step.axes)}). Built from "
+            "q / sqrt(d): tensor2tensor scales the queries first",
+            rows=_axis_labels(params, row_axis, z.shape[0]),
+            cols=_axis_labels(params, col_axis, z.shape[1]),
+            corner=f"{row_axis} \\ {col_axis}",
+        )
+    return arrays

@@ -170,3 +170,32 @@ def lookup_arrays(params: ViewParams, view: LookupView) -> dict[str, Labelled]:
             corner="distance \\ channel",
         ),
     }
+
+
+def channel_arrays(params: ViewParams, chart: Drawn, channel: int) -> dict[str, Labelled]:
+    """The a^K channel the page draws (:func:`channel_figure`), for its download."""
+    labels = position_labels(params, *params.window)
+    return {
+        f"a_K_channel{channel}": Labelled(
+            chart.panels[0].z,
+            f"a^K_ij[{channel}] = w^K[clip(j - i, k) + k, {channel}] (w_K.csv column "
+            f"{channel} looked up by index.csv) on the window, masked cells empty",
+            rows=labels,
+            cols=labels,
+            corner="query i \\ key j",
+        )
+    }
+
+
+def row_arrays(params: ViewParams, chart: Drawn, query: int) -> dict[str, Labelled]:
+    """The a^K query row the page draws (:func:`row_figure`), for its download."""
+    return {
+        f"a_K_row{query}": Labelled(
+            chart.panels[0].z,
+            f"a^K_{query}j = w^K[clip(j - {query}, k) + k] (a row of w_K.csv) for each key j "
+            "of the window, keys hidden from the query empty",
+            rows=position_labels(params, *params.window),
+            cols=[str(c) for c in range(params.head_dim)],
+            corner="key j \\ channel",
+        )
+    }
