@@ -49,9 +49,19 @@ STRIP_ROWS = 32
 
 
 def strip_columns(p0: int, p1: int, n_k: int, k: int) -> tuple[int, int]:
-    """Columns [c0, c1) the band crosses for queries at positions [p0, p1), clamped to [0, n_k]."""
-    c0 = min(max(p0 - k + 1, 0), n_k)
-    return c0, max(min(p1 + k - 1, n_k), c0)
+    """Columns [c0, c1) the band crosses for queries at positions [p0, p1), clamped to [0, n_k].
+
+    Left of c0 is bucket 0 and from c1 on bucket 2k for every row. With k = 0 the band is
+    empty and both edges hold the diagonal, so one row p gives c0 = p + 1 > c1 = p: the two
+    meet at c1, and the diagonal goes to the right part. Meeting at c0 instead would give the
+    diagonal to the left part, and a block whose last row is alone in its piece would then
+    count it in both its block's right part and its piece's left part.
+
+    >>> strip_columns(5, 6, 10, 0), strip_columns(5, 7, 10, 0), strip_columns(5, 6, 10, 2)
+    ((5, 5), (6, 6), (4, 7))
+    """
+    c1 = min(p1 + k - 1, n_k)
+    return min(max(p0 - k + 1, 0), c1), c1
 
 
 def strip(
