@@ -51,7 +51,7 @@ pair_card(params, current_pair(), head, with_output=False)
 st.subheader("Every method, one relative term")
 with st.container(horizontal=True):
     for method, max_diff in view.max_diff.items():
-        agreement_badge(f"{method} vs definition", max_diff)
+        agreement_badge(text.badge_label(params, method, view.compared[method]), max_diff)
 block = text.definition_block(params, view.definition.shape[1])
 if block:
     st.caption(block)

@@ -33,6 +33,8 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
 # every length next to a multiple of the smallest piece (16 rows), to past the 256-row block
 EDGES = sorted(
     set(range(1, 6))

@@ -73,8 +73,11 @@ def test_logits_window_is_the_block_of_the_full_logits() -> None:
         panel_z(at, "logits_zoom_zoom", 1), rel[0, zoom, zoom].numpy(), **CLOSE
     )
     badges = [m.value for m in at.markdown if "max |difference|" in m.value]
-    assert len(badges) == len(rc.METHOD_NAMES) - 1  # every method but the loop definition
+    assert len(badges) == len(rc.METHOD_NAMES), badges  # the loop too, on its corner
     assert all("green" in badge for badge in badges), badges
+    side = DISPLAY_MAX  # the window's side; the loop and the materialized methods: a corner
+    whole = [b for b in badges if f"all {side} x {side} cells of the window" in b]
+    assert sorted(b.split(" vs ")[0].split()[-1] for b in whole) == ["banded", "bucket", "skew"]
 
 
 def test_skew_window() -> None:

@@ -47,7 +47,25 @@ class LogitsView:
     definition: np.ndarray  # (h, m, m) one pair at a time, the window's top-left block
     einsum: np.ndarray  # (h, m', m') the top-left block a materialized a^K fits
     matmul: np.ndarray  # (h, m', m')
-    max_diff: dict[str, float]  # method -> max |method - definition| over all heads
+    max_diff: dict[str, float]  # method -> max |method - definition| over all it computed
+    compared: dict[str, int]  # method -> side of the top-left block it computed and was compared
+
+
+def definition_logits(q: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """Eq. 4 of the paper over the whole window, a^K_ij = w_clip(j-i,k) gathered for a few query
+    rows at a time (each block of rows within A_K_BUDGET): (1, h, W, d) -> (1, h, W, W).
+
+    The loop checks this formula one pair at a time on its corner; this covers every cell, so a
+    method is compared on the whole of what it computed."""
+    n, d = q.shape[-2], q.shape[-1]
+    rows = materialized_rows(n, d)
+    return torch.cat(
+        [
+            rc.relative_logits(q[:, :, i : i + rows], table, n, method="einsum", query_offset=i)
+            for i in range(0, n, rows)
+        ],
+        dim=-2,
+    )
 
 
 def window_inputs(params: ViewParams) -> tuple[ExampleInputs, torch.Tensor]:
@@ -76,6 +94,8 @@ def logits_view(params: ViewParams) -> LogitsView:
     plan_compute("relative logits", "skew", n, d, h, k=k, traces=2)
     plan_compute("relative logits", "bucket", n, d, h, k=k, traces=3)
     plan_compute("relative logits", "banded", n, d, h, k=k, traces=3)
+    # the whole definition: a block of a^K rows at a time, the (h, W, W) result kept
+    plan_compute("relative logits", "einsum", n, d, h, k=k, rows=materialized_rows(n, d), traces=2)
     definition = rc.relative_logits(q[:, :, :m_loop], table, m_loop, method="loop")
     by_method = {
         "einsum": rc.relative_logits(q[:, :, :m_mat], table, m_mat, method="einsum"),
@@ -84,9 +104,12 @@ def logits_view(params: ViewParams) -> LogitsView:
         "bucket": rc.relative_logits(q, table, n, method="bucket"),
         "banded": rc.relative_logits(q, table, n, method="banded"),
     }
+    whole = definition_logits(q, table)  # every cell of the window
+    by_method = {"loop": definition, **by_method}
+    compared = {name: rel.shape[-1] for name, rel in by_method.items()}
     max_diff = {
-        name: float((rel[:, :, :m_loop, :m_loop] - definition).abs().max())
-        for name, rel in by_method.items()
+        name: float((rel - whole[:, :, :side, :side]).abs().max())
+        for (name, rel), side in zip(by_method.items(), compared.values(), strict=True)
     }
     keys = inputs.k[0, :, start:stop]  # (h, W, d)
     return LogitsView(
@@ -96,6 +119,7 @@ def logits_view(params: ViewParams) -> LogitsView:
         einsum=view_array(by_method["einsum"][0]),
         matmul=view_array(by_method["matmul"][0]),
         max_diff=max_diff,
+        compared=compared,
     )
 
 

@@ -65,9 +65,21 @@ def definition_block(params: ViewParams, side: int) -> str | None:
     if side >= stop - start:
         return None
     return (
-        f"The definition is a Python loop over pairs: it runs on the window's top-left {side} "
-        f"x {side} block ({side * side} pairs), and the badges compare that block, every "
-        "head. The relative term depends on j - i only, so the block is exactly that corner."
+        f"The loop is the definition one pair at a time: it runs on the window's top-left {side} "
+        f"x {side} block ({side * side} pairs). Each badge compares a method with the same "
+        "definition written out (a^K gathered for a few rows at a time) on every cell that "
+        "method computed, every head."
+    )
+
+
+def badge_label(params: ViewParams, method: str, side: int) -> str:
+    """What one agreement badge compares: every cell drawn, or the block the method ran on."""
+    start, stop = params.window
+    whole = f"all {stop - start} x {stop - start} cells" + (
+        " of the window" if params.windowed else ""
+    )
+    return f"{method} vs definition, " + (
+        whole if side >= stop - start else f"its {side} x {side} block"
     )
 
 
