@@ -75,9 +75,9 @@ def test_logits_window_is_the_block_of_the_full_logits() -> None:
     badges = [m.value for m in at.markdown if "max |difference|" in m.value]
     assert len(badges) == len(rc.METHOD_NAMES), badges  # the loop too, on its corner
     assert all("green" in badge for badge in badges), badges
-    side = DISPLAY_MAX  # the window's side; the loop and the materialized methods: a corner
+    side = DISPLAY_MAX  # every method on the whole window; the loop on its corner of 2048 pairs
     whole = [b for b in badges if f"all {side} x {side} cells of the window" in b]
-    assert sorted(b.split(" vs ")[0].split()[-1] for b in whole) == ["banded", "bucket", "skew"]
+    assert len(whole) == len(badges) - 1 and "loop" not in " ".join(whole), badges
 
 
 def test_skew_window() -> None:
