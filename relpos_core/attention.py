@@ -22,6 +22,7 @@ import torch
 
 from relpos_core.banded_attention import banded_attention
 from relpos_core.checks import (
+    all_finite,
     check_bool,
     check_generator,
     check_int,
@@ -29,6 +30,7 @@ from relpos_core.checks import (
     check_real,
     check_same_dtype,
     check_tensor,
+    distinct_view,
 )
 from relpos_core.flex import flex_attention_relative
 from relpos_core.guard import check_fits
@@ -163,7 +165,9 @@ def relative_attention(
 
     A query with no key to attend to gets zero weights and a zero output (not NaN). With
     ``trace=True`` a NaN or inf in q, k or v is refused; the fast path lets it propagate, as
-    torch's own attention does, rather than pay a pass over the inputs.
+    torch's own attention does, rather than pay a pass over the inputs. Finite inputs whose
+    logits overflow the dtype are refused in words on both paths (on a CPU: a GPU is not
+    waited for to look).
 
     >>> q = k = v = torch.zeros(1, 1, 2, 1)
     >>> w = torch.zeros(3, 1)
@@ -234,8 +238,9 @@ def relative_attention(
                 return_weights=return_weights, dropout_p=dropout_p, generator=generator,
             )  # fmt: skip
             if return_weights:
-                return tuple(t.to(dtype) for t in result)
-            return result.to(dtype)
+                out, weights = (t.to(dtype) for t in result)
+                return check_finite_output(out, q, k, v), weights
+            return check_finite_output(result.to(dtype), q, k, v)
         allowed = combine_masks(allowed, causal, shape, query_offset, max_bytes=max_bytes)
         steps = attend(
             q,
@@ -253,7 +258,29 @@ def relative_attention(
     }  # the inputs' dtype out
     if trace:
         return AttentionTrace(**steps, query_offset=query_offset, method=chosen.name)
-    return (steps["output"], steps["weights"]) if return_weights else steps["output"]
+    out = check_finite_output(steps["output"], q, k, v)
+    return (out, steps["weights"]) if return_weights else out
+
+
+def check_finite_output(
+    out: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor
+) -> torch.Tensor:
+    """``out``, or a ValueError in words where finite inputs made NaN or inf: q·k, q·a^K or a
+    weighted sum of v past the dtype's largest number. A NaN or inf given in q, k or v reaches
+    the output, as in torch's own attention. One reduction over the output, after the work; on
+    a CPU only (on a GPU the check would wait for the device on every call), and not in a
+    compiled graph, which cannot branch on values."""
+    if out.device.type != "cpu" or torch.compiler.is_compiling() or all_finite(out):
+        return out
+    if not all(all_finite(t) for t in (q, k, v)):
+        return out  # the caller's NaN or inf, propagated
+    largest = max(float(distinct_view(t.detach()).abs().max()) for t in (q, k, v))
+    raise ValueError(
+        f"relative_attention overflows {out.dtype}: q, k and v are finite but reach "
+        f"{largest:.1e} in size, so q·k, q·a^K or a weighted sum of v passes "
+        f"{torch.finfo(out.dtype).max:.1e}, the largest {out.dtype} number; scale the inputs "
+        "down, or pass float64"
+    )
 
 
 def _dropout(

@@ -1307,3 +1307,20 @@ def test_a_max_bytes_above_the_device_memory_reaches_every_inner_guard(monkeypat
     monkeypatch.setattr(memory_module, "device_memory_bytes", lambda device=None: 1000)
     for got, expected in zip(outputs(), want, strict=True):
         torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("method", ["auto", "banded"])
+@pytest.mark.parametrize("options", [{}, {"causal": True}, {"return_weights": True}])
+def test_finite_inputs_that_overflow_are_refused_in_words_on_the_fast_path(method, options):
+    """q = k = v = 1e30 in float32: each logit q·k = 2e60 is past float32's largest number.
+    The fast path says so, as the traced path refuses its non-finite logits, instead of
+    returning NaN; the same call in float64 is exact (the weights are uniform, z = v)."""
+    big = torch.full((1, 2, 5, 2), 1e30)
+    table = torch.zeros(3, 2)
+    with pytest.raises(ValueError, match=message_with("overflows torch.float32", "1.0e+30")):
+        rc.relative_attention(big, big, big, table, table, method=method, **options)
+    with pytest.raises(ValueError, match="logits must be finite"):
+        rc.relative_attention(big, big, big, table, table, trace=True)
+    wide = big.double()
+    z = rc.relative_attention(wide, wide, wide, table.double(), table.double(), method=method)
+    torch.testing.assert_close(z, wide)
