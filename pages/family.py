@@ -127,10 +127,7 @@ def learned_chart(shaw_model: str) -> None:
 
 
 shaw_model = weights.model("shaw")  # trained weights: what each scheme's model learned
-if shaw_model is None:
-    profile_chart()
-else:
-    learned_chart(shaw_model)
+learned_chart(shaw_model) if shaw_model is not None else profile_chart()
 
 st.subheader("How far each scheme reaches, measured")
 measured = length_curves.family_lengths()  # one model per scheme, and nope and sinusoidal
@@ -142,10 +139,7 @@ st.info(length_curves.reach_note(measured), icon=":material/lightbulb:")
 download_view(
     "family",
     params,
-    {
-        **exports.family_arrays(weights, name, view, profiles, first),
-        "bits_per_character": length_curves.curves_table(measured),
-    },
+    exports.family_arrays(weights, name, view, profiles, first, measured),
     extra={
         "scheme": name,
         **exports.changed_settings(settings, "scheme", "compare_a", "compare_b"),

@@ -54,13 +54,13 @@ from explorer.frame.params import (
 )
 from explorer.frame.query_values import clean_text
 from explorer.frame.url_query import DEFAULTS, QUERY_KEYS, ParsedQuery, parse_query
+from explorer.frame.view_url import start_view_url
 from explorer.frame.widgets import (
     choice,
     int_number,
     int_slider,
     md_escape,
     set_from_code,
-    start_view_url,
     text_box,
     write_url,
 )
@@ -297,17 +297,3 @@ def current_params() -> ViewParams:
     ensure_app_ran()
     params = st.session_state.get(PARAMS_STATE_KEY)
     return params if isinstance(params, ViewParams) else ViewParams()
-
-
-def clicked_cell(chart_key: str) -> tuple[int, int] | None:
-    """(row, col) of the last clicked heatmap cell of chart ``chart_key``, from the point's
-    customdata; None when nothing with customdata is selected."""
-    event = st.session_state.get(chart_key)
-    points = event["selection"]["points"] if event else []
-    cells = [p for p in points if p.get("customdata") is not None]
-    if not cells:
-        return None
-    data = cells[-1]["customdata"]  # (row, col); a typed array arrives as {"0": row, "1": col}
-    if isinstance(data, dict):
-        return int(data["0"]), int(data["1"])
-    return int(data[0]), int(data[1])

@@ -33,7 +33,7 @@ from explorer.frame.navigation import PAGES
 from explorer.frame.offline_view import ShownFigure, figures_of_this_view, view_html
 from explorer.frame.params import ViewParams, trained_model_name
 from explorer.frame.url_query import DEFAULTS
-from explorer.frame.widgets import url_of, view_record
+from explorer.frame.view_url import url_of, view_record
 
 FILE_PREFIX = "relpos"
 HTML_NAME = "view.html"
@@ -56,7 +56,7 @@ def position_labels(params: ViewParams, start: int = 0, stop: int | None = None)
 
 def link_of(page: str, controls: Mapping[str, tuple[object, list[str] | None]]) -> str:
     """The relative link that reopens the view: the page and the query its bound widgets put
-    in the address bar (:func:`explorer.frame.widgets.view_record`), no more and no less, so
+    in the address bar (:func:`explorer.frame.view_url.view_record`), no more and no less, so
     every control of every page is in it and a value the address does not hold is not.
 
     >>> link_of("skew", {"n": (6, ["6"]), "k": (2, None), "skew_step": (3, ["3 reshape"])})
@@ -142,7 +142,7 @@ def zip_bytes(
 
     ``figures``: the charts the page drew (view.html draws them); ``app_url``: where the
     browser reached the app, which makes the link back absolute; ``controls``: every bound
-    widget the view drew (:func:`explorer.frame.widgets.view_record`), whose values go to
+    widget the view drew (:func:`explorer.frame.view_url.view_record`), whose values go to
     params.json and whose address is the link; ``parts``: the arrays of the parts that rerun
     alone (explorer.frame.download_parts), written after ``arrays``.
     """

@@ -16,7 +16,8 @@ import streamlit as st
 from explorer.frame.allowed import Allowed, int_range
 from explorer.frame.controls import PARAMS_STATE_KEY
 from explorer.frame.params import DISPLAY_MAX, ViewParams
-from explorer.frame.widgets import fit, record_url
+from explorer.frame.view_url import record_url
+from explorer.frame.widgets import fit
 from explorer.pair.definition import Pair, hidden_reason, window_for
 from explorer.pair.marks import clicked_pair, diagonal_text, distance_shapes, pair_shapes
 

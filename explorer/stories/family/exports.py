@@ -9,6 +9,7 @@ from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
 from explorer.stories.family.controls import DEFAULTS, ProfileChoice
 from explorer.stories.family.learned_terms import learned_terms
+from explorer.stories.family.length_curves import LengthCurves, curves_table
 from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.settings import FamilySettings
 from explorer.stories.family.views import CompareView, PositionView
@@ -51,9 +52,11 @@ def family_arrays(
     view: PositionView | None,
     profiles: dict[str, ProfileView],
     first: ProfileView,
+    measured: LengthCurves,
 ) -> dict[str, Labelled]:
     """The Position schemes page's arrays: the picked scheme's term on the window (when it
-    runs), what the trained schemes learned (trained weights) and every scheme's profile."""
+    runs), what the trained schemes learned (trained weights), every scheme's profile and the
+    measured bits per character by length."""
     params = weights.params
     labels = position_labels(params, *params.window)
     tables = {}
@@ -74,6 +77,7 @@ def family_arrays(
             "every scheme's position term by distance, pooled over heads: mean and std"
             + ("" if first.with_content else " (position-only part)"),
         ),
+        "bits_per_character": curves_table(measured),
     }
 
 

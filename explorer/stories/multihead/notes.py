@@ -55,7 +55,8 @@ def scope_note(view: MultiHeadView, length: int, trained: bool) -> str:
     """What part of the sequence the page computes and draws, and why that part is exact."""
     rows, cols, keys = view.rows, view.cols, view.keys
     if length <= rows:
-        return f"All {plural(length, 'position')} drawn; the shapes are those of this computation, b = 1."
+        drawn = plural(length, "position")
+        return f"All {drawn} drawn; the shapes are those of this computation, b = 1."
     if trained:
         text = (
             f"The page runs the model on the first {rows} of the {length} characters: it is "

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from explorer.frame.controls import clicked_cell
+from explorer.frame.chart_events import clicked_cell
 from explorer.frame.screen import PHONE_WIDTH
 from explorer.frame.widgets import choice, toggle
 from explorer.stories.shift.stepping import Stepped, result_cell_of
