@@ -75,12 +75,14 @@ def definition_block(params: ViewParams, side: int) -> str | None:
 def badge_label(params: ViewParams, method: str, side: int) -> str:
     """What one agreement badge compares: every cell drawn, or the block the method ran on."""
     start, stop = params.window
-    whole = f"all {stop - start} x {stop - start} cells" + (
-        " of the window" if params.windowed else ""
-    )
-    return f"{method} vs definition, " + (
-        whole if side >= stop - start else f"its {side} x {side} block"
-    )
+    if side < stop - start:
+        where = f"its {side} x {side} block"
+    elif stop - start == 1:
+        where = "its one cell"
+    else:
+        where = f"all {stop - start} x {stop - start} cells"
+        where += " of the window" if params.windowed else ""
+    return f"{method} vs definition, {where}"
 
 
 def t2t_intro(params: ViewParams, queries: int) -> str:
