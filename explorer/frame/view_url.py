@@ -41,12 +41,31 @@ def url_of(record: Mapping[str, tuple[object, list[str] | None]]) -> list[tuple[
 
 
 def record_url(key: str, allowed: Allowed, default: object, value: object) -> None:
-    """Note widget ``key`` showing ``value`` and its URL form: what Streamlit's binding (or
-    :func:`write_url`) puts in the address, which leaves a default out. A fragment's rerun
-    replaces its own widgets' entries in place."""
+    """Note widget ``key`` showing ``value`` (as :func:`url_form` gives it) and its URL values:
+    what Streamlit's binding (or :func:`write_url`) puts in the address, which leaves a default
+    out. A fragment's rerun replaces its own widgets' entries in place."""
     record = view_record()
     record.pop(key, None)  # drawn again (a fragment): its place follows the latest drawing
     if value == default:
-        record[key] = (value, None)
+        record[key] = (url_form(allowed, value), None)
     else:
-        record[key] = (value, [""] if value is None else allowed.url_values(value))
+        url = [""] if value is None else allowed.url_values(value)
+        record[key] = (url_form(allowed, value), url)
+
+
+def url_form(allowed: Allowed, value: object) -> object:
+    """A control's value as params.json holds it: as the address writes it (an option by the
+    label the control shows, a list as its labels); a number or true / false that the address
+    writes as itself stays a number or a bool.
+
+    >>> from explorer.frame.allowed import one_of
+    >>> url_form(one_of(["own", "shared"], {"own": "each", "shared": "one for all"}.get), "shared")
+    'one for all'
+    """
+    if value is None:
+        return value
+    values = allowed.url_values(value)
+    if allowed.many:
+        return values
+    plain = isinstance(value, bool | int | float) and values[0] == str(value).lower()
+    return value if plain else values[0]  # a number as a number; a step by its label
