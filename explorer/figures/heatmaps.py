@@ -27,7 +27,7 @@ from explorer.figures.ticks import (
     thinned_note,
     y_axis_margin,
 )
-from explorer.frame.screen import figure_width
+from explorer.frame.screen import figure_width, is_phone
 from explorer.pair.marks import click_cells
 
 CELL_MAX_PX = 40  # a small matrix is drawn with cells this large
@@ -114,9 +114,11 @@ def panel_grid(
     panel_h = max(40.0, cell_px * tallest if square else min(PANEL_MAX_PX, cell_px * tallest))
     if tallest <= LABELS_ALL_MAX and panel_h < ROW_MIN_PX * tallest:
         # every row of a short panel visible and labelled: it grows taller than its cells are
-        # wide, but a square map (i, j) grows as wide too (scrolling on a phone): it stays square
+        # wide; a square map (i, j) grows as wide too (it stays square), but not past a phone's
+        # screen, where the chart would be shrunk to fit and its rows with it: there it stays
+        # within the width, taller than wide, every row readable
         panel_h = float(ROW_MIN_PX * tallest)
-        if tallest == widest:
+        if tallest == widest and (not is_phone() or panel_h <= usable / columns):
             panel_w = panel_h
         else:
             square = False
