@@ -13,15 +13,13 @@ from explorer.pair.card import pair_note
 from explorer.pair.controls import pair_schemes
 from explorer.stories.family import exports, panels, text, views
 from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
-from explorer.weights.reading import SCHEME_LABELS
 from explorer.weights.source import weights_of
-from relpos_core.schemes import SCHEMES
+from relpos_core.schemes.catalogue import scheme_entry, scheme_label
 
 params = current_params()
 weights = weights_of(params)
 n, heads = params.length, params.heads
 start, stop = params.window
-LABELS = SCHEME_LABELS
 
 st.title("Compare schemes")
 weights_caption(params, scheme="each")
@@ -36,15 +34,15 @@ head = head_picker(heads, "compare_head")  # a row of its own: eight heads fit
 settings = scheme_settings(params, compare_a=a, compare_b=b)
 for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):
     with column:
-        st.markdown(f"**{letter}: {SCHEMES[name].title}**, adds to the logit")
-        formulas.latex(formulas.SCHEME_FORMULAS[name][1])
+        st.markdown(f"**{letter}: {scheme_entry(name).title}**, adds to the logit")
+        formulas.latex(scheme_entry(name).position_formula)
         st.caption(md_escape(settings.config(name, params).text or "no settings"))
 
 missing = views.unavailable_schemes(params, settings)
 for name in dict.fromkeys((a, b)):
     if name in missing:
         st.warning(
-            md_escape(f"{SCHEMES[name].title} cannot run on this view: {missing[name]}."),
+            md_escape(f"{scheme_entry(name).title} cannot run on this view: {missing[name]}."),
             icon=":material/warning:",
         )
 if a in missing or b in missing:
@@ -59,7 +57,7 @@ notes = [
     for w in (both.weights_a, both.weights_b)
 ]
 st.info(
-    md_escape(f"A, {LABELS[a]}: {notes[0]} B, {LABELS[b]}: {notes[1]}")
+    md_escape(f"A, {scheme_label(a)}: {notes[0]} B, {scheme_label(b)}: {notes[1]}")
     + (" Read on the window." if params.windowed else ""),
     icon=":material/lightbulb:",
 )

@@ -1,4 +1,4 @@
-"""Position schemes: six published relative schemes on the same q, k, v; one in detail, which
+"""Position schemes: every scheme of the catalogue on the same q, k, v; one in detail, which
 of them are functions of j - i, and their terms against the distance (the Compare schemes page
 puts two side by side)."""
 
@@ -17,7 +17,7 @@ from explorer.stories.family import controls, exports, length_curves, panels, ta
 from explorer.stories.family.learned_terms import learned_terms
 from explorer.stories.family.plots import learned_figure
 from explorer.weights.source import weights_of
-from relpos_core.schemes import SCHEME_NAMES, SCHEMES
+from relpos_core.schemes.catalogue import scheme_entry
 
 params = current_params()
 weights = weights_of(params)
@@ -25,28 +25,28 @@ n, heads = params.length, params.heads
 
 st.title("Position schemes")
 draw.weights_caption(params, scheme="each")
-st.markdown(text.INTRO)
+st.markdown(text.intro())
 name = controls.scheme_picker("scheme", "scheme", controls.DEFAULTS.scheme)
 pair_schemes(name)  # the sidebar's pick: Shaw's table row only where Shaw's scheme is drawn
-scheme_class = SCHEMES[name]
+entry = scheme_entry(name)
 
 # ---- 1. one scheme in detail ---------------------------------------------------------------
-st.header(f"1 · {scheme_class.title}")
-st.caption(md_escape(scheme_class.paper))
-logit_latex, position_latex = formulas.SCHEME_FORMULAS[name]
-formulas.latex(logit_latex)
+st.header(f"1 · {entry.title}")
+st.caption(md_escape(entry.paper))
+formulas.latex(entry.logit_formula)
 st.markdown("Its position term, drawn below:")
-formulas.latex(position_latex)
-if name == "alibi":
-    st.caption(text.ALIBI_NOTE)
-st.caption(md_escape(f"Parameters: {scheme_class.parameters_text}."))
+formulas.latex(entry.position_formula)
+if entry.note:
+    st.caption(md_escape(entry.note))
+st.caption(md_escape(f"Parameters: {entry.parameters_text}."))
 settings = controls.scheme_settings(params, name)
 config = settings.config(name, params)
 
 
 @fragment
 def one_head(view: views.PositionView, scales: tuple[Scale, ...]) -> None:
-    """One head's position term with exact values; Transformer-XL's four terms (reruns alone)."""
+    """One head's position term with exact values; each of its terms where the scheme's entry
+    titles them (Transformer-XL's four), reruns alone."""
     head = head_picker(heads, "family_head")
     panel = panels.head_panel(view, params, name, head)
     start, stop = params.window
@@ -56,17 +56,18 @@ def one_head(view: views.PositionView, scales: tuple[Scale, ...]) -> None:
         caption = f"The colour scale of head {head} above; hover for exact values."
         fig = panel_grid(panel, scales[head], max_width=520)
         draw.figure(fig, "family_head", shape=(n, n), caption=caption)
-    if name == "xl":
-        terms = panels.xl_terms(params, config, head)
-        st.markdown(f"**Transformer-XL's four terms, head {head}** (all divided by √d)")
-        draw.figure(terms.figure, "family_xl_terms", shape=(4, n, n), caption=terms.caption)
+    if entry.term_titles:
+        terms = panels.each_term(params, config, head)
+        count = len(entry.term_titles)
+        st.markdown(f"**{entry.label}'s {count} terms, head {head}** (all divided by √d)")
+        draw.figure(terms.figure, "family_terms", shape=(count, n, n), caption=terms.caption)
 
 
 missing = views.unavailable_schemes(params, settings)  # scheme -> why it cannot run here
 draw.window_caption(params)
 view = None
 if name in missing:
-    warning = f"{scheme_class.title} cannot run on this view: {missing[name]}."
+    warning = f"{entry.title} cannot run on this view: {missing[name]}."
     st.warning(md_escape(warning), icon=":material/warning:")
 else:
     view = views.position_view(params, config)
@@ -111,10 +112,10 @@ def profile_chart() -> None:
 
 
 @fragment
-def learned_chart(shaw_model: str) -> None:
+def learned_chart(models: tuple[tuple[str, str], ...]) -> None:
     """What each trained scheme learned against j - i, one small chart each (reruns alone)."""
     part = controls.learned_part()
-    learned = learned_terms(shaw_model)
+    learned = learned_terms(models)
     curves = learned.titled_curves(part, params.layer, params.k)
     fig = learned_figure(learned.distance, curves, learned.context, columns=2 if is_phone() else 3)
     picked = mark_picked_distance(fig)
@@ -126,8 +127,8 @@ def learned_chart(shaw_model: str) -> None:
     beyond_table(learned.context, "dashed lines above")
 
 
-shaw_model = weights.model("shaw")  # trained weights: what each scheme's model learned
-learned_chart(shaw_model) if shaw_model is not None else profile_chart()
+models = weights.scheme_models()  # trained weights: what each scheme's model learned
+learned_chart(models) if models else profile_chart()
 
 st.subheader("How far each scheme reaches, measured")
 measured = length_curves.family_lengths()  # one model per scheme, and nope and sinusoidal
@@ -143,6 +144,6 @@ download_view(
     extra={
         "scheme": name,
         **exports.changed_settings(settings, "scheme", "compare_a", "compare_b"),
-        **weights.provenance(*SCHEME_NAMES),
+        **weights.provenance(*dict(models)),
     },
 )

@@ -22,6 +22,7 @@ from explorer.stories.shift.rel_shift_figures import step_figure
 from explorer.stories.shift.rel_shift_tables import story_tables, wrong_cells
 from explorer.stories.shift.stepping import locate
 from explorer.weights.source import weights_of
+from relpos_core.schemes.catalogue import scheme_entry
 
 MEMORY_DEFAULT = 2
 
@@ -31,8 +32,8 @@ n = params.length
 st.title("Transformer-XL shift")
 weights_caption(params, scheme="xl")
 st.markdown(text.INTRO)
-formulas.latex(formulas.XL_LOGIT)
-formulas.latex(formulas.XL_POSITION)
+formulas.latex(scheme_entry("xl").logit_formula)
+formulas.latex(scheme_entry("xl").position_formula)
 st.markdown(text.LIKE_THE_SKEW)
 
 

@@ -4,8 +4,9 @@
     python -m relpos_lab.schemes_table --check docs/library.md  # exit 1 if its copy differs
     python -m relpos_lab.schemes_table --write docs/library.md  # replace its copy
 
-One row per scheme of ``relpos_core.schemes.SCHEMES``, in its order. Every number is computed:
-the learned parameters are counted on a scheme built at the reference size (REFERENCE), the
+One row per scheme of the catalogue (``relpos_core.schemes.catalogue``), in its order. Every
+number is computed: the learned parameters are counted on a scheme built at the reference size
+(8 heads, head dim 64, each setting at its catalogue default), the
 memory is the scheme's own estimate (``position_bytes`` and ``logit_bytes``, float32, batch 1,
 n queries and n keys), and shift invariance is measured by ``scheme_profile`` on seeded random
 q and k: the largest distance of the position term from a function of j - i (0 for one),
@@ -23,15 +24,10 @@ from pathlib import Path
 import torch
 
 from relpos_core import format_bytes
-from relpos_core.schemes import SCHEMES, PositionScheme, make_scheme, scheme_profile
+from relpos_core.schemes import PositionScheme, make_scheme, scheme_profile
+from relpos_core.schemes.catalogue import scheme_entries, scheme_entry
 
 HEADS, HEAD_DIM = 8, 64
-REFERENCE = {  # each scheme's own size parameters at the reference size
-    "shaw": {"max_relative_position": 16},  # k = 16
-    "music": {"max_relative_position": 64},  # L = 64
-    "t5": {"num_buckets": 32},
-}
-REFERENCE_TEXT = "8 heads, head dim 64, Shaw k = 16, Music Transformer L = 64, T5 32 buckets"
 MEMORY_N = (1024, 4096)
 PROFILE_N = 12  # queries and keys of the shift-invariance measurement
 SEED = 0
@@ -40,9 +36,24 @@ START = "<!-- schemes-table:start -->"
 END = "<!-- schemes-table:end -->"
 
 
+def reference_settings(name: str) -> dict[str, object]:
+    """The scheme's settings at the reference size: each at its catalogue default."""
+    return {s.keyword: s.default for s in scheme_entry(name).settings}
+
+
+def reference_text() -> str:
+    """The reference size in words: the heads, the head dim, every scheme's settings."""
+    schemes = [
+        f"{e.label} {text}"
+        for e in scheme_entries()
+        if (text := e.settings_text(reference_settings(e.name)))
+    ]
+    return ", ".join([f"{HEADS} heads, head dim {HEAD_DIM}", *schemes])
+
+
 def reference_scheme(name: str) -> PositionScheme:
     """The scheme ``name`` at the reference size, its parameters drawn from SEED, in float64."""
-    return make_scheme(name, HEADS, HEAD_DIM, seed=SEED, **REFERENCE.get(name, {})).double()
+    return make_scheme(name, HEADS, HEAD_DIM, seed=SEED, **reference_settings(name)).double()
 
 
 def learned_parameters(scheme: PositionScheme) -> int:
@@ -83,20 +94,24 @@ def scheme_row(name: str) -> list[str]:
             f"position term: {invariance_text(deviation(scheme, False))}; "
             f"position-only part: {invariance_text(deviation(scheme, True))}"
         )
+    entry = scheme_entry(name)
     return [
-        f"**{scheme.title}**<br>{scheme.paper}",
-        f"{scheme.parameters_text}<br>{learned_parameters(scheme):,} learned",
-        f"{scheme.memory_text}<br>estimate, position work / every term: {memory}",
+        f"**{entry.title}**<br>{entry.paper}",
+        f"{entry.parameters_text}<br>{learned_parameters(scheme):,} learned",
+        f"{entry.memory_text}<br>estimate, position work / every term: {memory}",
         invariance,
-        scheme.extrapolation,
+        entry.extrapolation,
     ]
 
 
 def schemes_table() -> str:
-    """The markdown table, one row per scheme in SCHEMES order (no trailing newline)."""
+    """The markdown table, one row per scheme in catalogue order (no trailing newline)."""
     header = ["scheme", "parameters", "memory", "shift-invariant", "extrapolation"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(c) for c in scheme_row(name)) + " |" for name in SCHEMES]
+    lines += [
+        "| " + " | ".join(cell(c) for c in scheme_row(name)) + " |"
+        for name in (e.name for e in scheme_entries())
+    ]
     return "\n".join(lines)
 
 
@@ -104,7 +119,7 @@ def block() -> str:
     """What the README holds between its markers: the reference size, then the table."""
     return (
         f"{START}\n"
-        f"Reference size: {REFERENCE_TEXT}; memory in float32 for batch 1 and n queries and "
+        f"Reference size: {reference_text()}; memory in float32 for batch 1 and n queries and "
         f"keys; shift invariance on seeded random q, k of {PROFILE_N} positions, in float64 "
         f"(the largest distance of the term from a function of j - i in brackets).\n\n"
         f"{schemes_table()}\n"

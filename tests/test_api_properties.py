@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 import relpos_core as rc
 import relpos_core.guard as guard
-from relpos_core.schemes import SCHEME_NAMES, make_scheme
+from relpos_core.schemes import make_scheme
+from relpos_core.schemes.catalogue import scheme_names
 from tests.largest_tensor import LargestTensor
 from tests.schemes.plain import softmax_loop
 from tests.test_attention import reference_attention, tolerance
@@ -310,7 +311,7 @@ PARAMS = {
 
 @st.composite
 def scheme_calls(draw):
-    name = draw(st.sampled_from(SCHEME_NAMES))
+    name = draw(st.sampled_from(scheme_names()))
     params = {key: draw(value) for key, value in PARAMS[name].items()}
     heads = draw(st.sampled_from([1, 2, np.int64(2)]))
     head_dim = draw(st.sampled_from([2, 4]))

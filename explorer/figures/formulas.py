@@ -31,51 +31,14 @@ SINUSOID = (
     r"PE_{(p,\,2m+1)} = \cos\bigl(p / 10000^{2m/d_{\mathrm{model}}}\bigr)"
 )
 
-# ---- the family of relative position schemes (each in its own paper's symbols) -------------
-# Every scheme shares the content term q_i · k_j / sqrt(d); each entry is (the logit, what
-# position adds to it: the term the Schemes page draws).
-SHAW_LOGIT = r"e_{ij} = \frac{q_i \bigl(k_j + a^K_{ij}\bigr)^\top}{\sqrt{d}},\quad " + A_K
-SHAW_POSITION = r"\frac{q_i\,(a^K_{ij})^\top}{\sqrt{d}}"
-MUSIC_LOGIT = (
-    r"e_{ij} = \frac{q_i \bigl(k_j + E_{j-i}\bigr)^\top}{\sqrt{d}},\quad "
-    r"E_{j-i} = 0 \ \text{ for } |j - i| > L - 1"
-)
-MUSIC_POSITION = r"\frac{q_i\,E_{j-i}^\top}{\sqrt{d}}"
-XL_LOGIT = (
-    r"A_{ij} = \tfrac{1}{\sqrt{d}}\Bigl(\underbrace{q_i^\top k_j}_{(a)}"
-    r" + \underbrace{q_i^\top W_{k,R} R_{i-j}}_{(b)}"
-    r" + \allowbreak \underbrace{u^\top k_j}_{(c)}"  # a narrow screen: (a) + (b) over (c) + (d)
-    r" + \underbrace{v^\top W_{k,R} R_{i-j}}_{(d)}\Bigr)"
-)
-XL_POSITION = r"\frac{(q_i + v)^\top W_{k,R} R_{i-j}}{\sqrt{d}} \quad \text{(b) + (d)}"
-T5_LOGIT = r"e_{ij} = \frac{q_i \cdot k_j}{\sqrt{d}} + b_h\bigl(\operatorname{bucket}(j - i)\bigr)"
-T5_POSITION = r"b_h\bigl(\operatorname{bucket}(j - i)\bigr)"
-# Two lines (gathered): on a 390 px phone one line of both would scroll out of its column.
-ALIBI_LOGIT = (
-    r"\begin{gathered}e_{ij} = \frac{q_i \cdot k_j}{\sqrt{d}} - m_h\,|i - j|,\\"
-    r"m_h = 2^{-8h/H}\ \ (h = 1, \dots, H)\end{gathered}"
-)
-ALIBI_POSITION = r"-m_h\,|i - j|"
-ROPE_LOGIT = (
-    r"\begin{gathered}e_{ij} = \frac{(R_{\Theta,i}\,q_i)^\top (R_{\Theta,j}\,k_j)}{\sqrt{d}}"
-    r" = \frac{q_i^\top R_{\Theta,\,j-i}\,k_j}{\sqrt{d}},\\ \theta_m = \mathrm{base}^{-2m/d}"
-    r"\end{gathered}"
-)
-ROPE_POSITION = r"\frac{q_i^\top \bigl(R_{\Theta,\,j-i} - I\bigr)\,k_j}{\sqrt{d}}"
+# The family's formulas (each scheme's logit and position term) are its catalogue entry's:
+# relpos_core.schemes.catalogue.
 # The distance profile: mean and spread of a position term p_ij along each diagonal j - i = r.
 PROFILE = (
     r"\bar p(r) = \frac{1}{|D_r|} \sum_{(i,j) \in D_r} p_{ij},\quad "
     r"\sigma(r)^2 = \frac{1}{|D_r|} \sum_{(i,j) \in D_r} \bigl(p_{ij} - \bar p(r)\bigr)^2,"
     r"\quad D_r = \{(i, j) : j - i = r\}"
 )
-SCHEME_FORMULAS = {
-    "shaw": (SHAW_LOGIT, SHAW_POSITION),
-    "music": (MUSIC_LOGIT, MUSIC_POSITION),
-    "xl": (XL_LOGIT, XL_POSITION),
-    "t5": (T5_LOGIT, T5_POSITION),
-    "alibi": (ALIBI_LOGIT, ALIBI_POSITION),
-    "rope": (ROPE_LOGIT, ROPE_POSITION),
-}
 
 # ---- Transformer-XL (Dai et al. 2019, Sec. 3.3 and Appendix B) -----------------------------
 # Symbols: n_q queries after M memory positions, n_k = n_q + M keys; query i and key j sit at

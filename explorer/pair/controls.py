@@ -20,6 +20,7 @@ from explorer.frame.view_url import record_url
 from explorer.frame.widgets import fit
 from explorer.pair.definition import Pair, hidden_reason, window_for
 from explorer.pair.marks import clicked_pair, diagonal_text, distance_shapes, pair_shapes
+from relpos_core.schemes.catalogue import scheme_entry
 
 PAIR_STATE_KEY = "_picked_pair"
 _PICKED_IN_CALLBACK = "_pair_picked"  # set by a click; cleared by the next full run
@@ -116,8 +117,8 @@ def pair_inputs(params: ViewParams) -> Pair | None:
 def pair_schemes(*names: str) -> None:
     """Say which position schemes the page draws at the sidebar's settings (unsaid: none, as
     on Multi-head and masks, whose model has no position), so that the sidebar's pair caption,
-    written after the page ran, says only what applies to them: Shaw's table row clip(j - i,
-    k) + k only where ``"shaw"`` is said."""
+    written after the page ran, says only what applies to them: the table row clip(j - i,
+    k) + k only where a scheme clipped at the sidebar's k (Shaw's) is said."""
     st.session_state[_SCHEMES_DRAWN] = names
 
 
@@ -127,8 +128,9 @@ def pair_caption(pair: Pair, params: ViewParams) -> None:
     Called after the page ran."""
     schemes = st.session_state.pop(_SCHEMES_DRAWN, ())
     text = f"j - i = {pair.distance}"
-    if "shaw" in schemes:
-        whose = "table row" if set(schemes) == {"shaw"} else "Shaw's table row"
+    clipped = [scheme_entry(s) for s in schemes if scheme_entry(s).from_view("k")]
+    if clipped:
+        whose = "table row" if len(clipped) == len(schemes) else f"{clipped[0].label}'s table row"
         text += f", {whose} clip({pair.distance}, {pair.k}) + {pair.k} = {pair.table_row}"
     text += "."
     if st.session_state.pop(_DIAGONAL_DRAWN, False):

@@ -11,17 +11,9 @@ import re
 from functools import cache
 
 from explorer.frame.params import ViewParams, trained_model_name
+from relpos_core.schemes.catalogue import scheme_entry
 from relpos_lab.family.corpus import held_out_text
 
-# Each scheme as prose names it.
-SCHEME_LABELS = {
-    "shaw": "Shaw",
-    "music": "Music Transformer",
-    "xl": "Transformer-XL",
-    "t5": "T5",
-    "alibi": "ALiBi",
-    "rope": "RoPE",
-}
 SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}  # characters with no glyph of their own
 PROSE = re.compile(r"\n[ ]*(?=[A-Z][a-z]+ [a-z])")  # a line that starts a sentence of prose
 
@@ -46,13 +38,22 @@ def sequence(params: ViewParams) -> str:
 
 
 def model_for(params: ViewParams, scheme: str = "shaw") -> str:
-    """The family model a trained view of ``scheme`` draws: Shaw's at the sidebar's k, else the
-    scheme's own.
+    """The family model a trained view of ``scheme`` draws: its catalogue entry's model, or,
+    for a scheme whose setting is the sidebar's k, the model trained at that k (Shaw's). A
+    ValueError for a scheme no model was trained with.
 
     >>> model_for(ViewParams(k=2)), model_for(ViewParams(k=2), "rope")
     ('shaw-k2', 'rope')
     """
-    return trained_model_name(params.k) if scheme == "shaw" else scheme
+    entry = scheme_entry(scheme)
+    if entry.model is None:
+        raise ValueError(
+            f"{entry.label} has no trained model in the family; switch the sidebar's weights "
+            "to random to draw it"
+        )
+    if entry.from_view("k"):
+        return trained_model_name(params.k)
+    return entry.model
 
 
 def axis_characters(params: ViewParams) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from explorer.frame.params import ViewParams
 from explorer.weights.example import derived_seed, random_tables
 from explorer.weights.trained import trained_scheme
 from relpos_core.schemes import PositionScheme, ShawRelative, make_scheme
+from relpos_core.schemes.catalogue import scheme_entry
 
 
 @dataclass(frozen=True)
@@ -41,24 +42,7 @@ class SchemeConfig:
     def text(self) -> str:
         """The settings in the papers' words (``32 buckets, max distance 128``); empty without
         settings."""
-        words = []
-        for key, value in self.options:
-            if key == "max_relative_position":
-                what = "table length L" if self.name == "music" else "clip distance k"
-                words.append(f"{what} = {value}")
-            elif key == "values":
-                words.append("on keys and values" if value else "on keys only")
-            else:
-                words.append(OPTION_WORDS[key].format(value))
-        return ", ".join(words)
-
-
-OPTION_WORDS = {
-    "num_buckets": "{} buckets",
-    "max_distance": "max distance {}",
-    "max_bias": "max bias {}",
-    "base": "base {:,}",
-}
+        return scheme_entry(self.name).settings_text(dict(self.options))
 
 
 def scheme_for(params: ViewParams, config: SchemeConfig) -> PositionScheme:

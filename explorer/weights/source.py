@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.frame.params import ViewParams
-from explorer.weights.reading import SCHEME_LABELS, axis_labels, model_for, sequence
+from explorer.weights.reading import axis_labels, model_for, sequence
+from relpos_core.schemes.catalogue import scheme_entries, scheme_entry, scheme_label
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,13 @@ class Weights:
         """The family model the view of ``scheme`` reads; None for random weights."""
         return model_for(self.params, scheme) if self.trained else None
 
+    def scheme_models(self) -> tuple[tuple[str, str], ...]:
+        """(scheme, the family model its view reads) for every scheme of the catalogue a model
+        was trained with; none for random weights."""
+        if not self.trained:
+            return ()
+        return tuple((e.name, model_for(self.params, e.name)) for e in scheme_entries() if e.model)
+
     def provenance(self, *schemes: str) -> dict[str, object]:
         """What a download's params.json records about the weights: the model (one per scheme
         when several are given) for trained weights, nothing for random ones (their seed is a
@@ -101,10 +109,11 @@ class Weights:
                 f"each scheme's own model of the family (Shaw's is `{model_for(params)}`"
                 f", k = {params.k})"
             )
-        elif scheme == "shaw":
-            model = f"`{model_for(params)}`, the family's Shaw model with k = {params.k}"
         else:
-            model = f"`{scheme}`, the family's {SCHEME_LABELS[scheme]} model"
+            at_k = scheme_entry(scheme).from_view("k")
+            model = f"`{model_for(params, scheme)}`, the family's {scheme_label(scheme)} model" + (
+                f" with k = {params.k}" if at_k else ""
+            )
         return (
             f":material/school: **Weights: trained**: layer {params.layer} of {model}, a "
             f"causal character model trained on Python's help topics, reading {source}. Every "

@@ -44,11 +44,6 @@ def alibi_slopes(heads: int, max_bias: float = 8.0) -> torch.Tensor:
 
 class ALiBi(PositionScheme):
     name = "alibi"
-    title = "ALiBi (Press et al. 2022)"
-    paper = 'Press, Smith, Lewis 2022, "Train Short, Test Long: Attention with Linear Biases"'
-    parameters_text = "none learned; slopes m_h = 2^(-8h/H), fixed"
-    memory_text = "bias: h·n·n (shared by the batch)"
-    extrapolation = "grows linearly: -m_h |j - i| keeps falling, so far keys fade for every n"
     TERMS = ("content", "bias")
     POSITION_TERMS = ("bias",)
 

@@ -37,18 +37,12 @@ CONTENT = "content"  # the term every scheme shares: q_i · k_j / sqrt(d)
 class PositionScheme(nn.Module):
     """One published way to make attention depend on j - i. Subclasses define ``position_terms``.
 
-    Class attributes describe the scheme for people and for the README table:
-    ``name`` (registry key), ``title``, ``paper`` (the citation), ``parameters`` (what is
-    learned or fixed), ``extrapolation`` (what happens beyond the distances it was built for).
+    ``name`` is the scheme's key in the catalogue (``relpos_core.schemes.catalogue``), which
+    holds everything said about it for people: label, paper, formulas, settings.
     ``TERMS`` lists the terms in paper order; ``POSITION_TERMS`` those that depend on position.
     """
 
     name: ClassVar[str]
-    title: ClassVar[str]
-    paper: ClassVar[str]
-    parameters_text: ClassVar[str]
-    memory_text: ClassVar[str]
-    extrapolation: ClassVar[str]
     TERMS: ClassVar[tuple[str, ...]] = (CONTENT, "position")
     POSITION_TERMS: ClassVar[tuple[str, ...]] = ("position",)
     has_value_term: ClassVar[bool] = False

@@ -31,11 +31,6 @@ from relpos_core.skew import (
 
 class MusicRelative(PositionScheme):
     name = "music"
-    title = "Music Transformer (Huang et al. 2018)"
-    paper = 'Huang et al. 2018, "Music Transformer"; tensor2tensor\'s relative attention v2'
-    parameters_text = "E (and E^V): (h, 2L-1, d), per head; L-1 past entries when causal"
-    memory_text = "Q E^T through the skew: b·h·n·(2n-1), or b·h·n·n causal"
-    extrapolation = "drops out: distances past L-1 get the zero vector, no position signal"
     TERMS = ("content", "relative")
     POSITION_TERMS = ("relative",)
 

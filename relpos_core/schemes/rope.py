@@ -67,11 +67,6 @@ def rotate(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 
 class Rotary(PositionScheme):
     name = "rope"
-    title = "RoPE (Su et al. 2021)"
-    paper = 'Su et al. 2021, "RoFormer: Enhanced Transformer with Rotary Position Embedding"'
-    parameters_text = "none learned; base (10000) sets theta_m = base^(-2m/d)"
-    memory_text = "rotated q and k: b·h·(n_q + n_k)·d"
-    extrapolation = "rotates on: angles (j - i)·theta_m beyond the trained lengths are unseen"
     TERMS = ("content", "rotation")
     POSITION_TERMS = ("rotation",)
 

@@ -19,11 +19,6 @@ from relpos_core.schemes.base import PositionScheme
 
 class ShawRelative(PositionScheme):
     name = "shaw"
-    title = "Shaw et al. 2018"
-    paper = 'Shaw, Uszkoreit, Vaswani 2018, "Self-Attention with Relative Position Representations"'
-    parameters_text = "w^K, w^V: (2k+1, d) each, shared by heads"
-    memory_text = "Q (w^K)^T: b·h·n·(2k+1)"
-    extrapolation = "clips: every distance beyond ±k uses the edge vector w_±k"
     TERMS = ("content", "relative")
     POSITION_TERMS = ("relative",)
     has_value_term = True

@@ -78,14 +78,6 @@ def t5_bucket(
 
 class T5Bias(PositionScheme):
     name = "t5"
-    title = "T5 (Raffel et al. 2020)"
-    paper = (
-        'Raffel et al. 2020, "Exploring the Limits of Transfer Learning with a Unified '
-        'Text-to-Text Transformer"'
-    )
-    parameters_text = "b: (B, h), one scalar per bucket per head"
-    memory_text = "bias: h·n·n (shared by the batch)"
-    extrapolation = "saturates: every distance past max_distance shares the last bucket"
     TERMS = ("content", "bias")
     POSITION_TERMS = ("bias",)
 

@@ -47,13 +47,6 @@ def xl_sinusoid(distances: torch.Tensor, d_model: int) -> torch.Tensor:
 
 class TransformerXL(PositionScheme):
     name = "xl"
-    title = "Transformer-XL (Dai et al. 2019)"
-    paper = (
-        'Dai et al. 2019, "Transformer-XL: Attentive Language Models Beyond a Fixed-Length Context"'
-    )
-    parameters_text = "W_R: (d_model, h·d); u, v: (h, d); R fixed sinusoid"
-    memory_text = "R and W_R R: (n_q+n_k-1)·(d_model + h·d); (q+v) (W_R R)^T: b·h·n·(2n-1)"
-    extrapolation = "continues the sinusoid: unseen distances get new but smooth R_(i-j)"
     TERMS = ("content", "position", "global_content", "global_position")
     POSITION_TERMS = ("position", "global_position")
 

@@ -26,10 +26,10 @@ RESULTS_FILE = FAMILY_DIR / "results.json"
 
 
 def checkpoint_path(name: str) -> Path:
-    from relpos_lab.family.registry import MODEL_NAMES
+    from relpos_lab.family.registry import model_names
 
-    if name not in MODEL_NAMES:
-        raise ValueError(f"model must be one of {', '.join(MODEL_NAMES)}; got {name!r}")
+    if name not in model_names():
+        raise ValueError(f"model must be one of {', '.join(model_names())}; got {name!r}")
     return FAMILY_DIR / f"{name}.pt"
 
 

@@ -23,7 +23,7 @@ from relpos_lab.family.corpus import (
     split_point,
     train_ids,
 )
-from relpos_lab.family.registry import MODEL_NAMES, SPECS, model_config
+from relpos_lab.family.registry import model_config, model_names, scheme_models, specs
 from relpos_lab.family.tables import check_readme, readme_tables, write_readme
 from relpos_lab.family.train import (
     EVAL_CHARS,
@@ -71,7 +71,7 @@ def read_results() -> dict[str, Any]:
 
 
 def write_results(results: dict[str, Any]) -> None:
-    order = {name: i for i, name in enumerate(MODEL_NAMES)}
+    order = {name: i for i, name in enumerate(specs())}
     results["models"] = dict(sorted(results["models"].items(), key=lambda kv: order[kv[0]]))
     RESULTS_FILE.write_text(json.dumps(results, indent=1) + "\n")
 
@@ -82,7 +82,7 @@ def eval_lengths(context: int) -> list[int]:
 
 def train_command(args: argparse.Namespace) -> None:
     settings = TrainSettings(steps=args.steps)
-    names = args.names or list(MODEL_NAMES)
+    names = args.names or list(model_names())
     FAMILY_DIR.mkdir(parents=True, exist_ok=True)
     ids, vocabulary = train_ids(), corpus_vocabulary()
     span = eval_span()
@@ -106,7 +106,7 @@ def train_command(args: argparse.Namespace) -> None:
         tail = losses[-100:]
         record = {
             "position": config.position,
-            "spec": SPECS[name],
+            "spec": specs()[name],
             "parameters": parameter_count(model),
             "training_seconds": round(seconds, 1),
             "ms_per_step": round(1000 * seconds / settings.steps, 1),
@@ -144,7 +144,7 @@ def bench_command(args: argparse.Namespace) -> None:
     """Training milliseconds per step of each scheme's model, against Shaw's fused path."""
     settings = TrainSettings(steps=args.steps, warmup=1)
     ids, vocabulary = train_ids(), corpus_vocabulary()
-    names = args.names or ["nope", "sinusoidal", "shaw", "music", "xl", "t5", "alibi", "rope"]
+    names = args.names or list(scheme_models())
     timings = {}
     for name in names:
         model = fresh_model(model_config(name, vocabulary.size, settings.context), settings)
@@ -189,18 +189,18 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "names",
         nargs="*",
-        choices=[[], *MODEL_NAMES],
+        choices=[[], *specs()],
         metavar="NAME",
-        help=f"models to train (default: all): {', '.join(MODEL_NAMES)}",
+        help=f"models to train (default: the shipped ones): {', '.join(specs())}",
     )
     train.add_argument("--steps", type=int, default=TrainSettings().steps)
     train.set_defaults(run=train_command)
     bench = commands.add_parser("bench", help="training milliseconds per step of each model")
-    bench.add_argument("names", nargs="*", choices=[[], *MODEL_NAMES], metavar="NAME")
+    bench.add_argument("names", nargs="*", choices=[[], *specs()], metavar="NAME")
     bench.add_argument("--steps", type=int, default=40)
     bench.set_defaults(run=bench_command)
     evaluate = commands.add_parser("eval", help="bits per character of a shipped model")
-    evaluate.add_argument("name", choices=MODEL_NAMES, metavar="NAME")
+    evaluate.add_argument("name", choices=model_names(), metavar="NAME")
     evaluate.add_argument("--length", type=int, required=True, help="window length L")
     evaluate.add_argument(
         "--chars",

@@ -31,10 +31,17 @@ from torch import nn
 from relpos_core.attention import relative_attention
 from relpos_core.checks import check_choice, check_int
 from relpos_core.encodings import sinusoidal_encoding
-from relpos_core.schemes import SCHEME_NAMES, PositionScheme, ShawRelative, make_scheme
+from relpos_core.schemes import PositionScheme, ShawRelative, make_scheme
+from relpos_core.schemes.catalogue import scheme_names
 
 PLAIN = ("nope", "sinusoidal")  # no scheme object: plain causal attention
-POSITIONS = (*PLAIN, *SCHEME_NAMES)
+
+
+def positions() -> tuple[str, ...]:
+    """What a model's position can be: no scheme object, or a scheme of the catalogue."""
+    return (*PLAIN, *scheme_names())
+
+
 SCHEME_SEED = 1000  # layer l's scheme is drawn from seed SCHEME_SEED + l
 INFERENCE_ROWS = 256  # without gradients, a long text's attention runs in blocks of this many rows
 
@@ -43,7 +50,7 @@ INFERENCE_ROWS = 256  # without gradients, a long text's attention runs in block
 class ModelConfig:
     """Architecture of one ``CharLM``; saved with its weights."""
 
-    position: str  # one of POSITIONS
+    position: str  # one of positions(): PLAIN, then every scheme of the catalogue
     vocab: int
     scheme_params: dict[str, Any] = field(default_factory=dict)  # the scheme's own keywords
     keys: bool = True  # shaw only: learn w^K (False fixes it at zero)
@@ -55,7 +62,7 @@ class ModelConfig:
     context: int = 64  # the training length
 
     def __post_init__(self) -> None:
-        check_choice("position", self.position, POSITIONS)
+        check_choice("position", self.position, positions())
         check_int("vocab", self.vocab, 2)
         check_int("heads", self.heads, 1)
         check_int("d_model", self.d_model, self.heads)

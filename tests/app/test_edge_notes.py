@@ -13,7 +13,8 @@ import torch
 from explorer.figures.ticks import CHAR_EM
 from explorer.frame.budget import REQUEST_BUDGET_BYTES, format_bytes
 from explorer.frame.tex import plain
-from relpos_core.schemes import SCHEME_NAMES, make_scheme
+from relpos_core.schemes import make_scheme
+from relpos_core.schemes.catalogue import scheme_names
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import array_of, panel_positions, panel_traces, panel_z, trace_z
 from tests.app.test_trained_views import model_forward
@@ -168,14 +169,14 @@ def builds_on_the_query(name: str) -> bool:
 
 
 def test_position_schemes_says_which_terms_are_divided_by_sqrt_d() -> None:
-    from explorer.weights.reading import SCHEME_LABELS
+    from relpos_core.schemes.catalogue import scheme_label
 
     at = open_page("family", n="6")
     assert_clean(at)
     intro = next(t for t in texts(at) if "position term" in t and "√d" in t)
     divided, undivided = intro.split("divided by √d;", 1)
-    for name in SCHEME_NAMES:
-        label = SCHEME_LABELS[name]
+    for name in scheme_names():
+        label = scheme_label(name)
         where = divided if builds_on_the_query(name) else undivided
         assert re.search(rf"\b{re.escape(label)}\b", where), (name, intro)
     assert "1/√d applied" not in " ".join(texts(at))

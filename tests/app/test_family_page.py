@@ -11,7 +11,8 @@ import torch
 
 from explorer.frame.params import ViewParams
 from explorer.weights.example import derived_seed, example_inputs
-from relpos_core.schemes import SCHEME_NAMES, make_scheme
+from relpos_core.schemes import make_scheme
+from relpos_core.schemes.catalogue import scheme_names
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
 from tests.app.panels import array_of, panel_positions, panel_z
 
@@ -64,7 +65,7 @@ def position_term(params: ViewParams, name: str, **options) -> np.ndarray:
         return scheme.position_term(inputs.q, inputs.k, causal=params.causal)[0].numpy()
 
 
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 def test_every_scheme_draws_its_position_term(name: str) -> None:
     at = open_page("family", scheme=name)
     assert_clean(at)
@@ -74,7 +75,7 @@ def test_every_scheme_draws_its_position_term(name: str) -> None:
     for h in range(params.heads):
         np.testing.assert_allclose(panel_z(at, "family_heads", h), term[h], **CLOSE)
     np.testing.assert_allclose(panel_z(at, "family_head"), term[0], **CLOSE)
-    assert ("family_xl_terms" in chart_keys(at)) == (name == "xl")
+    assert ("family_terms" in chart_keys(at)) == (name == "xl")
     table = markdown_table(at, "scheme")
     assert table["scheme"][:2] == ["Shaw", "Music Transformer"]
     by_scheme = dict(zip(table["scheme"], table["with content"], strict=True))
@@ -82,7 +83,7 @@ def test_every_scheme_draws_its_position_term(name: str) -> None:
     expected = {"Shaw": "no", "Music Transformer": "no", "Transformer-XL": "no", "T5": "yes",
                 "ALiBi": "yes", "RoPE": "no"}  # fmt: skip
     assert by_scheme == expected
-    picked = SCHEME_NAMES.index(name)
+    picked = scheme_names().index(name)
     assert table["bold"] == [picked]  # the picked scheme's row is in bold
 
 
@@ -94,8 +95,8 @@ def test_xl_four_terms_sum_to_the_logit() -> None:
     with torch.no_grad():
         terms = scheme.terms(inputs.q, inputs.k)
     for t, term in enumerate(terms.values()):  # (a), (b), (c), (d) in paper order
-        np.testing.assert_allclose(panel_z(at, "family_xl_terms", t), term[0, 1], **CLOSE)
-    total = sum(panel_z(at, "family_xl_terms", t) for t in range(4))
+        np.testing.assert_allclose(panel_z(at, "family_terms", t), term[0, 1], **CLOSE)
+    total = sum(panel_z(at, "family_terms", t) for t in range(4))
     np.testing.assert_allclose(total, scheme.logits(inputs.q, inputs.k)[0, 1].detach(), **CLOSE)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from explorer.figures.notes import band_note, clip_note
 from relpos_lab.family import results
-from relpos_lab.family.registry import SCHEME_MODELS
+from relpos_lab.family.registry import scheme_models
 from relpos_lab.family.tables import describe
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import panel_z
@@ -118,7 +118,7 @@ def test_the_family_length_note_reads_the_measured_curves() -> None:
     at = open_page("family")
     assert_clean(at)
     models = results()["models"]
-    change = {m: abs(models[m]["bpc"]["1024"] - models[m]["bpc"]["64"]) for m in SCHEME_MODELS}
+    change = {m: abs(models[m]["bpc"]["1024"] - models[m]["bpc"]["64"]) for m in scheme_models()}
     flat, worst = min(change, key=change.get), max(change, key=change.get)
     note = next(text for text in infos(at) if text.startswith("From 64 to 1024"))
     assert f"{describe(flat)} changes least" in note and f"{describe(worst)} most" in note

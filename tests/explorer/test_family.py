@@ -16,7 +16,8 @@ from explorer.stories.family import settings as family_settings
 from explorer.stories.family import views as family
 from explorer.stories.family.plots import shown_distances
 from explorer.weights.example import derived_seed, example_inputs
-from relpos_core.schemes import SCHEME_NAMES, make_scheme, scheme_profile
+from relpos_core.schemes import make_scheme, scheme_profile
+from relpos_core.schemes.catalogue import scheme_names
 
 SETTINGS = family_settings.FamilySettings()
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
@@ -43,7 +44,7 @@ def whole_term(params: ViewParams, name: str, content_free: bool = False) -> np.
         return scheme.position_term(q, k, causal=params.causal)[0].numpy()
 
 
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 def test_window_block_equals_block_of_the_whole(name: str) -> None:
     params = ViewParams(n=530, win=11, heads=2, d_model=16, k=3)
     start, stop = params.window
@@ -144,7 +145,7 @@ def large_n_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.mark.parametrize("mask", ["none", "causal"])
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 @pytest.mark.usefixtures("large_n_path")
 def test_cheap_profile_is_the_position_only_diagonals(name: str, mask: str) -> None:
     params = ViewParams(n=20, mask=mask, heads=2, win=0)
@@ -160,7 +161,7 @@ def test_cheap_profile_is_the_position_only_diagonals(name: str, mask: str) -> N
     assert view.toeplitz(position_only=True)
 
 
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 def test_position_only_curve_is_the_content_free_diagonals(name: str) -> None:
     params = ViewParams(n=12, heads=2)
     view = profiles.profile_view(params, SETTINGS.config(name, params))
@@ -235,7 +236,7 @@ def test_config_carries_only_its_scheme_and_the_sidebar_k() -> None:
     params = ViewParams(k=5)
     settings = family_settings.FamilySettings(t5_buckets=16, t5_max=40, music_len=9, rope_base=100)
     assert settings.config("shaw", params).options == (("max_relative_position", 5),)
-    assert settings.config("t5", params).text == "max distance 40, 16 buckets"
+    assert settings.config("t5", params).text == "16 buckets, max distance 40"
     assert settings.config("music", params).text == "table length L = 9, on keys only"
     assert settings.config("shaw", params).text == "clip distance k = 5"
     assert settings.config("xl", params).options == ()
@@ -273,7 +274,7 @@ SETTING_NAMES = (
 )
 
 
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 def test_the_settings_shown_with_trained_weights_are_the_trained_models(name: str) -> None:
     """With trained weights the pages show the default settings as the models': they must be."""
     from relpos_lab.family import load

@@ -26,8 +26,8 @@ from relpos_lab.family.corpus import (
     train_ids,
     train_text,
 )
-from relpos_lab.family.model import POSITIONS, ModelConfig, build_model
-from relpos_lab.family.registry import MODEL_NAMES, SPECS, clip_distance, model_config
+from relpos_lab.family.model import ModelConfig, build_model, positions
+from relpos_lab.family.registry import clip_distance, model_config, model_names, specs
 from relpos_lab.family.tables import BEGIN, END, check_readme, readme_tables
 from relpos_lab.family.train import (
     EVAL_CHARS,
@@ -41,7 +41,7 @@ from relpos_lab.family.train import (
 
 ROOT = Path(__file__).resolve().parents[2]
 F64 = torch.float64
-SHIPPED = tuple(name for name in MODEL_NAMES if (FAMILY_DIR / f"{name}.pt").exists())
+SHIPPED = tuple(name for name in model_names() if (FAMILY_DIR / f"{name}.pt").exists())
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -85,7 +85,7 @@ TINY = {"d_model": 16, "heads": 2, "layers": 1, "ffn": 32}
 
 
 def tiny(name: str) -> ModelConfig:
-    return ModelConfig(vocab=corpus_vocabulary().size, context=16, **{**SPECS[name], **TINY})
+    return ModelConfig(vocab=corpus_vocabulary().size, context=16, **{**specs()[name], **TINY})
 
 
 @pytest.mark.parametrize(
@@ -234,7 +234,7 @@ def assert_attention_is_definition(model, ids):
         x = block(x)
 
 
-@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("name", model_names())
 def test_fresh_model_attention_is_its_definition(name):
     config = ModelConfig(
         **{**model_config(name, corpus_vocabulary().size, 64).to_dict(), "layers": 2}
@@ -287,7 +287,7 @@ def test_shipped_model_attention_is_its_definition(name):
 
 
 def test_every_position_has_a_definition():
-    assert set(POSITIONS) == {spec["position"] for spec in SPECS.values()}
+    assert set(positions()) == {spec["position"] for spec in specs().values()}
 
 
 # ---- what ships ------------------------------------------------------------------------------
@@ -296,15 +296,15 @@ def test_every_position_has_a_definition():
 def test_every_model_is_shipped_small_and_in_results():
     shipped = results()
     assert FAMILY_DIR == ROOT / "relpos_lab" / "family" / "checkpoints"
-    assert SHIPPED == MODEL_NAMES
-    assert set(shipped["models"]) == set(MODEL_NAMES)
+    assert SHIPPED == model_names()
+    assert set(shipped["models"]) == set(model_names())
     total = 0
-    for name in MODEL_NAMES:
+    for name in model_names():
         size = (FAMILY_DIR / f"{name}.pt").stat().st_size
         total += size
         assert size <= 2**20, (name, size)
         record = shipped["models"][name]
-        assert record["spec"] == SPECS[name]
+        assert record["spec"] == specs()[name]
         model = load(name)
         assert record["parameters"] == sum(p.numel() for p in model.parameters() if p.requires_grad)
         if record["position"] == "shaw":
@@ -350,7 +350,7 @@ def test_readme_tables_are_generated_from_results():
     readme = ROOT / "docs" / "experiments.md"
     assert check_readme(readme, results()) == []
     tables = readme_tables(results())
-    for name in MODEL_NAMES:
+    for name in model_names():
         for value in results()["models"][name]["bpc"].values():
             assert f"{value:.3f}" in tables
 

@@ -12,12 +12,12 @@ import torch
 
 import relpos_core.schemes.profile as profile_module
 from relpos_core.schemes import (
-    SCHEME_NAMES,
     content_free,
     distance_profile,
     make_scheme,
     scheme_profile,
 )
+from relpos_core.schemes.catalogue import scheme_names
 from tests.schemes.plain import randn
 
 SCHEME_PARAMS = {"shaw": {"max_relative_position": 2}, "music": {"max_relative_position": 3}}
@@ -121,7 +121,7 @@ def scheme_inputs(name: str, n_q: int = 6, n_k: int = 6):
 
 @pytest.mark.parametrize("block_cells", [1, 2 * 2 * 6 * 2, 10**9])  # 1 row, 2 rows, all rows
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 def test_scheme_profile_in_blocks_is_the_brute_force(monkeypatch, name, causal, block_cells):
     monkeypatch.setattr(profile_module, "BLOCK_CELLS", block_cells)
     scheme, q, k = scheme_inputs(name, 5, 6)
@@ -140,7 +140,7 @@ def test_bias_schemes_are_exactly_toeplitz(name, causal):
     assert scheme_profile(scheme, q, k, causal=causal).toeplitz_deviation == 0.0
 
 
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 @pytest.mark.parametrize("causal", [False, True])
 def test_every_position_only_part_is_toeplitz(name, causal):
     scheme, q, k = scheme_inputs(name)

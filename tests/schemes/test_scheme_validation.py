@@ -11,8 +11,6 @@ import torch
 
 import relpos_core.guard as guard
 from relpos_core.schemes import (
-    LEARNED,
-    SCHEME_NAMES,
     ALiBi,
     MusicRelative,
     Rotary,
@@ -28,6 +26,7 @@ from relpos_core.schemes import (
     t5_bucket,
     xl_sinusoid,
 )
+from relpos_core.schemes.catalogue import scheme_entry, scheme_names
 from tests.largest_tensor import LargestTensor
 
 
@@ -161,7 +160,7 @@ INPUTS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 @pytest.mark.parametrize(
     ("q", "k", "v", "keywords", "error", "parts"),
     [c[1:] for c in INPUTS],
@@ -196,7 +195,7 @@ def test_profile_arguments_are_named():
 # ---- the guard -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 def test_an_oversized_call_is_refused_before_allocating(name):
     """max_bytes one byte below the estimate: refused, and nothing as large as the logits
     (b·h·n·n) was ever made; the whole input is the largest tensor seen."""
@@ -220,7 +219,7 @@ def test_an_oversized_call_is_refused_before_allocating(name):
 
 @pytest.mark.parametrize(("n_q", "n_k", "offset"), [(12, 20, 8), (8, 8, 0), (8, 8, 3)])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 def test_the_estimate_covers_the_largest_tensor(name, causal, n_q, n_k, offset):
     """At max_bytes = the estimate the call runs, and no single tensor it makes is larger,
     also with tables much longer than the sequence."""
@@ -242,7 +241,7 @@ def parameters(scheme) -> dict[str, torch.Tensor]:
     return {name: p.detach().clone() for name, p in scheme.named_parameters()}
 
 
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 def test_make_scheme_is_deterministic_and_leaves_the_global_rng_alone(name):
     torch.manual_seed(123)
     before = torch.get_rng_state()
@@ -251,7 +250,7 @@ def test_make_scheme_is_deterministic_and_leaves_the_global_rng_alone(name):
     other = parameters(make_scheme(name, 2, 4, seed=6))
     assert torch.equal(torch.get_rng_state(), before)
     assert first.keys() == again.keys() == other.keys()
-    assert (len(first) > 0) == (name in LEARNED)
+    assert (len(first) > 0) == scheme_entry(name).learned
     for key in first:
         assert torch.equal(first[key], again[key])
         assert not torch.equal(first[key], other[key])
@@ -270,7 +269,7 @@ def test_make_scheme_passes_the_schemes_own_parameters():
 # ---- dtypes ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", SCHEME_NAMES)
+@pytest.mark.parametrize("name", scheme_names())
 def test_float64_inputs_run_with_float32_parameters(name):
     """The inputs decide the dtype: a float32 scheme on float64 q, k, v computes in float64,
     the same numbers as the scheme converted to float64 first (every parameter is exactly

@@ -12,85 +12,58 @@ import streamlit as st
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import choice, int_number, int_slider, md_escape, toggle
 from explorer.stories.family import settings
-from explorer.weights.reading import SCHEME_LABELS
-from relpos_core.schemes import SCHEME_NAMES
+from relpos_core.schemes.catalogue import Setting, scheme_entries, scheme_entry, scheme_names
 
 DEFAULTS = settings.FamilySettings()
-#: The papers' names, which links of earlier versions hold (``scheme=ALiBi``): read as the scheme.
-_SCHEMES_BY_LABEL = {label: name for name, label in SCHEME_LABELS.items()}
 
 
 def scheme_picker(label: str, key: str, default: str) -> str:
-    """A URL-bound picker of one scheme by its name in relpos_core.schemes (``alibi``), which
-    is also its value in the URL; the help gives each name's paper."""
+    """A URL-bound picker of one scheme by its name in the catalogue (``alibi``), which is
+    also its value in the URL; the help gives each name's paper. The papers' names, which
+    links of earlier versions hold (``scheme=ALiBi``), are read as the scheme."""
+    entries = scheme_entries()
     return choice(
         label,
-        list(SCHEME_NAMES),
+        [e.name for e in entries],
         key,
         default=default,
-        aliases=_SCHEMES_BY_LABEL,
+        aliases={e.label: e.name for e in entries},
         help="In the URL and in relpos_core.schemes: "
-        + ", ".join(f"{name} ({SCHEME_LABELS[name]})" for name in SCHEME_NAMES),
+        + ", ".join(f"{e.name} ({e.label})" for e in entries),
     )
+
+
+def _control(setting: Setting, low: int) -> object:
+    """One setting's URL-bound widget: a picker of its choices, a switch, or a number."""
+    key = str(setting.url_key)
+    if setting.choices:
+        return choice(setting.label, list(setting.choices), key, default=setting.default)
+    if isinstance(setting.default, bool):
+        return toggle(setting.label, key, setting.default)
+    return int_number(setting.label, low, setting.high, key, setting.default, help=setting.help)
 
 
 def scheme_controls(scheme: str, params: ViewParams) -> dict[str, object]:
-    """The URL-bound settings of one scheme, drawn where this is called."""
-    if scheme == "shaw":
-        st.caption(f"Shaw's clip distance is the sidebar's k = {params.k}.")
-        return {}
-    if scheme == "music":
-        left, right = st.columns(2)
-        with left:
-            length = int_number(
-                "Music: L (table length, max_relative_position)",
-                1,
-                settings.MUSIC_LEN_MAX,
-                "music_len",
-                DEFAULTS.music_len,
-                help="Distances |j - i| > L - 1 get the zero vector.",
+    """The URL-bound settings of one scheme (its catalogue entry's), drawn where this is
+    called, side by side; a setting the view supplies is said in a caption."""
+    entry = scheme_entry(scheme)
+    for setting in entry.settings:
+        if setting.view is not None:
+            st.caption(
+                f"{entry.label}'s {setting.what} is the sidebar's {setting.view} = "
+                f"{getattr(params, setting.view)}."
             )
-        with right:
-            values = toggle("Music: value term E^V (values)", "music_values", False)
-        return {"music_len": length, "music_values": values}
-    if scheme == "xl":
-        st.caption("Transformer-XL has no setting here: R is a fixed sinusoid of i - j.")
-        return {}
-    if scheme == "t5":
-        left, right = st.columns(2)
-        with left:
-            buckets = choice(
-                "T5: num_buckets",
-                list(settings.T5_BUCKET_CHOICES),
-                "t5_buckets",
-                default=DEFAULTS.t5_buckets,
-            )
-        with right:
-            largest = int_number(
-                "T5: max_distance (last log-spaced bucket)",
-                buckets // 2 + 1,
-                settings.T5_MAX_MAX,
-                "t5_max",
-                DEFAULTS.t5_max,
-                help="Every distance beyond it shares the last bucket. It must exceed "
-                "num_buckets / 2, the exact buckets of one direction.",
-            )
-        return {"t5_buckets": buckets, "t5_max": largest}
-    if scheme == "alibi":
-        bias = choice(
-            "ALiBi: max_bias (m_h = 2^(-max_bias·h/H))",
-            list(settings.ALIBI_BIAS_CHOICES),
-            "alibi_bias",
-            default=DEFAULTS.alibi_bias,
-        )
-        return {"alibi_bias": bias}
-    base = choice(
-        "RoPE: base (θ_m = base^(-2m/d))",
-        list(settings.ROPE_BASE_CHOICES),
-        "rope_base",
-        default=DEFAULTS.rope_base,
-    )
-    return {"rope_base": base}
+    if not entry.settings:
+        st.caption(md_escape(f"{entry.label} has no setting here: {entry.no_settings}."))
+    controls = entry.controls
+    values: dict[str, object] = {}
+    chosen: dict[str, object] = {}
+    columns = st.columns(len(controls)) if controls else []
+    for column, setting in zip(columns, controls, strict=True):
+        with column:
+            low, _ = setting.bounds(chosen) if not setting.choices else (0, 0)
+            chosen[setting.keyword] = values[str(setting.url_key)] = _control(setting, low)
+    return values
 
 
 def scheme_settings(
@@ -102,17 +75,20 @@ def scheme_settings(
     trained weights every scheme has the settings its model was trained with (the defaults,
     tests/explorer check they match), shown and not editable.
     """
+    names = scheme_names()
     if params.trained:
+        trained = "; ".join(
+            f"{e.label}: {text}"
+            for e in scheme_entries()
+            if e.model and (text := DEFAULTS.config(e.name, params).text)
+        )
+        never = [e.label for e in scheme_entries() if not e.model]
         st.caption(
             md_escape(
                 "Trained weights: each scheme is its family model's layer "
-                f"{params.layer}, with the settings it was trained with: "
-                + "; ".join(
-                    f"{SCHEME_LABELS[name]}: {text}"
-                    for name in SCHEME_NAMES
-                    if (text := DEFAULTS.config(name, params).text)
-                )
-                + ". Switch the sidebar's weights to random to change them."
+                f"{params.layer}, with the settings it was trained with: {trained}. "
+                + (f"Never trained, so not drawn here: {', '.join(never)}. " if never else "")
+                + "Switch the sidebar's weights to random to change them."
             )
         )
         return settings.FamilySettings(
@@ -127,7 +103,7 @@ def scheme_settings(
         else "Settings of the schemes"
     )
     with st.expander(title):
-        for other in SCHEME_NAMES:
+        for other in names:
             if other != picked:
                 values.update(scheme_controls(other, params))
     if picked is not None:

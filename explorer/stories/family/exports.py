@@ -20,7 +20,7 @@ def changed_settings(settings: FamilySettings, *left_out: str) -> dict[str, obje
     """The settings that differ from their defaults, but for ``left_out`` (another page's)."""
     return {
         key: value
-        for key, value in vars(settings).items()
+        for key, value in settings.items()
         if key not in left_out and value != getattr(DEFAULTS, key)
     }
 
@@ -30,7 +30,7 @@ def learned_arrays(weights: Weights, heads: int) -> dict[str, Labelled]:
     if not weights.trained:
         return {}
     layer = weights.params.layer
-    learned = learned_terms(weights.model("shaw"))
+    learned = learned_terms(weights.scheme_models())
     tables = {}
     for part in ("position only", "on the text"):
         curves = learned.curves(part, layer)

@@ -17,9 +17,10 @@ import numpy as np
 import torch
 
 from explorer.frame.memory import cached
-from explorer.weights.reading import SCHEME_LABELS, held_out_passage
+from explorer.weights.reading import held_out_passage
 from explorer.weights.trained import attention_inputs, model_scheme
-from relpos_core.schemes import SCHEME_NAMES, content_free, distance_profile
+from relpos_core.schemes import content_free, distance_profile
+from relpos_core.schemes.catalogue import scheme_entry
 from relpos_lab.family import results
 
 # s schemes · l layers · h heads · m distances j - i = -(L-1)..0
@@ -30,7 +31,8 @@ LENGTH = 256  # characters read: four times the training length
 @dataclass(frozen=True)
 class LearnedTerms:
     distance: np.ndarray  # (m,) j - i, -(LENGTH-1)..0
-    models: tuple[str, ...]  # the family model drawn for each scheme, in SCHEME_NAMES order
+    schemes: tuple[str, ...]  # the trained schemes, in catalogue order
+    models: tuple[str, ...]  # the family model drawn for each
     position_only: np.ndarray  # (s, l, h, m)
     on_text: np.ndarray  # (s, l, h, m)
     context: int  # the training length: distances beyond -(context - 1) were never seen
@@ -38,12 +40,13 @@ class LearnedTerms:
     def curves(self, part: str, layer: int) -> dict[str, np.ndarray]:
         """scheme -> (h, m) of ``part`` ("position only" or "on the text") at ``layer``."""
         data = self.position_only if part == "position only" else self.on_text
-        return {name: data[s, layer] for s, name in enumerate(SCHEME_NAMES)}
+        return {name: data[s, layer] for s, name in enumerate(self.schemes)}
 
     def titled_curves(self, part: str, layer: int, k: int) -> dict[str, np.ndarray]:
-        """:meth:`curves` under each scheme's chart title (Shaw's with its clip distance)."""
+        """:meth:`curves` under each scheme's chart title (with the clip distance k where a
+        scheme's setting is the sidebar's k, as Shaw's)."""
         return {
-            SCHEME_LABELS[s] + (f", k = {k}" if s == "shaw" else ""): c
+            scheme_entry(s).label + (f", k = {k}" if scheme_entry(s).from_view("k") else ""): c
             for s, c in self.curves(part, layer).items()
         }
 
@@ -66,13 +69,14 @@ def _terms(name: str, text: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 @cached(4)
-def learned_terms(shaw_model: str) -> LearnedTerms:
-    """Every scheme's learned term (Shaw's from ``shaw_model``, the sidebar's clip distance)."""
+def learned_terms(scheme_models: tuple[tuple[str, str], ...]) -> LearnedTerms:
+    """The learned term of each (scheme, family model) pair (``Weights.scheme_models``)."""
     text = held_out_passage()[:LENGTH]
-    models = tuple(shaw_model if s == "shaw" else s for s in SCHEME_NAMES)
+    schemes, models = zip(*scheme_models, strict=True)
     free, on_text = zip(*(_terms(name, text) for name in models), strict=True)
     return LearnedTerms(
         distance=np.arange(-(len(text) - 1), 1),
+        schemes=schemes,
         models=models,
         position_only=np.stack(free).astype(np.float32),
         on_text=np.stack(on_text).astype(np.float32),

@@ -19,7 +19,7 @@ from explorer.figures.lines import legend_band
 from explorer.frame.csv_tables import Labelled
 from explorer.frame.memory import cached
 from relpos_lab.family import results
-from relpos_lab.family.registry import SCHEME_MODELS
+from relpos_lab.family.registry import scheme_models
 from relpos_lab.family.tables import describe
 
 COLOURS = pc.qualitative.D3
@@ -76,7 +76,7 @@ def curves_table(curves: LengthCurves) -> Labelled:
 
 def family_lengths() -> LengthCurves:
     """The curves of the family's models: one per scheme, and nope and sinusoidal."""
-    return length_curves(SCHEME_MODELS)
+    return length_curves(scheme_models())
 
 
 def lengths_caption(curves: LengthCurves) -> str:

@@ -24,15 +24,9 @@ from explorer.stories.family.controls import ProfileChoice
 from explorer.stories.family.plots import profile_figure
 from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.views import CompareView, PositionView, scheme_terms
-from explorer.weights.reading import SCHEME_LABELS, axis_labels
+from explorer.weights.reading import axis_labels
 from explorer.weights.schemes import SchemeConfig
-
-XL_TERM_TITLES = {
-    "content": "(a) content q·k",
-    "position": "(b) q · W_R R",
-    "global_content": "(c) u · k",
-    "global_position": "(d) v · W_R R",
-}
+from relpos_core.schemes.catalogue import scheme_entry, scheme_label
 
 
 @dataclass(frozen=True)
@@ -75,19 +69,21 @@ def heads_grid(view: PositionView, params: ViewParams, config: SchemeConfig, sha
 
 def head_panel(view: PositionView, params: ViewParams, name: str, head: int) -> list[Panel]:
     """One head's position term of scheme ``name``, as one panel."""
-    title = f"{SCHEME_LABELS[name]}, head {head}"
+    title = f"{scheme_label(name)}, head {head}"
     return [Panel(view.term[head], title=title, **window_axes(params))]
 
 
-def xl_terms(params: ViewParams, config: SchemeConfig, head: int) -> Drawn:
-    """Transformer-XL's four terms (a)-(d) of one head, on one diverging scale."""
+def each_term(params: ViewParams, config: SchemeConfig, head: int) -> Drawn:
+    """Every term of one head's logit, titled by the scheme's catalogue entry (Transformer-XL's
+    (a)-(d)), on one diverging scale."""
     at = window_axes(params)
+    entry = scheme_entry(config.name)
     terms = scheme_terms(params, config, head)
-    panels = [Panel(z, title=XL_TERM_TITLES[t], **at) for t, z in terms.items()]
+    panels = [Panel(z, title=entry.term_titles[t], **at) for t, z in terms.items()]
     term_range = colour_range([p.z for p in panels])
     term_scale = make_scale("diverging", [p.z for p in panels], zrange=term_range.zrange)
     caption = (
-        text.XL_TERMS_NOTE
+        entry.terms_note
         + " "
         + term_scale.caption
         + " "
@@ -102,8 +98,8 @@ def compare_weights(params: ViewParams, both: CompareView, a: str, b: str, head:
     """Both schemes' attention weights of one head, side by side on one scale."""
     at = window_axes(params)
     panels = [
-        Panel(both.weights_a[head], title=f"A: {SCHEME_LABELS[a]}, α, head {head}", **at),
-        Panel(both.weights_b[head], title=f"B: {SCHEME_LABELS[b]}, α, head {head}", **at),
+        Panel(both.weights_a[head], title=f"A: {scheme_label(a)}, α, head {head}", **at),
+        Panel(both.weights_b[head], title=f"B: {scheme_label(b)}, α, head {head}", **at),
     ]
     scale = make_scale("weights", [p.z for p in panels], n_keys=params.length)
     caption = scale.caption + text.mask_note(params) + " " + pooled_note(panels, 256)
@@ -133,7 +129,7 @@ def profile_chart(
     """Every scheme's profile against j - i, the picked scheme's with its band, the distances
     a model built for ``pick.built_for`` positions has seen marked."""
     curves = {
-        SCHEME_LABELS[s]: p.curve(pick.head, pick.normalise, pick.position_only)
+        scheme_label(s): p.curve(pick.head, pick.normalise, pick.position_only)
         for s, p in profiles.items()
     }  # name -> (mean, std)
     reach = pick.built_for - 1
@@ -141,8 +137,8 @@ def profile_chart(
         first.distance,
         curves,
         y_title="position term / its largest |mean|" if pick.normalise else "position term (logit)",
-        highlight=SCHEME_LABELS[name],
-        bands=(SCHEME_LABELS[name],),
+        highlight=scheme_label(name),
+        bands=(scheme_label(name),),
         marks=(reach, -reach) if reach > 0 else (0,),
         mark_label=f"built for {pick.built_for}: ±{reach}",
     )

@@ -8,8 +8,7 @@ from explorer.figures.tables import markdown_table
 from explorer.frame.params import ViewParams
 from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.settings import FamilySettings
-from explorer.weights.reading import SCHEME_LABELS
-from relpos_core.schemes import SCHEME_NAMES, SCHEMES
+from relpos_core.schemes.catalogue import scheme_entries, scheme_label
 
 
 def _verdict(ok: bool) -> str:
@@ -22,7 +21,7 @@ def toeplitz_table(profiles: dict[str, ProfileView], picked: str, n: int) -> str
     shown = tuple(profiles)
     rows = [profiles[s] for s in shown]
     columns = {
-        "scheme": [SCHEME_LABELS[s] for s in shown],
+        "scheme": [scheme_label(s) for s in shown],
         "with content": [_verdict(p.toeplitz()) for p in rows],
         "max deviation": [f"{p.deviation:.2g}" for p in rows],
         "position only": [_verdict(p.toeplitz(True)) for p in rows],
@@ -34,10 +33,11 @@ def toeplitz_table(profiles: dict[str, ProfileView], picked: str, n: int) -> str
 
 def beyond_table(settings: FamilySettings, params: ViewParams) -> str:
     """What every scheme does past the trained distances, with its settings on this view."""
+    entries = scheme_entries()
     return markdown_table(
         {
-            "scheme": [SCHEME_LABELS[s] for s in SCHEME_NAMES],
-            "beyond the trained distances": [SCHEMES[s].extrapolation for s in SCHEME_NAMES],
-            "settings": [settings.config(s, params).text or "(none)" for s in SCHEME_NAMES],
+            "scheme": [e.label for e in entries],
+            "beyond the trained distances": [e.extrapolation for e in entries],
+            "settings": [settings.config(e.name, params).text or "(none)" for e in entries],
         }
     )

@@ -9,43 +9,40 @@ from explorer.stories.family.controls import ProfileChoice
 from explorer.stories.family.learned_terms import LearnedTerms
 from explorer.stories.family.plots import DENSE_DISTANCE, shown_distances
 from explorer.stories.family.profiles import TOEPLITZ_RTOL, ProfileView
-from explorer.weights.reading import SCHEME_LABELS
 from explorer.weights.source import Weights
-from relpos_core.schemes import SCHEMES
-
-LABELS = SCHEME_LABELS
-
-# Biases that involve no query: their papers add them to the logit as they are (T5 folds the
-# factor into its initialisation, ALiBi's slopes are set for unscaled logits). Every other
-# scheme's position term is a product with the query, divided by √d as the content term is.
-UNSCALED = ("t5", "alibi")
+from relpos_core.schemes.catalogue import scheme_entries, scheme_entry, scheme_label
 
 
 def _names(schemes) -> str:
-    names = [LABELS[s] for s in schemes]
+    names = [scheme_label(s) for s in schemes]
     return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def scaling_words() -> str:
-    """Which position terms carry 1/√d, and which biases are added as they are."""
-    scaled = [name for name in SCHEMES if name not in UNSCALED]
-    return (
-        f"the terms of {_names(scaled)}, products with the query, divided by √d; the biases "
-        f"of {_names(UNSCALED)} added as they are, undivided, as in their papers"
+    """Which position terms carry 1/√d, and which biases are added as they are (each
+    catalogue entry's ``scaled``: a bias that involves no query is added as its paper adds it)."""
+    scaled = [e.name for e in scheme_entries() if e.scaled]
+    unscaled = [e.name for e in scheme_entries() if not e.scaled]
+    return f"the terms of {_names(scaled)}, products with the query, divided by √d" + (
+        f"; the biases of {_names(unscaled)} added as they are, undivided, as in their papers"
+        if unscaled
+        else ""
     )
 
 
-INTRO = (
-    "Six published ways to make attention depend on the distance j - i, each on the same "
-    "queries, keys and values as every other page. All share the content term "
-    "q_i · k_j / √d; they differ only in what position adds to the logit, the **position "
-    f"term** drawn here (in logit units: {scaling_words()})."
-)
-ALIBI_NOTE = "The paper's 8 in m_h is max_bias below; h counts heads from 1."
-XL_TERMS_NOTE = (
-    "(b) + (d) is the position term above; (c) depends on the key alone, so each column is "
-    "constant."
-)
+def intro() -> str:
+    """The page's first paragraph: how many schemes the catalogue holds, and what they share."""
+    count = len(scheme_entries())
+    return (
+        f"{NUMBER_WORDS.get(count, str(count)).capitalize()} published ways to make attention "
+        "depend on the distance j - i, each on the same queries, keys and values as every other "
+        "page. All share the content term q_i · k_j / √d; they differ only in what position adds "
+        "to the logit, the **position term** drawn here (in logit units: "
+        f"{scaling_words()})."
+    )
+
+
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
 def compare_intro(weights: Weights) -> str:
@@ -86,17 +83,21 @@ def toeplitz_intro(first: ProfileView, params: ViewParams) -> str:
         "Toeplitz matrix). The table gives its largest distance to the nearest Toeplitz matrix, "
         f"{where}, for the position term as computed with these q and k, and for its "
         "position-only part (q and k replaced by their mean over positions: content removed). "
-        "Schemes that read the query or key (Shaw, Music, Transformer-XL, RoPE) are not Toeplitz "
+        f"Schemes that read the query or key ({', '.join(_reading_content())}) are not Toeplitz "
         "with content; every position-only part is. *yes* allows float32 rounding: a deviation "
         f"up to {TOEPLITZ_RTOL:g} of the term's largest |value|."
     )
+
+
+def _reading_content() -> list[str]:
+    return [e.label for e in scheme_entries() if e.reads_content]
 
 
 def missing_note(missing: dict[str, str]) -> str:
     """The schemes left out of the table and the profiles, and why."""
     return (
         "Left out here and below, as they cannot run on this view: "
-        + "; ".join(f"{LABELS[s]} ({reason})" for s, reason in missing.items())
+        + "; ".join(f"{scheme_label(s)} ({reason})" for s, reason in missing.items())
         + "."
     )
 
@@ -107,8 +108,8 @@ def memory_note(params: ViewParams, name: str) -> str:
     return (
         f"Memory: each scheme's own estimate (logit_bytes) of its logit terms, their sum and its "
         f"position work for one sequence of n = {n} with {heads} heads, float32. The picked "
-        f"scheme is in bold; besides its terms, {LABELS[name]} builds "
-        f"{SCHEMES[name].memory_text}."
+        f"scheme is in bold; besides its terms, {scheme_label(name)} builds "
+        f"{scheme_entry(name).memory_text}."
     )
 
 
@@ -127,7 +128,7 @@ def profile_caption(
     head, position_only = pick.head, pick.position_only
     _, stride = shown_distances(first.distance)
     what = (
-        f"the mean over every cell at that distance; the band around {LABELS[name]} (the "
+        f"the mean over every cell at that distance; the band around {scheme_label(name)} (the "
         "picked scheme) is ± one standard deviation, the content's spread"
         + (" and the heads' differences" if head is None and heads > 1 else "")
         if not position_only
@@ -140,7 +141,7 @@ def profile_caption(
             "schemes would take several seconds)"
         )
         + (
-            f"; the band around {LABELS[name]} is ± one standard deviation over the heads"
+            f"; the band around {scheme_label(name)} is ± one standard deviation over the heads"
             if head is None and heads > 1
             else ""
         )

@@ -28,10 +28,8 @@ from explorer.stories.family.settings import FamilySettings
 from explorer.stories.family.window_terms import as_float32, window_allowed, window_terms
 from explorer.weights.example import example_inputs
 from explorer.weights.schemes import SchemeConfig, scheme_for
-from relpos_core.schemes import (
-    SCHEME_NAMES,
-    PositionScheme,
-)
+from relpos_core.schemes import PositionScheme
+from relpos_core.schemes.catalogue import scheme_names
 
 # b batch (1) · h heads · i query pos · j key pos · d head dim · m distances j - i
 
@@ -84,7 +82,7 @@ def unavailable(params: ViewParams, config: SchemeConfig) -> str | None:
 
 def unavailable_schemes(params: ViewParams, settings: FamilySettings) -> dict[str, str]:
     """Scheme -> the reason it cannot run on this view, for the schemes that cannot."""
-    reasons = {name: unavailable(params, settings.config(name, params)) for name in SCHEME_NAMES}
+    reasons = {name: unavailable(params, settings.config(name, params)) for name in scheme_names()}
     return {name: reason for name, reason in reasons.items() if reason is not None}
 
 
@@ -94,7 +92,7 @@ def family_profiles(params: ViewParams, settings: FamilySettings) -> dict[str, P
     missing = unavailable_schemes(params, settings)
     return {
         name: profile_view(params, settings.config(name, params))
-        for name in SCHEME_NAMES
+        for name in scheme_names()
         if name not in missing
     }
 

@@ -12,7 +12,7 @@ from explorer.figures.head_reading import HeadReading, read_head
 from explorer.frame.memory import cached
 from explorer.stories.predict.views import attention_rows, plan_forward, shown_text
 from explorer.weights.trained import family_model
-from relpos_core.schemes import SCHEME_NAMES
+from relpos_core.schemes.catalogue import scheme_entry, scheme_names
 
 GRID_MAX = 256  # characters the every-head grid reads: the text's first ones
 
@@ -61,8 +61,11 @@ def head_link(name: str, layer: int, head: int) -> tuple[str, dict[str, object]]
     term, that head); None for the models with no position term in attention, which no other
     page draws."""
     view = {"weights": "trained", "layer": layer}
-    if name == "shaw":
-        return "attention.py", {**view, "k": 8, "attention_head": head}
-    if name in SCHEME_NAMES:
-        return "family.py", {**view, "scheme": name, "family_head": head}
-    return None
+    if name not in scheme_names():
+        return None
+    entry = scheme_entry(name)
+    if entry.from_view("k"):  # its clip distance is the sidebar's: the Attention page draws it
+        clip = next(s.keyword for s in entry.settings if s.view == "k")
+        k = dict(entry.model_params)[clip]
+        return "attention.py", {**view, "k": k, "attention_head": head}
+    return "family.py", {**view, "scheme": name, "family_head": head}

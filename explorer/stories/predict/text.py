@@ -16,10 +16,9 @@ from explorer.stories.predict.views import (
     WritingStep,
 )
 from explorer.weights.reading import shown
-from relpos_lab.family.registry import SCHEME_MODELS
-from relpos_lab.family.tables import describe
+from relpos_lab.family.registry import describe, scheme_models
 
-MODEL_NAMES = SCHEME_MODELS  # one model per published scheme, and the two baselines
+MODEL_NAMES = scheme_models()  # one model per published scheme, and the two baselines
 MODELS = "the family's trained character models"
 UNTRAINED = (
     "a model with random weights predicts every character about equally, so this page has "

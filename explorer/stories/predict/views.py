@@ -24,7 +24,7 @@ from explorer.weights.reading import held_out_passage, shown
 from explorer.weights.trained import family_model
 from relpos_core.basics import scaled_dot_product_attention
 from relpos_lab.family.corpus import UNKNOWN
-from relpos_lab.family.registry import SCHEME_MODELS
+from relpos_lab.family.registry import scheme_models
 from relpos_lab.family.train import eval_span
 
 TOP = 10  # characters listed for the next position
@@ -251,7 +251,7 @@ def loss_along(length: int) -> LossAlong:
     span = eval_span(length)
     x, y = span[:-1][None], span[1:]
     bits = {}
-    for name in SCHEME_MODELS:
+    for name in scheme_models():
         model, vocabulary = family_model(name)
         plan_forward(model, length, length, "bits along the passage")
         with torch.no_grad():

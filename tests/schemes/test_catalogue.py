@@ -1,0 +1,130 @@
+"""The catalogue of schemes: torch-free, true of the classes it names, the only place that
+decides something per scheme, and closed to a name it does not hold."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from relpos_core.schemes import make_scheme, scheme_class
+from relpos_core.schemes.catalogue import (
+    SchemeEntry,
+    Setting,
+    registered,
+    scheme_entries,
+    scheme_entry,
+    scheme_names,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRIES = scheme_entries()
+
+
+def test_the_catalogue_loads_no_torch() -> None:
+    code = (
+        "import sys; from relpos_core.schemes.catalogue import scheme_entries; "
+        "from relpos_core.schemes import scheme_names; "
+        "assert scheme_names() and scheme_entries()[0].logit_formula; "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_an_unknown_scheme_is_an_error_that_names_the_known_ones() -> None:
+    with pytest.raises(
+        ValueError, match="scheme must be one of shaw, music, xl, t5, alibi, rope; got 'kerple'"
+    ):
+        scheme_entry("kerple")
+    with pytest.raises(ValueError, match="scheme must be one of .*; got 'nope'"):
+        make_scheme("nope", 1, 4)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
+def test_each_entry_names_its_class_and_builds_at_its_defaults(entry: SchemeEntry) -> None:
+    cls = scheme_class(entry.name)
+    assert cls.name == entry.name
+    defaults = {s.keyword: s.default for s in entry.settings}
+    scheme = make_scheme(entry.name, 2, 8, **defaults)
+    learned = [p for p in scheme.parameters() if p.requires_grad]
+    assert bool(learned) == entry.learned  # a generator is passed exactly when it draws
+    assert set(dict(entry.model_params)) <= set(defaults)
+    for setting in entry.controls:
+        assert setting.check(setting.default, defaults) == setting.default
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.model], ids=lambda e: e.name)
+def test_the_controls_default_to_what_the_trained_model_was_built_with(entry) -> None:
+    """With trained weights the pages show each scheme at its defaults: they must be its model's."""
+    built = dict(entry.model_params)
+    for setting in entry.settings:
+        if setting.keyword in built:
+            assert setting.default == built[setting.keyword], setting.keyword
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
+def test_terms_say_whether_the_position_term_reads_the_query(entry: SchemeEntry) -> None:
+    scheme = make_scheme(entry.name, 2, 8)
+    gen = torch.Generator().manual_seed(0)
+    q, k = (torch.randn(1, 2, 6, 8, generator=gen) for _ in range(2))
+    with torch.no_grad():
+        once, twice = (scheme.position_term(x, k) for x in (q, 3 * q))
+    assert (not torch.allclose(once, twice)) == entry.reads_content
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
+def test_value_term_is_declared_where_the_output_has_one(entry: SchemeEntry) -> None:
+    options = {"values": True} if "values" in {s.keyword for s in entry.settings} else {}
+    scheme = make_scheme(entry.name, 2, 8, **options)
+    weights = torch.softmax(torch.randn(1, 2, 5, 5), -1)
+    extra = scheme.relative_values(weights, False, 0)
+    assert (extra is not None) == ("value" in entry.terms)
+
+
+def test_registration_refuses_a_taken_name_or_url_key_and_undoes_itself() -> None:
+    shaw = scheme_entry("shaw")
+    with pytest.raises(ValueError, match="holds a scheme 'shaw' already"):
+        with registered(shaw):
+            pass
+    clash = Setting("base", "base", 1, url_key="rope_base", choices=(1,))
+    twin = SchemeEntry(**{**vars(scheme_entry("rope")), "name": "rope2", "settings": (clash,)})
+    with pytest.raises(ValueError, match="every control needs a URL key of its own"):
+        with registered(twin):
+            pass
+    alone = SchemeEntry(**{**vars(twin), "settings": ()})
+    with registered(alone):
+        assert scheme_names()[-1] == "rope2"
+        with pytest.raises(ValueError, match="class for 'rope2' is not a PositionScheme named so"):
+            make_scheme("rope2", 1, 4)  # Rotary says it is "rope": the entry names the wrong one
+    assert "rope2" not in scheme_names()
+
+
+# A scheme's name compared, tested for membership, or used as a dict key: a decision about it.
+DECIDES = re.compile(
+    r"""[=!]=\s*["'](?P<a>\w+)["']|["'](?P<b>\w+)["']\s+(not\s+)?in\b|^\s*["'](?P<c>\w+)["']\s*:"""
+)
+# Shaw et al.'s own experiments (Tables 2 and 3) are about Shaw's scheme by definition.
+SHAW_EXPERIMENTS = {"relpos_lab/family/registry.py", "relpos_lab/family/tables.py",
+                    "relpos_lab/family/model.py"}  # fmt: skip
+
+
+def test_no_file_but_the_catalogue_decides_something_per_scheme() -> None:
+    names = set(scheme_names())
+    found = []
+    for folder in ("explorer", "pages", "relpos_lab", "relpos_core", "scripts"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            where = str(path.relative_to(ROOT))
+            if where in SHAW_EXPERIMENTS or path.name == "catalogue.py":
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                code = line.split("#", 1)[0]
+                for match in DECIDES.finditer(code):
+                    if (match["a"] or match["b"] or match["c"]) in names:
+                        found.append(f"{where}:{number}: {line.strip()}")
+    assert not found, "decide it in relpos_core/schemes/catalogue.py:\n" + "\n".join(found)
