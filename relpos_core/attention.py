@@ -20,29 +20,24 @@ from dataclasses import dataclass
 
 import torch
 
+from relpos_core.admission import AttentionCall, admit_call, check_attention_inputs
 from relpos_core.banded_attention import banded_attention
-from relpos_core.checks import (
-    all_finite,
-    check_bool,
-    check_generator,
-    check_int,
-    check_max_bytes,
-    check_real,
-    check_same_dtype,
-    check_tensor,
-    distinct_view,
-)
+from relpos_core.checks import all_finite, distinct_view
 from relpos_core.flex import flex_attention_relative
-from relpos_core.guard import check_fits
-from relpos_core.lookup import clip_distance_from_table
-from relpos_core.masks import combine_masks, mask_cells, masked_softmax, user_mask
-from relpos_core.memory import attention_bytes
-from relpos_core.methods import FLEX, METHOD_NAMES, choose_method, get_method
-from relpos_core.precision import HALF_DTYPES, compute_itemsize, no_autocast, upcast
-from relpos_core.regions import regions_apply
+from relpos_core.masks import combine_masks, masked_softmax
+from relpos_core.methods import FLEX, METHOD_NAMES
+from relpos_core.precision import no_autocast, upcast
 from relpos_core.trace import Trace
 
 ATTENTION_METHODS = ("auto", *METHOD_NAMES)  # "auto": ``methods.choose_method``
+__all__ = [
+    "ATTENTION_METHODS",
+    "AttentionTrace",
+    "attend",
+    "check_attention_inputs",
+    "check_finite_output",
+    "relative_attention",
+]
 
 
 @dataclass(frozen=True)
@@ -73,58 +68,6 @@ class AttentionTrace(Trace):
         "relative_output": "sum_j alpha_ij a^V_ij",
         "output": "z_i = sum_j alpha_ij (v_j + a^V_ij)",
     }
-
-
-def check_attention_inputs(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    table_k: torch.Tensor,
-    table_v: torch.Tensor,
-    finite: bool = True,
-) -> None:
-    """Shapes and dtypes of one call: q (b,h,n_q,d), k (b,h,n_k,d), v (b,h,n_k,d_v), tables.
-
-    ``finite=False`` skips the pass over q, k and v that looks for NaN and inf (the tables,
-    small, are always checked).
-    """
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        check_tensor(name, t, 4, finite=finite)
-    for name, t in (("table_k", table_k), ("table_v", table_v)):
-        check_tensor(name, t, 2)
-    check_same_dtype(q=q, k=k, v=v, table_k=table_k, table_v=table_v)
-    b, h, n_q, d = q.shape
-    if n_q < 1 or d < 1:
-        raise ValueError(
-            f"q must hold at least one query and one channel (b, h, n_q >= 1, d >= 1), "
-            f"got {tuple(q.shape)}"
-        )
-    if k.shape[:2] != (b, h) or k.shape[-1] != d:
-        raise ValueError(
-            f"k must have shape (b, h, n_k, d) = ({b}, {h}, n_k, {d}), got {tuple(k.shape)}"
-        )
-    if k.shape[2] < 1:
-        raise ValueError(f"k must hold at least one key (n_k >= 1), got {tuple(k.shape)}")
-    if v.shape[:3] != k.shape[:3] or v.shape[-1] < 1:
-        raise ValueError(
-            f"v must have shape (b, h, n_k, d_v) = ({b}, {h}, {k.shape[2]}, d_v >= 1), "
-            f"got {tuple(v.shape)}"
-        )
-    kk = clip_distance_from_table(table_k, "table_k")
-    if table_k.shape[1] != d:
-        raise ValueError(
-            f"table_k width must equal the head dim of q ({d}), got {tuple(table_k.shape)}"
-        )
-    if table_v.shape != (2 * kk + 1, v.shape[-1]):
-        raise ValueError(
-            f"table_v must have shape ({2 * kk + 1}, {v.shape[-1]}) (same k as table_k, "
-            f"width = value dim), got {tuple(table_v.shape)}"
-        )
-    devices = {t.device for t in (q, k, v, table_k, table_v)}
-    if len(devices) > 1:
-        raise ValueError(
-            f"q, k, v and the tables must be on one device, got {sorted(map(str, devices))}"
-        )
 
 
 def relative_attention(
@@ -177,89 +120,65 @@ def relative_attention(
     >>> relative_attention(q[:, :, 1:], k, v, w, w, query_offset=1, causal=True).shape
     torch.Size([1, 1, 1, 1])
     """
-    trace = check_bool("trace", trace)
-    check_attention_inputs(q, k, v, table_k, table_v, finite=False)  # finite: after the guard
-    causal = check_bool("causal", causal)
-    return_weights = check_bool("return_weights", return_weights)
-    query_offset = check_int("query_offset (position of the first query)", query_offset, 0)
-    dropout_p = check_real("dropout_p", dropout_p, 0, 1, high_open=True)
-    generator = check_generator("generator", generator)
-    max_bytes = check_max_bytes(max_bytes)
-    if trace and (return_weights or dropout_p > 0):
-        raise ValueError(
-            "trace=True returns every step, the weights before any dropout included; "
-            f"return_weights and dropout_p apply to trace=False (got return_weights="
-            f"{return_weights}, dropout_p={dropout_p})"
-        )
-    b, h, n_q, d = q.shape
-    n_k, d_v = v.shape[-2:]
-    shape = (b, h, n_q, n_k)
-    cells = mask_cells(mask, shape)  # checked, but converted only once the call fits
-    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
-    if method == "auto":
-        chosen = choose_method(
-            n_q, n_k, query_offset, trace=trace, grad=grad, device=q.device,
-            dropout=dropout_p > 0, weights=return_weights,
-        )  # fmt: skip
-    else:
-        chosen = get_method(method)
-        reason = chosen.unsupported(n_q, n_k, query_offset)
-        if reason:
-            raise ValueError(f"method {method!r} cannot run here: {reason}")
-    kk = clip_distance_from_table(table_k)
-    dtype = q.dtype
-    need = attention_bytes(
-        chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=compute_itemsize(dtype), trace=trace,
-        return_weights=return_weights, grad=grad, causal=causal,
-        mask_cells=cells, dropout=dropout_p > 0,
-        region_split=chosen.name == "banded"
-        and regions_apply(q, k, v, table_k, mask, causal, query_offset, dropout_p),
+    call = admit_call(
+        q, k, v, table_k, table_v, mask=mask, causal=causal, query_offset=query_offset,
+        method=method, trace=trace, return_weights=return_weights, dropout_p=dropout_p,
+        generator=generator, max_bytes=max_bytes,
     )  # fmt: skip
-    if dtype in HALF_DTYPES:  # the float32 copies of q, k, v
-        need += 4 * (q.numel() + k.numel() + v.numel())
-    check_fits(
-        f"relative_attention with method {chosen.name!r}, q {tuple(q.shape)}, "
-        f"k {tuple(k.shape)}, max_relative_position {kk}",
-        need, max_bytes, q.device,
-    )  # fmt: skip
-    if trace:  # a pass over q, k and v, paid only for the step-by-step view
-        for name, t in (("q", q), ("k", k), ("v", v)):
-            check_tensor(name, t, 4)
-    allowed = user_mask(mask, shape)  # bool, 4-D: every broadcastable rank on every path
     with no_autocast(q.device):  # float32 stays float32 inside, under torch.autocast too
-        if chosen is FLEX:  # FlexAttention takes half inputs itself, statistics in float32
-            return flex_attention_relative(
-                q, k, v, table_k, table_v, allowed, causal, query_offset
-            ).to(dtype)
-        q, k, v, table_k, table_v = upcast(q, k, v, table_k, table_v)
-        if chosen.fused and not trace and not (grad and return_weights):
-            result = banded_attention(
-                q, k, v, table_k, table_v, allowed, causal, query_offset,
-                return_weights=return_weights, dropout_p=dropout_p, generator=generator,
-            )  # fmt: skip
-            if return_weights:
-                out, weights = (t.to(dtype) for t in result)
-                return check_finite_output(out, q, k, v), weights
-            return check_finite_output(result.to(dtype), q, k, v)
-        allowed = combine_masks(allowed, causal, shape, query_offset, max_bytes=max_bytes)
-        steps = attend(
-            q,
-            k,
-            v,
-            chosen.key_term(q, table_k, n_k, query_offset),  # (b,h,i,j)
-            allowed,
-            lambda weights: chosen.value_term(weights, table_v, query_offset),
-            dropout=_dropout(dropout_p, generator),
-            max_bytes=max_bytes,
+        if call.fast:  # one kernel, no step kept: FlexAttention, or the fused banded loop
+            out, weights = _fast(call, q, k, v, table_k, table_v)
+        else:  # eqs. 2-4 step by step: the method's key term, the softmax, its value term
+            steps = _steps(call, q, k, v, table_k, table_v)
+            if call.trace:
+                return AttentionTrace(**steps, query_offset=query_offset, method=call.method.name)
+            out, weights = check_finite_output(steps["output"], q, k, v), steps["weights"]
+    return (out, weights) if call.return_weights else out
+
+
+def _fast(
+    call: AttentionCall, q, k, v, table_k, table_v
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(z, alpha or None) from one kernel, in the inputs' dtype."""
+    dtype = q.dtype
+    if call.method is FLEX:  # FlexAttention takes half inputs itself, statistics in float32
+        out = flex_attention_relative(
+            q, k, v, table_k, table_v, call.allowed, call.causal, call.query_offset
         )
-    steps = {
+        return out.to(dtype), None
+    q, k, v, table_k, table_v = upcast(q, k, v, table_k, table_v)
+    result = banded_attention(
+        q, k, v, table_k, table_v, call.allowed, call.causal, call.query_offset,
+        return_weights=call.return_weights, dropout_p=call.dropout_p, generator=call.generator,
+    )  # fmt: skip
+    out, weights = result if call.return_weights else (result, None)
+    out = check_finite_output(out.to(dtype), q, k, v)
+    return out, None if weights is None else weights.to(dtype)
+
+
+def _steps(call: AttentionCall, q, k, v, table_k, table_v) -> dict[str, object]:
+    """Every step of eqs. 2-4 with the chosen method's key and value terms, computed in
+    float32 or float64 and returned in the inputs' dtype."""
+    dtype, n_k = q.dtype, k.shape[2]
+    q, k, v, table_k, table_v = upcast(q, k, v, table_k, table_v)
+    allowed = combine_masks(
+        call.allowed, call.causal, call.shape, call.query_offset, max_bytes=call.max_bytes
+    )
+    method, offset = call.method, call.query_offset
+    steps = attend(
+        q,
+        k,
+        v,
+        method.key_term(q, table_k, n_k, offset),  # (b,h,i,j)
+        allowed,
+        lambda weights: method.value_term(weights, table_v, offset),
+        dropout=_dropout(call.dropout_p, call.generator),
+        max_bytes=call.max_bytes,
+    )
+    return {
         name: t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
         for name, t in steps.items()
-    }  # the inputs' dtype out
-    if trace:
-        return AttentionTrace(**steps, query_offset=query_offset, method=chosen.name)
-    out = check_finite_output(steps["output"], q, k, v)
-    return (out, steps["weights"]) if return_weights else out
+    }
 
 
 def check_finite_output(

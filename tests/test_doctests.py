@@ -39,6 +39,7 @@ MUST_HAVE_EXAMPLES = {
 }
 # Every module of the package: a module added or removed shows up here first.
 EXPECTED_MODULES = {
+    "relpos_core.admission",
     "relpos_core.basics",
     "relpos_core.multihead",
     "relpos_core.attention",
@@ -64,6 +65,8 @@ EXPECTED_MODULES = {
     "relpos_core.schemes",
     "relpos_core.schemes.alibi",
     "relpos_core.schemes.base",
+    "relpos_core.schemes.build",
+    "relpos_core.schemes.catalogue",
     "relpos_core.schemes.music",
     "relpos_core.schemes.profile",
     "relpos_core.schemes.rel_shift",

@@ -11,7 +11,7 @@ import re
 from functools import cache
 
 from explorer.frame.params import ViewParams, trained_model_name
-from relpos_core.schemes.catalogue import scheme_entry
+from relpos_core.schemes.catalogue import scheme_entry, scheme_names
 from relpos_lab.family.corpus import held_out_text
 
 SHOWN = {" ": "␣", "\n": "↵", "\t": "⇥"}  # characters with no glyph of their own
@@ -45,6 +45,8 @@ def model_for(params: ViewParams, scheme: str = "shaw") -> str:
     >>> model_for(ViewParams(k=2)), model_for(ViewParams(k=2), "rope")
     ('shaw-k2', 'rope')
     """
+    if scheme not in scheme_names():  # a family model with no scheme: ``nope``, ``sinusoidal``
+        return scheme
     entry = scheme_entry(scheme)
     if entry.model is None:
         raise ValueError(

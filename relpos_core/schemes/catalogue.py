@@ -120,7 +120,11 @@ class SchemeEntry:
         return bool({"key", "rotation"} & set(self.terms))
 
     def settings_text(self, options: Mapping[str, object]) -> str:
-        """The given keywords in the papers' words, in catalogue order (empty without)."""
+        """The given keywords in the papers' words, in catalogue order (empty without).
+
+        >>> scheme_entry("t5").settings_text({"max_distance": 128, "num_buckets": 32})
+        '32 buckets, max distance 128'
+        """
         return ", ".join(s.text(options[s.keyword]) for s in self.settings if s.keyword in options)
 
     def cls(self) -> type:

@@ -1,0 +1,181 @@
+"""One attention call, checked and admitted before any work: every argument in its range, the
+method chosen, and the call's estimated peak memory within the limit (``guard.check_fits``).
+
+``relative_attention`` asks :func:`admit_call` first and then reads as the maths: the fast
+kernel, or the definition step by step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from relpos_core.checks import (
+    check_bool,
+    check_generator,
+    check_int,
+    check_max_bytes,
+    check_real,
+    check_same_dtype,
+    check_tensor,
+)
+from relpos_core.guard import check_fits
+from relpos_core.lookup import clip_distance_from_table
+from relpos_core.masks import mask_cells, user_mask
+from relpos_core.memory import attention_bytes
+from relpos_core.methods import FLEX, Method, choose_method, get_method
+from relpos_core.precision import HALF_DTYPES, compute_itemsize
+from relpos_core.regions import regions_apply
+
+
+@dataclass(frozen=True)
+class AttentionCall:
+    """A call's checked arguments, its method and whether it runs as one kernel (``fast``)."""
+
+    method: Method
+    fast: bool  # FlexAttention, or the fused banded loop: no (b,h,n_q,n_k) step is kept
+    allowed: torch.Tensor | None  # the caller's mask, bool and 4-D (None: every key)
+    shape: tuple[int, int, int, int]  # (b, h, n_q, n_k)
+    causal: bool
+    query_offset: int
+    trace: bool
+    return_weights: bool
+    dropout_p: float
+    generator: torch.Generator | None
+    max_bytes: int | None
+
+
+def check_attention_inputs(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    table_k: torch.Tensor,
+    table_v: torch.Tensor,
+    finite: bool = True,
+) -> None:
+    """Shapes and dtypes of one call: q (b,h,n_q,d), k (b,h,n_k,d), v (b,h,n_k,d_v), tables.
+
+    ``finite=False`` skips the pass over q, k and v that looks for NaN and inf (the tables,
+    small, are always checked).
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_tensor(name, t, 4, finite=finite)
+    for name, t in (("table_k", table_k), ("table_v", table_v)):
+        check_tensor(name, t, 2)
+    check_same_dtype(q=q, k=k, v=v, table_k=table_k, table_v=table_v)
+    b, h, n_q, d = q.shape
+    if n_q < 1 or d < 1:
+        raise ValueError(
+            f"q must hold at least one query and one channel (b, h, n_q >= 1, d >= 1), "
+            f"got {tuple(q.shape)}"
+        )
+    if k.shape[:2] != (b, h) or k.shape[-1] != d:
+        raise ValueError(
+            f"k must have shape (b, h, n_k, d) = ({b}, {h}, n_k, {d}), got {tuple(k.shape)}"
+        )
+    if k.shape[2] < 1:
+        raise ValueError(f"k must hold at least one key (n_k >= 1), got {tuple(k.shape)}")
+    if v.shape[:3] != k.shape[:3] or v.shape[-1] < 1:
+        raise ValueError(
+            f"v must have shape (b, h, n_k, d_v) = ({b}, {h}, {k.shape[2]}, d_v >= 1), "
+            f"got {tuple(v.shape)}"
+        )
+    kk = clip_distance_from_table(table_k, "table_k")
+    if table_k.shape[1] != d:
+        raise ValueError(
+            f"table_k width must equal the head dim of q ({d}), got {tuple(table_k.shape)}"
+        )
+    if table_v.shape != (2 * kk + 1, v.shape[-1]):
+        raise ValueError(
+            f"table_v must have shape ({2 * kk + 1}, {v.shape[-1]}) (same k as table_k, "
+            f"width = value dim), got {tuple(table_v.shape)}"
+        )
+    devices = {t.device for t in (q, k, v, table_k, table_v)}
+    if len(devices) > 1:
+        raise ValueError(
+            f"q, k, v and the tables must be on one device, got {sorted(map(str, devices))}"
+        )
+
+
+def admit_call(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    table_k: torch.Tensor,
+    table_v: torch.Tensor,
+    *,
+    mask: torch.Tensor | None,
+    causal: bool,
+    query_offset: int,
+    method: str,
+    trace: bool,
+    return_weights: bool,
+    dropout_p: float,
+    generator: torch.Generator | None,
+    max_bytes: int | None,
+) -> AttentionCall:
+    """``relative_attention``'s arguments checked (a ValueError naming the argument, its range
+    and its value), its method chosen, and its memory admitted: a call whose estimate is above
+    ``max_bytes`` (None: the device's memory) is refused before it allocates."""
+    trace = check_bool("trace", trace)
+    check_attention_inputs(q, k, v, table_k, table_v, finite=False)  # finite: after the guard
+    causal = check_bool("causal", causal)
+    return_weights = check_bool("return_weights", return_weights)
+    query_offset = check_int("query_offset (position of the first query)", query_offset, 0)
+    dropout_p = check_real("dropout_p", dropout_p, 0, 1, high_open=True)
+    generator = check_generator("generator", generator)
+    max_bytes = check_max_bytes(max_bytes)
+    if trace and (return_weights or dropout_p > 0):
+        raise ValueError(
+            "trace=True returns every step, the weights before any dropout included; "
+            f"return_weights and dropout_p apply to trace=False (got return_weights="
+            f"{return_weights}, dropout_p={dropout_p})"
+        )
+    b, h, n_q, d = q.shape
+    n_k, d_v = v.shape[-2:]
+    shape = (b, h, n_q, n_k)
+    cells = mask_cells(mask, shape)  # checked, but converted only once the call fits
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
+    if method == "auto":
+        chosen = choose_method(
+            n_q, n_k, query_offset, trace=trace, grad=grad, device=q.device,
+            dropout=dropout_p > 0, weights=return_weights,
+        )  # fmt: skip
+    else:
+        chosen = get_method(method)
+        reason = chosen.unsupported(n_q, n_k, query_offset)
+        if reason:
+            raise ValueError(f"method {method!r} cannot run here: {reason}")
+    kk = clip_distance_from_table(table_k)
+    need = attention_bytes(
+        chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=compute_itemsize(q.dtype), trace=trace,
+        return_weights=return_weights, grad=grad, causal=causal,
+        mask_cells=cells, dropout=dropout_p > 0,
+        region_split=chosen.name == "banded"
+        and regions_apply(q, k, v, table_k, mask, causal, query_offset, dropout_p),
+    )  # fmt: skip
+    if q.dtype in HALF_DTYPES:  # the float32 copies of q, k, v
+        need += 4 * (q.numel() + k.numel() + v.numel())
+    check_fits(
+        f"relative_attention with method {chosen.name!r}, q {tuple(q.shape)}, "
+        f"k {tuple(k.shape)}, max_relative_position {kk}",
+        need, max_bytes, q.device,
+    )  # fmt: skip
+    if trace:  # a pass over q, k and v, paid only for the step-by-step view
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            check_tensor(name, t, 4)
+    fast = chosen is FLEX or (chosen.fused and not trace and not (grad and return_weights))
+    return AttentionCall(
+        method=chosen,
+        fast=fast,
+        allowed=user_mask(mask, shape),  # bool, 4-D: every broadcastable rank on every path
+        shape=shape,
+        causal=causal,
+        query_offset=query_offset,
+        trace=trace,
+        return_weights=return_weights,
+        dropout_p=dropout_p,
+        generator=generator,
+        max_bytes=max_bytes,
+    )
