@@ -9,7 +9,7 @@ from explorer.figures.draw import (
     inset,
     plotly_chart,
     png_config,
-    weights_caption,
+    source_caption,
     window_caption,
 )
 from explorer.figures.heatmaps import IMAGE_SIDE
@@ -31,7 +31,7 @@ n, heads = params.length, params.heads
 start, stop = params.window
 
 st.title("Attention")
-weights_caption(params)
+source_caption(params)
 st.markdown(text.ATTENTION_INTRO)
 for formula in (formulas.LOGIT, formulas.WEIGHT, formulas.OUTPUT):
     formulas.latex(formula)

@@ -22,19 +22,19 @@ from explorer.stories.basics.scaling import (
     scale_view,
     spread_figure,
 )
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 
 params = current_params()
-weights = weights_of(params)
+source = source_of(params)
 
 st.title("Attention basics")
-st.caption(text.weights_caption(weights))
+st.caption(text.source_caption(source))
 st.markdown(text.INTRO)
 latex(text.BAHDANAU)
 
 # ---- 1. the copy model's alignment ----------------------------------------------------------
-st.header(text.alignment_heading(weights))
-st.markdown(text.task(weights))
+st.header(text.alignment_heading(source))
+st.markdown(text.task(source))
 items_text = text_box(
     "input items (whole numbers, spaces between)", "items", views.ITEMS_DEFAULT, 80,
     help=text.ITEMS_HELP,
@@ -42,12 +42,12 @@ items_text = text_box(
 items, problem = views.items_or_default(items_text)
 if problem:
     st.warning(md_escape(problem), icon=":material/warning:")
-copy = views.copy_of(weights, items)
+copy = views.copy_of(source, items)
 chart(
     alignment_figure(copy), "basics_alignment", shape=copy.weights.shape, note=text.ALIGNMENT_NOTE
 )
 pair_note(text.COPY_FIGURES, *map(range, copy.weights.shape), names=("outputs", "inputs"))
-st.info(md_escape(notes.alignment_note(copy, weights)), icon=":material/lightbulb:")
+st.info(md_escape(notes.alignment_note(copy, source)), icon=":material/lightbulb:")
 agreement_badge("the model's scores e_ij vs the definition by loops", copy.additive_diff)
 st.caption(text.cross_attention(copy))
 
@@ -57,23 +57,23 @@ st.markdown(text.dot_product(copy))
 left, right = st.columns(2)
 with left:
     latex(text.ADDITIVE)
-    st.caption(text.additive_size(copy, weights))
+    st.caption(text.additive_size(copy, source))
 with right:
     latex(text.DOT)
-    st.caption(text.dot_size(copy, weights))
+    st.caption(text.dot_size(copy, source))
 for row in score_panels(copy):
     for column, (key, fig, shape) in zip(st.columns(2), row, strict=True):
         with column:
             chart(fig, key, shape=shape)
 st.caption(text.SCORES_CAPTION)
 agreement_badge("dot-product scores vs the definition by loops", copy.dot_diff)
-st.info(md_escape(notes.reads_note(copy, weights)), icon=":material/lightbulb:")
+st.info(md_escape(notes.reads_note(copy, source)), icon=":material/lightbulb:")
 
 # ---- 3. the worked example -----------------------------------------------------------------
 st.header("3 · Query, key and value: the worked example")
 st.markdown(text.QUERY_KEY_VALUE)
 latex(text.ATTENTION)
-source = choice(
+example_source = choice(
     "queries", list(views.EXAMPLE_SOURCES), "example_source",
     help="Self-attention: every position of one sequence queries all of them, Q = K.",
 )  # fmt: skip
@@ -85,7 +85,7 @@ with boxes[1]:
 with boxes[2]:
     v_text = text_box("V (rows: values, one per key)", "example_v", views.EXAMPLE_V, 200)
 st.caption(text.MATRIX_FORM)
-example, problem = views.example_of(source, q_text, k_text, v_text)
+example, problem = views.example_of(example_source, q_text, k_text, v_text)
 if problem:
     st.warning(md_escape(problem), icon=":material/warning:")
 for row in example_panels(example):
@@ -95,7 +95,7 @@ for row in example_panels(example):
 pair_note(text.EXAMPLE_FIGURES, *map(range, example.weights.shape), detail=text.EXAMPLE_ROWS)
 agreement_badge("weights and output vs the definition by loops", example.max_diff)
 st.caption(text.EXAMPLE_CAPTION)
-self_attention = views.is_self_attention(source)
+self_attention = views.is_self_attention(example_source)
 st.info(md_escape(notes.ties_note(example, self_attention)), icon=":material/lightbulb:")
 
 # ---- 4. why sqrt(d) ----------------------------------------------------------------------
@@ -131,5 +131,5 @@ download_view(
     "basics",
     params,
     download.arrays(copy, example, scales),
-    extra=download.extra(weights, copy, scales),
+    extra=download.extra(source, copy, scales),
 )

@@ -4,7 +4,7 @@ by side and the difference."""
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import figure, weights_caption, window_caption
+from explorer.figures.draw import figure, source_caption, window_caption
 from explorer.figures.notes import weights_note
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
@@ -13,17 +13,17 @@ from explorer.pair.card import pair_note
 from explorer.pair.controls import pair_schemes
 from explorer.stories.family import exports, panels, text, views
 from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 from relpos_core.schemes.catalogue import scheme_entry, scheme_label
 
 params = current_params()
-weights = weights_of(params)
+source = source_of(params)
 n, heads = params.length, params.heads
 start, stop = params.window
 
 st.title("Compare schemes")
-weights_caption(params, scheme="each")
-st.markdown(text.compare_intro(weights))
+source_caption(params, scheme="each")
+st.markdown(text.compare_intro(source))
 left, right = st.columns(2)
 with left:
     a = scheme_picker("scheme A", "compare_a", DEFAULTS.compare_a)
@@ -53,7 +53,7 @@ side_by_side = panels.compare_weights(params, both, a, b, head)
 figure(side_by_side.figure, "compare_weights", shape=(2, n, n), caption=side_by_side.caption)
 pair_note("both schemes' weights and their difference", range(start, stop), range(start, stop))
 notes = [
-    weights_note(w[head], head, offset=start, unit=weights.unit, labels=weights.key_names())
+    weights_note(w[head], head, offset=start, unit=source.unit, labels=source.key_names())
     for w in (both.weights_a, both.weights_b)
 ]
 st.info(
@@ -89,6 +89,6 @@ download_view(
         "compare_b": b,
         "compare_head": head,
         **exports.changed_settings(settings, "scheme", "built_for"),
-        **exports.compare_models(weights, a, b),
+        **exports.compare_models(source, a, b),
     },
 )

@@ -16,15 +16,15 @@ from explorer.pair.controls import mark_picked_distance, pair_schemes
 from explorer.stories.family import controls, exports, length_curves, panels, tables, text, views
 from explorer.stories.family.learned_terms import learned_terms
 from explorer.stories.family.plots import learned_figure
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 from relpos_core.schemes.catalogue import scheme_entry
 
 params = current_params()
-weights = weights_of(params)
+source = source_of(params)
 n, heads = params.length, params.heads
 
 st.title("Position schemes")
-draw.weights_caption(params, scheme="each")
+draw.source_caption(params, scheme="each")
 st.markdown(text.intro())
 name = controls.scheme_picker("scheme", "scheme", controls.DEFAULTS.scheme)
 pair_schemes(name)  # the sidebar's pick: Shaw's table row only where Shaw's scheme is drawn
@@ -127,7 +127,7 @@ def learned_chart(models: tuple[tuple[str, str], ...]) -> None:
     beyond_table(learned.context, "dashed lines above")
 
 
-models = weights.scheme_models()  # trained weights: what each scheme's model learned
+models = source.scheme_models()  # trained weights: what each scheme's model learned
 learned_chart(models) if models else profile_chart()
 
 st.subheader("How far each scheme reaches, measured")
@@ -140,10 +140,10 @@ st.info(length_curves.reach_note(measured), icon=":material/lightbulb:")
 download_view(
     "family",
     params,
-    exports.family_arrays(weights, name, view, profiles, first, measured),
+    exports.family_arrays(source, name, view, profiles, first, measured),
     extra={
         "scheme": name,
         **exports.changed_settings(settings, "scheme", "compare_a", "compare_b"),
-        **weights.provenance(*dict(models)),
+        **source.provenance(*dict(models)),
     },
 )

@@ -4,7 +4,7 @@ and tensor2tensor's six steps drawn as the tensors they are."""
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import agreement_badge, figure, inset, weights_caption, window_caption
+from explorer.figures.draw import agreement_badge, figure, inset, source_caption, window_caption
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_part, download_view
 from explorer.frame.failures import fragment
@@ -20,7 +20,7 @@ pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table
 heads = params.heads
 
 st.title("Relative logits")
-weights_caption(params)
+source_caption(params)
 st.markdown(text.LOGITS_INTRO)
 formulas.latex(rf"{formulas.LOGIT} = {formulas.CONTENT_TERM} + {formulas.RELATIVE_TERM}")
 formulas.latex(formulas.A_K)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import figure, inset, weights_caption, window_caption
+from explorer.figures.draw import figure, inset, source_caption, window_caption
 from explorer.figures.notes import clip_note
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_part, download_view
@@ -20,7 +20,7 @@ n, k, d = params.length, params.k, params.head_dim
 view = views.lookup_view(params)
 
 st.title("Lookup table")
-weights_caption(params)
+source_caption(params)
 st.markdown(text.lookup_intro(params))
 formulas.latex(formulas.CLIP)
 formulas.latex(rf"{formulas.A_K}, \qquad \text{{table row }} {formulas.INDEX}")

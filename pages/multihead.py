@@ -19,21 +19,21 @@ from explorer.stories.multihead.masks import (
 )
 from explorer.stories.multihead.notes import drawn_note, shares_note
 from explorer.stories.multihead.views import heads_spec, multihead_view
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 
 params = current_params()
-weights = weights_of(params)
+source = source_of(params)
 view = multihead_view(heads_spec(params))
 
 st.title("Multi-head and masks")
-st.caption(text.weights_caption(weights))
+st.caption(text.source_caption(source))
 unread_warning(params, "nope")
 st.markdown(text.INTRO)
 
 # ---- 1. multi-head attention ---------------------------------------------------------------
 st.header("Multi-head attention, every step with its shape", divider="gray")
 latex(text.MULTIHEAD)
-st.caption(text.shape_caption(view, params, weights))
+st.caption(text.shape_caption(view, params, source))
 with st.expander("Every step and its shape", expanded=False):
     st.markdown(text.steps_table(view))
 
@@ -42,7 +42,7 @@ split_of = choice(
     "projection", ["Q", "K", "V"], "multihead_split",
     help="Which of Q, K, V the figures below draw, whole and split into heads.",
 )  # fmt: skip
-fig, about = figures.qkv_figure(view, split_of, weights)
+fig, about = figures.qkv_figure(view, split_of, source)
 figure(fig, "multihead_qkv", **about)
 
 st.subheader(f"Split into {view.weights.shape[0]} heads: (b, h, n, d_model / h)")
@@ -56,7 +56,7 @@ pair_note(
     "each head's weights", *map(range, view.weights.shape[1:]),
     detail=", with row i of x, Q, the heads and the output (row j of K and V)",
 )  # fmt: skip
-st.info(md_escape(drawn_note(view, weights.unit)), icon=":material/lightbulb:")
+st.info(md_escape(drawn_note(view, source.unit)), icon=":material/lightbulb:")
 
 st.subheader("Each head's output, concatenated, then W^O")
 fig, about = figures.output_figure(view)
@@ -95,5 +95,5 @@ download_view(
     "multihead",
     params,
     download.arrays(view, masks, kind, params),
-    extra=download.extra(split_of, kind, masks, view, weights),
+    extra=download.extra(split_of, kind, masks, view, source),
 )

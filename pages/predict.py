@@ -13,7 +13,7 @@ from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, int_number, int_slider, md_escape
 from explorer.stories.predict import controls, exports, figures, text, views
 from explorer.stories.predict import heads as grid_heads
-from explorer.weights.source import own_models_caption, weights_of
+from explorer.weights.source import own_models_caption, source_of
 
 params = current_params()  # the sidebar's text and n; its weights switch does not apply here
 opened = st.session_state.pop(controls.OPEN_KEY, None)
@@ -21,7 +21,7 @@ if opened is not None:  # a map of the grid below was clicked, its page's contro
     controls.open_page(Path(__file__).resolve().parent / opened[0], opened[1])
 
 st.title("Predict")
-st.caption(own_models_caption(weights_of(params), text.MODELS, text.UNTRAINED))
+st.caption(own_models_caption(source_of(params), text.MODELS, text.UNTRAINED))
 st.markdown(text.INTRO)
 name = choice("model", text.MODEL_NAMES, "predict_model", default="alibi")
 config = views.model_config(name)

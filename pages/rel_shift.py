@@ -7,7 +7,7 @@ from functools import partial
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import agreement_badge, plotly_chart, weights_caption
+from explorer.figures.draw import agreement_badge, plotly_chart, source_caption
 from explorer.figures.tables import markdown_table
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
@@ -21,7 +21,7 @@ from explorer.stories.shift.rel_shift import MEMORY_MAX, STEP_TEXT, STEPS, shift
 from explorer.stories.shift.rel_shift_figures import step_figure
 from explorer.stories.shift.rel_shift_tables import story_tables, wrong_cells
 from explorer.stories.shift.stepping import locate
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 from relpos_core.schemes.catalogue import scheme_entry
 
 MEMORY_DEFAULT = 2
@@ -30,7 +30,7 @@ params = current_params()
 n = params.length
 
 st.title("Transformer-XL shift")
-weights_caption(params, scheme="xl")
+source_caption(params, scheme="xl")
 st.markdown(text.INTRO)
 formulas.latex(scheme_entry("xl").logit_formula)
 formulas.latex(scheme_entry("xl").position_formula)
@@ -105,7 +105,7 @@ def story_panel(params: ViewParams) -> None:
     for column, (metric, value, about) in zip(st.columns(2), metrics, strict=True):
         column.metric(metric, value, help=about)
     extra: dict[str, object] = {"xl_mem": memory, "xl_head": head}
-    extra |= weights_of(params).provenance("xl")
+    extra |= source_of(params).provenance("xl")
     download_view("rel_shift", params, story_tables(story), extra=extra, where=st)
 
 

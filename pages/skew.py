@@ -6,7 +6,7 @@ from functools import partial
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import agreement_badge, plotly_chart, weights_caption, window_caption
+from explorer.figures.draw import agreement_badge, plotly_chart, source_caption, window_caption
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.failures import fragment
@@ -29,7 +29,7 @@ params = current_params()
 pair_schemes("shaw")  # the sidebar gives the pair's row of Shaw's table
 
 st.title("Skew")
-weights_caption(params)
+source_caption(params)
 st.markdown(text.intro(params.length, params.window, params.windowed))
 formulas.latex(formulas.SKEW)
 formulas.latex(E_R)

@@ -10,7 +10,7 @@ from explorer.frame.widgets import choice, md_escape
 from explorer.pair.card import pair_note, pair_row_note
 from explorer.stories.generalization import plots, text, views
 from explorer.stories.generalization.controls import input_controls
-from explorer.weights.source import own_models_caption, weights_of
+from explorer.weights.source import own_models_caption, source_of
 
 params = current_params()  # the sidebar does not apply here; its weights go into the download
 
@@ -18,7 +18,7 @@ gen = views.generalization_view()
 k, shift = gen.config["k"], gen.task["shift"]
 
 st.title("Length generalization")
-st.caption(own_models_caption(weights_of(params), text.MODELS, text.UNTRAINED))
+st.caption(own_models_caption(source_of(params), text.MODELS, text.UNTRAINED))
 st.markdown(text.intro(gen))
 
 st.subheader("Accuracy at every length")

@@ -28,7 +28,7 @@ from explorer.frame.params import DISPLAY_MAX, ViewParams
 from explorer.frame.screen import is_phone
 from explorer.frame.widgets import int_slider, md_escape
 from explorer.pair.controls import chart_options, current_pair
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 
 INSET_SIDE = 32  # rows and columns of the exact-value zoom under an image
 PHONE_INSET_SIDE = 16  # on a phone: 16 cells of 11 px and their labels fit its 350 px
@@ -271,18 +271,18 @@ def _inset_fragment(
     )
 
 
-def weights_caption(params: ViewParams, *, scheme: str = "shaw") -> None:
-    """Say, under the title, where the page's weights come from (``Weights.caption``), and
+def source_caption(params: ViewParams, *, scheme: str = "shaw") -> None:
+    """Say, under the title, where the page's numbers come from (``TensorSource.caption``), and
     which of the characters read the model cannot read (:func:`unread_warning`)."""
-    st.caption(weights_of(params).caption(scheme))
+    st.caption(source_of(params).caption(scheme))
     unread_warning(params, scheme)
 
 
 def unread_warning(params: ViewParams, scheme: str = "shaw") -> None:
     """Flag the characters of the view's text that the model of ``scheme`` reads as the one
     unknown id: how many, and which (escaped: markdown, HTML and $ show literally)."""
-    weights = weights_of(params)
+    source = source_of(params)
     model = "shaw" if scheme == "each" else scheme  # the family shares one vocabulary
-    line = unread_line(weights.unread(model), len(weights.text() or ""))
+    line = unread_line(source.unread(model), len(source.text() or ""))
     if line:
         st.warning(line, icon=":material/warning:")

@@ -25,8 +25,8 @@ MASK_DEFAULT = "none"
 PAD_DEFAULT = 2
 TEXT_MAX_CHARS = 4000
 TEXT_DEFAULT = ""
-# Weights: seeded random draws (every control free), or a trained Shaw model of the family
-# (relpos_lab.family): a causal character model whose sizes are its own.
+# The weights switch: seeded random draws (every control free), or a trained Shaw model of the
+# family (relpos_lab.family): a causal character model whose sizes are its own.
 WEIGHTS_KINDS = ("trained", "random")
 WEIGHTS_DEFAULT = "trained"  # what the app opens on (a ViewParams built in code is random)
 TRAINED_CLIPS = (0, 1, 2, 4, 8, 16, 64)  # the clip distances a Shaw model was trained at

@@ -1,7 +1,7 @@
 """Where a view's tensors come from, decided once per rerun: the family's trained character
 models on the view's characters, or seeded random draws.
 
-Pages and stories ask a :class:`Weights` (``weights_of(params)``) instead of testing the
+Pages and stories ask a :class:`TensorSource` (``source_of(params)``) instead of testing the
 sidebar's switch themselves: what a position is called, which model a scheme's view reads,
 what the download records and the caption under a page's title all follow from it.
 """
@@ -16,8 +16,8 @@ from relpos_core.schemes.catalogue import scheme_entries, scheme_entry, scheme_l
 
 
 @dataclass(frozen=True)
-class Weights:
-    """The weights of one view: ``trained`` (the family's models) or seeded random draws."""
+class TensorSource:
+    """The source of one view's tensors: the family's trained models or seeded random draws."""
 
     params: ViewParams
 
@@ -99,7 +99,7 @@ class Weights:
                 "found; the sidebar's weights switch draws a trained model instead."
             )
         characters = f"{params.length} character{'s' * (params.length != 1)}"
-        source = (
+        reading = (
             f"the {characters} typed"
             if params.text
             else f"{characters} held out of the corpus (from its first sentence of prose)"
@@ -116,14 +116,14 @@ class Weights:
             )
         return (
             f":material/school: **Weights: trained**: layer {params.layer} of {model}, a "
-            f"causal character model trained on Python's help topics, reading {source}. Every "
+            f"causal character model trained on Python's help topics, reading {reading}. Every "
             "tensor below is the model's own."
         )
 
 
-def weights_of(params: ViewParams) -> Weights:
-    """The weights every view of this rerun reads."""
-    return Weights(params)
+def source_of(params: ViewParams) -> TensorSource:
+    """The source of the tensors every view of this rerun reads."""
+    return TensorSource(params)
 
 
 def no_model_caption(drawn: str) -> str:
@@ -134,12 +134,12 @@ def no_model_caption(drawn: str) -> str:
     )
 
 
-def own_models_caption(weights: Weights, models: str, untrained: str) -> str:
+def own_models_caption(source: TensorSource, models: str, untrained: str) -> str:
     """The line under the title of a page that draws its own ``models`` whatever the switch says:
     the switch's value, that it does not apply, and where the page's ``untrained`` counterpart
     is."""
     return (
         f":material/school: **Weights: {models}.** The sidebar's weights switch is set to "
-        f"{'trained' if weights.trained else 'random'}, but does not apply here: these models "
+        f"{'trained' if source.trained else 'random'}, but does not apply here: these models "
         f"are loaded as they were trained, whatever it says; {untrained}."
     )

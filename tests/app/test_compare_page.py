@@ -16,7 +16,8 @@ from tests.app.panels import panel_z
 CLOSE = {"rtol": 1e-4, "atol": 1e-4}
 
 
-def weights_of(params: ViewParams, name: str, head: int) -> np.ndarray:
+def scheme_weights(params: ViewParams, name: str, head: int) -> np.ndarray:
+    """One head's attention weights of scheme ``name`` on the view's own q, k, v."""
     options = {"shaw": {"max_relative_position": params.k}}.get(name, {})
     scheme = make_scheme(
         name, params.heads, params.head_dim, derived_seed(params.seed, "scheme:" + name), **options
@@ -38,7 +39,7 @@ def test_compare_page_draws_both_schemes_weights_and_their_difference() -> None:
     at.button_group(key="compare_head").set_value(1).run()
     assert_clean(at)
     params = ViewParams(mask="padding")
-    weights = {name: weights_of(params, name, 1) for name in ("shaw", "alibi")}
+    weights = {name: scheme_weights(params, name, 1) for name in ("shaw", "alibi")}
     a, b = panel_z(at, "compare_weights", 0), panel_z(at, "compare_weights", 1)
     allowed = np.arange(8) < 6  # the last two keys are padding: blank
     assert np.isnan(a[:, ~allowed]).all()
@@ -62,7 +63,7 @@ def test_bad_scheme_in_the_url_warns_and_compares_the_default() -> None:
     assert {"compare_weights", "compare_diff"} <= chart_keys(at)
     params = ViewParams()
     np.testing.assert_allclose(
-        panel_z(at, "compare_weights", 1), weights_of(params, "t5", 0), **CLOSE
+        panel_z(at, "compare_weights", 1), scheme_weights(params, "t5", 0), **CLOSE
     )
 
 

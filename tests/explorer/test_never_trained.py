@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from explorer.frame.params import TRAINED_CLIPS, ViewParams, trained_model_name
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import UNKNOWN, held_out_ids
 from relpos_lab.family.train import TrainSettings, fresh_model
@@ -36,7 +36,7 @@ def table_gradients(name: str) -> tuple[torch.nn.Module, list[tuple[torch.Tensor
 
 @pytest.mark.parametrize("k", [k for k in TRAINED_CLIPS if k > 0])
 def test_the_rows_marked_never_trained_get_exactly_zero_gradient(k: int) -> None:
-    distances = weights_of(trained_view(k=k)).never_trained()
+    distances = source_of(trained_view(k=k)).never_trained()
     assert {r for r in distances if r > 0} == set(range(1, k + 1))  # every row ahead
     model, grads = table_gradients(trained_model_name(k))
     fresh = fresh_model(model.config, TrainSettings())
@@ -54,15 +54,15 @@ def test_the_rows_marked_never_trained_get_exactly_zero_gradient(k: int) -> None
 
 
 def test_random_weights_have_no_never_trained_rows() -> None:
-    assert weights_of(ViewParams(k=4, mask="causal")).never_trained() == ()
+    assert source_of(ViewParams(k=4, mask="causal")).never_trained() == ()
 
 
 def test_the_unread_characters_are_those_encoded_as_unknown() -> None:
-    weights = weights_of(trained_view(text=TYPED))
-    _, vocabulary = load_with_vocabulary(weights.model())
+    source = source_of(trained_view(text=TYPED))
+    _, vocabulary = load_with_vocabulary(source.model())
     ids = vocabulary.encode(TYPED)
-    assert weights.unread() == tuple(
+    assert source.unread() == tuple(
         c for c, i in zip(TYPED, ids.tolist(), strict=True) if i == UNKNOWN
     )
-    assert len(weights.unread()) == 7 and set(weights.unread()) == set("ïé東京😀$")
-    assert weights_of(ViewParams(text=TYPED)).unread() == ()  # random weights read every word
+    assert len(source.unread()) == 7 and set(source.unread()) == set("ïé東京😀$")
+    assert source_of(ViewParams(text=TYPED)).unread() == ()  # random weights read every word

@@ -9,7 +9,7 @@ from explorer.frame.downloads import Labelled
 from explorer.stories.basics.figures import inputs_of, keys_of, outputs_of, queries_of
 from explorer.stories.basics.scaling import ScaleView
 from explorer.stories.basics.views import CopyView, ExampleView
-from explorer.weights.source import Weights
+from explorer.weights.source import TensorSource
 
 
 def arrays(copy: CopyView, example: ExampleView, scales: ScaleView) -> dict[str, Labelled]:
@@ -59,10 +59,10 @@ def arrays(copy: CopyView, example: ExampleView, scales: ScaleView) -> dict[str,
     }
 
 
-def extra(weights: Weights, copy: CopyView, scales: ScaleView) -> dict[str, object]:
+def extra(source: TensorSource, copy: CopyView, scales: ScaleView) -> dict[str, object]:
     """The copy model drawn (params.json only), the items typed and the keys per row."""
     return {
-        "_model": "copy" if weights.trained else f"copy, random seed {weights.seed}",
+        "_model": "copy" if source.trained else f"copy, random seed {source.seed}",
         "items": " ".join(map(str, copy.items)),
         "scale_keys": scales.n,
     }

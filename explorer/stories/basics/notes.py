@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.stories.basics.views import CONFIG, CopyView, ExampleView
-from explorer.weights.source import Weights
+from explorer.weights.source import TensorSource
 
 
-def alignment_note(copy: CopyView, weights: Weights) -> str:
+def alignment_note(copy: CopyView, source: TensorSource) -> str:
     """Where each output puts its weight, what it predicts, and how many items it copied (and,
     trained, whether the sequence is as long as the training ones)."""
     items = copy.items
@@ -23,7 +23,7 @@ def alignment_note(copy: CopyView, weights: Weights) -> str:
         + f" {right} of {CONFIG.n_out} items copied."
         + (
             f" The model was trained on {CONFIG.n_in} inputs; this sequence has {len(items)}."
-            if len(items) != CONFIG.n_in and weights.trained
+            if len(items) != CONFIG.n_in and source.trained
             else ""
         )
     )
@@ -42,7 +42,7 @@ def reads(weights: np.ndarray) -> str:
     )
 
 
-def reads_note(copy: CopyView, weights: Weights) -> str:
+def reads_note(copy: CopyView, source: TensorSource) -> str:
     """What the additive and the dot-product weights read; trained, that only one was taught."""
     return (
         f"Additive, the model's own scores: {reads(copy.weights)}. Dot product of the same "
@@ -50,7 +50,7 @@ def reads_note(copy: CopyView, weights: Weights) -> str:
         + (
             " The model learned W_a, U_a and v_a to pick the input to copy; the plain dot "
             "product of the same states was never trained to."
-            if weights.trained
+            if source.trained
             else ""
         )
     )

@@ -11,7 +11,7 @@ from explorer.stories.basics.views import (
     MATRIX_ROWS_MAX,
     CopyView,
 )
-from explorer.weights.source import Weights
+from explorer.weights.source import TensorSource
 from relpos_lab.copy_task import shipped_copy_results
 
 INTRO = (
@@ -30,18 +30,18 @@ ITEMS_HELP = (
 )
 
 
-def alignment_heading(weights: Weights) -> str:
+def alignment_heading(source: TensorSource) -> str:
     """Section 1's heading: a learned alignment only when the model drawn was trained."""
-    if weights.trained:
+    if source.trained:
         return "1 · The alignment a copy model learned"
     return "1 · The alignment of an untrained copy model"
 
 
-def task(weights: Weights) -> str:
+def task(source: TensorSource) -> str:
     """The copy task, and what the weights drawn show of it."""
     where = (
         "its weights $\\alpha_{ij}$ show where"
-        if weights.trained
+        if source.trained
         else "a trained one's weights $\\alpha_{ij}$ would show where; these random weights "
         "show where an untrained one looks"
     )
@@ -98,12 +98,12 @@ SATURATION = (
 )
 
 
-def weights_caption(weights: Weights) -> str:
+def source_caption(source: TensorSource) -> str:
     """The line under the title: the shipped copy model and how well it copies, or its
     architecture with seeded random weights."""
-    if not weights.trained:
+    if not source.trained:
         return (
-            f":material/casino: **Weights: random, untrained** (seed {weights.seed}): the copy "
+            f":material/casino: **Weights: random, untrained** (seed {source.seed}): the copy "
             "model's architecture with seeded random weights, so its alignment is not one a "
             "model found; the sidebar's weights switch draws the trained model instead (its n, "
             "k, d_model, heads and mask do not apply to this page)."
@@ -139,19 +139,19 @@ def dot_product(copy: CopyView) -> str:
     )
 
 
-def additive_size(copy: CopyView, weights: Weights) -> str:
+def additive_size(copy: CopyView, source: TensorSource) -> str:
     """The additive score's own parameters W_a, U_a and v_a: learned, or drawn at random."""
     d_a, c = copy.additive_width, copy.state_width
-    what = "learned numbers" if weights.trained else "numbers, here seeded random draws"
+    what = "learned numbers" if source.trained else "numbers, here seeded random draws"
     return (
         f"W_a, U_a: ({d_a}, {c}) each, v_a: ({d_a},): {d_a * (2 * c + 1):,} {what}. What the "
         "model uses."
     )
 
 
-def dot_size(copy: CopyView, weights: Weights) -> str:
+def dot_size(copy: CopyView, source: TensorSource) -> str:
     """The dot product has no parameters of its own, and is not what the copy model uses."""
-    used = "this model was trained with" if weights.trained else "this model's architecture uses"
+    used = "this model was trained with" if source.trained else "this model's architecture uses"
     return f"d = {copy.state_width}; no parameters of its own. Not what {used}."
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from explorer.frame.memory import cached
-from explorer.weights.source import Weights
+from explorer.weights.source import TensorSource
 from relpos_core.basics import dot_product_scores, scaled_dot_product_attention
 from relpos_lab.copy_task import (
     CopyConfig,
@@ -116,10 +116,10 @@ def copy_model(trained: bool, seed: int) -> CopyModel:
     return model.requires_grad_(False)
 
 
-def copy_of(weights: Weights, items: tuple[int, ...]) -> CopyView:
-    """``items`` through the copy model of ``weights``: the shipped one, or one drawn from the
-    weights' seed."""
-    return copy_view(items, weights.trained, weights.seed)
+def copy_of(source: TensorSource, items: tuple[int, ...]) -> CopyView:
+    """``items`` through the copy model of ``source``: the shipped one, or one drawn from the
+    source's seed."""
+    return copy_view(items, source.trained, source.seed)
 
 
 @dataclass(frozen=True)

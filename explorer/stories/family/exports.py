@@ -13,7 +13,7 @@ from explorer.stories.family.length_curves import LengthCurves, curves_table
 from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.settings import FamilySettings
 from explorer.stories.family.views import CompareView, PositionView
-from explorer.weights.source import Weights
+from explorer.weights.source import TensorSource
 
 
 def changed_settings(settings: FamilySettings, *left_out: str) -> dict[str, object]:
@@ -25,12 +25,12 @@ def changed_settings(settings: FamilySettings, *left_out: str) -> dict[str, obje
     }
 
 
-def learned_arrays(weights: Weights, heads: int) -> dict[str, Labelled]:
+def learned_arrays(source: TensorSource, heads: int) -> dict[str, Labelled]:
     """Each trained scheme's learned term by j - i, both readings; none for random weights."""
-    if not weights.trained:
+    if not source.trained:
         return {}
-    layer = weights.params.layer
-    learned = learned_terms(weights.scheme_models())
+    layer = source.params.layer
+    learned = learned_terms(source.scheme_models())
     tables = {}
     for part in ("position only", "on the text"):
         curves = learned.curves(part, layer)
@@ -47,7 +47,7 @@ def learned_arrays(weights: Weights, heads: int) -> dict[str, Labelled]:
 
 
 def family_arrays(
-    weights: Weights,
+    source: TensorSource,
     name: str,
     view: PositionView | None,
     profiles: dict[str, ProfileView],
@@ -57,7 +57,7 @@ def family_arrays(
     """The Position schemes page's arrays: the picked scheme's term on the window (when it
     runs), what the trained schemes learned (trained weights), every scheme's profile and the
     measured bits per character by length."""
-    params = weights.params
+    params = source.params
     labels = position_labels(params, *params.window)
     tables = {}
     if view is not None:
@@ -71,7 +71,7 @@ def family_arrays(
         )
     return {
         **tables,
-        **learned_arrays(weights, params.heads),
+        **learned_arrays(source, params.heads),
         "profiles": _profile_table(
             profiles,
             "every scheme's position term by distance, pooled over heads: mean and std"
@@ -138,9 +138,9 @@ def compare_arrays(params: ViewParams, a: str, b: str, both: CompareView) -> dic
     }
 
 
-def compare_models(weights: Weights, a: str, b: str) -> dict[str, object]:
+def compare_models(source: TensorSource, a: str, b: str) -> dict[str, object]:
     """The two trained models compared, in the order A, B, for params.json (nothing for random
     weights). A list, as earlier downloads recorded it, even when A and B are one scheme."""
-    if not weights.trained:
+    if not source.trained:
         return {}
-    return {"_model": [weights.model(a), weights.model(b)]}
+    return {"_model": [source.model(a), source.model(b)]}

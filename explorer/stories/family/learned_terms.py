@@ -70,7 +70,7 @@ def _terms(name: str, text: str) -> tuple[np.ndarray, np.ndarray]:
 
 @cached(4)
 def learned_terms(scheme_models: tuple[tuple[str, str], ...]) -> LearnedTerms:
-    """The learned term of each (scheme, family model) pair (``Weights.scheme_models``)."""
+    """The learned term of each (scheme, family model) pair (``TensorSource.scheme_models``)."""
     text = held_out_passage()[:LENGTH]
     schemes, models = zip(*scheme_models, strict=True)
     free, on_text = zip(*(_terms(name, text) for name in models), strict=True)

@@ -9,7 +9,7 @@ from explorer.stories.family.controls import ProfileChoice
 from explorer.stories.family.learned_terms import LearnedTerms
 from explorer.stories.family.plots import DENSE_DISTANCE, shown_distances
 from explorer.stories.family.profiles import TOEPLITZ_RTOL, ProfileView
-from explorer.weights.source import Weights
+from explorer.weights.source import TensorSource
 from relpos_core.schemes.catalogue import scheme_entries, scheme_entry, scheme_label
 
 
@@ -45,10 +45,10 @@ def intro() -> str:
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
-def compare_intro(weights: Weights) -> str:
+def compare_intro(source: TensorSource) -> str:
     """What the Compare schemes page puts side by side: two trained models, or two schemes on
     one q, k, v."""
-    if weights.trained:
+    if source.trained:
         return (
             "Two trained models of the family on the same characters. They are identical but for "
             "how position enters (same data, seed and steps), and each draws its own queries, "

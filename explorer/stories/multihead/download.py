@@ -9,7 +9,7 @@ from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
 from explorer.stories.multihead.masks import MaskView
 from explorer.stories.multihead.views import TRAINED_MODEL, MultiHeadView
-from explorer.weights.source import Weights
+from explorer.weights.source import TensorSource
 
 
 def arrays(
@@ -67,13 +67,15 @@ def arrays(
     }
 
 
-def extra(split_of: str, kind: str, masks: MaskView, view: MultiHeadView, weights: Weights) -> dict:
+def extra(
+    split_of: str, kind: str, masks: MaskView, view: MultiHeadView, source: TensorSource
+) -> dict:
     """The page's own controls, then (trained weights) the model and the characters it read."""
     record = {
         "multihead_split": split_of,
         "multihead_mask": kind,
         "multihead_tokens": " ".join(str(t) for t in masks.tokens),
     }
-    if weights.trained:
-        record.update(_model=TRAINED_MODEL, _characters=(weights.text() or "")[: view.rows])
+    if source.trained:
+        record.update(_model=TRAINED_MODEL, _characters=(source.text() or "")[: view.rows])
     return record

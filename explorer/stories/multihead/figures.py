@@ -16,7 +16,7 @@ from explorer.figures.scales import make_scale, own_scales, own_scales_caption
 from explorer.stories.multihead.masks import MaskView
 from explorer.stories.multihead.plots import channel_cell_px
 from explorer.stories.multihead.views import MultiHeadView
-from explorer.weights.source import Weights
+from explorer.weights.source import TensorSource
 
 Drawn = tuple[go.Figure, dict[str, object]]
 
@@ -35,10 +35,10 @@ def _key_rows(split_of: str) -> dict[str, str]:
     return {"y_title": "key j", "y_symbol": "j"} if split_of != "Q" else {}
 
 
-def qkv_figure(view: MultiHeadView, split_of: str, weights: Weights) -> Drawn:
+def qkv_figure(view: MultiHeadView, split_of: str, source: TensorSource) -> Drawn:
     """x and one of Q, K, V (``split_of``), d_model wide."""
     rows, d, shapes, row_at = view.rows, view.x.shape[1], _shapes(view), _row_at(view)
-    x_title = f"x = LN(residual entering layer {weights.params.layer})" if weights.trained else "x"
+    x_title = f"x = LN(residual entering layer {source.params.layer})" if source.trained else "x"
     projected = {"Q": view.q, "K": view.k, "V": view.v}[split_of]
     panels = [
         Panel(view.x, title=x_title, **row_at),

@@ -10,7 +10,7 @@ from explorer.frame.params import ViewParams
 from explorer.stories.multihead.masks import MaskView
 from explorer.stories.multihead.notes import scope_note
 from explorer.stories.multihead.views import TRAINED_MODEL, MultiHeadView
-from explorer.weights.source import Weights
+from explorer.weights.source import TensorSource
 
 INTRO = (
     "Before any position scheme: Vaswani et al. (2017, section 3.2.2) run h attentions side "
@@ -34,18 +34,18 @@ MASKS = (
 )
 
 
-def weights_caption(weights: Weights) -> str:
+def source_caption(source: TensorSource) -> str:
     """The line under the title: the trained layer and what it reads, or the seeded draws."""
-    params = weights.params
-    if not weights.trained:
+    params = source.params
+    if not source.trained:
         return (
             f":material/casino: **Weights: random, untrained** (seed {params.seed}). The token "
             "vectors and W^Q, W^K, W^V, W^O with their biases are seeded random draws, not "
             "learned; the sidebar's weights switch loads a trained model's layer instead. The "
             "sidebar's k does not apply: no position scheme enters here."
         )
-    source = (
-        f"the {plural(len(weights.text() or ''), 'typed character')}"
+    reading = (
+        f"the {plural(len(source.text() or ''), 'typed character')}"
         if params.text
         else f"{plural(params.length, 'held-out character')} of the corpus"
     )
@@ -53,14 +53,14 @@ def weights_caption(weights: Weights) -> str:
         f":material/school: **Weights: trained**: layer {params.layer} of `{TRAINED_MODEL}`, "
         "the family's model without position (plain causal multi-head attention, d_model = "
         f"128, 4 heads, 3 layers), a character model trained on Python's help topics, reading "
-        f"{source}. Its layer's W^Q, W^K, W^V (the three row blocks of its qkv weight) and W^O "
+        f"{reading}. Its layer's W^Q, W^K, W^V (the three row blocks of its qkv weight) and W^O "
         "are loaded into the multi-head module below with zero biases (the model has none), and "
         "x is the layer's LayerNorm of the residual stream entering it. The sidebar's k does "
         "not apply: no position scheme enters here."
     )
 
 
-def shape_caption(view: MultiHeadView, params: ViewParams, weights: Weights) -> str:
+def shape_caption(view: MultiHeadView, params: ViewParams, source: TensorSource) -> str:
     """h, d_model, d (head dim), the mask in words, and the part of the sequence computed."""
     h, d = view.weights.shape[0], view.x.shape[1]
     mask_words = {
@@ -70,7 +70,7 @@ def shape_caption(view: MultiHeadView, params: ViewParams, weights: Weights) -> 
         "causal-padding": f"look-ahead mask and the last {params.n_pad} key(s) as padding",
     }[params.mask]
     return f"h = {h} heads, d_model = {d}, d = d_model / h = {d // h}; {mask_words}. " + (
-        scope_note(view, params.length, weights.trained)
+        scope_note(view, params.length, source.trained)
     )
 
 

@@ -13,7 +13,7 @@ from explorer.frame.params import ViewParams
 from explorer.stories.shaw.panels import Drawn, hidden_line, window_axes, window_hidden
 from explorer.stories.shaw.views import LookupView
 from explorer.weights.reading import axis_labels
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 
 
 def distance_figure(params: ViewParams, view: LookupView) -> Drawn:
@@ -73,7 +73,7 @@ def tables_figure(params: ViewParams, view: LookupView) -> Drawn:
     """w^K and w^V side by side, one row per clipped distance, on one scale; the rows training
     never updated (a trained causal model's w_+1..w_+k) blank, left out of the scale."""
     k = params.k
-    untrained = weights_of(params).never_trained()
+    untrained = source_of(params).never_trained()
     rows = np.isin(np.arange(-k, k + 1), untrained)[:, None]  # (2k+1, 1)
     panels = [
         Panel(

@@ -21,7 +21,7 @@ from explorer.figures.heatmaps import (
 from explorer.figures.unread import hidden_keys, masked_line
 from explorer.frame.params import ViewParams
 from explorer.weights.reading import axis_labels
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def window_hidden(params: ViewParams, side: int | None = None) -> np.ndarray | N
 
 def hidden_line(params: ViewParams) -> str:
     """Why the masked cells are blank (and, for a trained model, what they would read)."""
-    ahead = tuple(r for r in weights_of(params).never_trained() if r > 0)
+    ahead = tuple(r for r in source_of(params).never_trained() if r > 0)
     return masked_line(params.causal, params.n_pad, ahead)
 
 

@@ -10,7 +10,7 @@ from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
 from explorer.pair.definition import Pair
 from explorer.stories.shaw.views import AttentionView, RepeatedTokens
-from explorer.weights.source import weights_of
+from explorer.weights.source import source_of
 
 # ---- lookup ---------------------------------------------------------------------------------
 
@@ -94,7 +94,7 @@ def t2t_intro(params: ViewParams, queries: int) -> str:
     if queries < keys:  # a^K of every query would pass the view's memory budget
         where.append(f"the first {queries} queries, so that a^K stays ({queries}, {keys}, d)")
     sizes = f" Here n_q = {queries} and n_k = {keys}: " + " and ".join(where) + "."
-    ahead = [r for r in weights_of(params).never_trained() if r > 0]
+    ahead = [r for r in source_of(params).never_trained() if r > 0]
     return (
         "A tensor of shape (A, B, R, C) is drawn as a grid of its R x C slices, one per (a, b). "
         "The matmul is batched over queries: each query i multiplies its b·h rows by its own "
@@ -147,9 +147,9 @@ def attention_window(params: ViewParams) -> str:
 def focus_text(params: ViewParams, view: AttentionView, head: int) -> str:
     """Where the head puts its weight (the note engine every weights map uses), read on the
     window when there is one."""
-    weights, start = weights_of(params), params.window[0]
+    source, start = source_of(params), params.window[0]
     note = weights_note(
-        view.weights, head, offset=start, unit=weights.unit, labels=weights.key_names()
+        view.weights, head, offset=start, unit=source.unit, labels=source.key_names()
     )
     return md_escape(
         note[:1].upper() + note[1:] + (" Read on the window." if params.windowed else "")
