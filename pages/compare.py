@@ -12,7 +12,7 @@ from explorer.frame.widgets import head_picker, md_escape
 from explorer.pair.card import pair_note
 from explorer.pair.controls import pair_schemes
 from explorer.stories.family import exports, panels, text, views
-from explorer.stories.family.controls import DEFAULTS, scheme_picker, scheme_settings
+from explorer.stories.family.controls import scheme_picker, scheme_settings
 from explorer.weights.source import source_of
 from relpos_core.schemes.catalogue import scheme_entry, scheme_label
 
@@ -26,9 +26,9 @@ source_caption(params, scheme="each")
 st.markdown(text.compare_intro(source))
 left, right = st.columns(2)
 with left:
-    a = scheme_picker("scheme A", "compare_a", DEFAULTS.compare_a)
+    a = scheme_picker("scheme A", "compare_a")
 with right:
-    b = scheme_picker("scheme B", "compare_b", DEFAULTS.compare_b)
+    b = scheme_picker("scheme B", "compare_b")
 pair_schemes(a, b)
 head = head_picker(heads, "compare_head")  # a row of its own: eight heads fit
 settings = scheme_settings(params, compare_a=a, compare_b=b)

@@ -26,7 +26,7 @@ n, heads = params.length, params.heads
 st.title("Position schemes")
 draw.source_caption(params, scheme="each")
 st.markdown(text.intro())
-name = controls.scheme_picker("scheme", "scheme", controls.DEFAULTS.scheme)
+name = controls.scheme_picker("scheme", "scheme")
 pair_schemes(name)  # the sidebar's pick: Shaw's table row only where Shaw's scheme is drawn
 entry = scheme_entry(name)
 

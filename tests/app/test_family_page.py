@@ -12,14 +12,12 @@ import torch
 from explorer.frame.params import ViewParams
 from explorer.weights.example import derived_seed, example_inputs
 from relpos_core.schemes import make_scheme
-from relpos_core.schemes.catalogue import scheme_names
+from relpos_core.schemes.catalogue import scheme_entry, scheme_names
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
 from tests.app.panels import array_of, panel_positions, panel_z
 
 CLOSE = {"rtol": 1e-4, "atol": 1e-4}
 SENTENCE = "the quick brown fox jumps over the lazy dog again"
-OPTIONS = {"shaw": {}, "music": {"max_relative_position": 64}, "xl": {}, "t5": {},
-           "alibi": {}, "rope": {}}  # fmt: skip
 
 
 def markdown_table(at, first_column: str) -> dict[str, list]:
@@ -45,11 +43,17 @@ def markdown_table(at, first_column: str) -> dict[str, list]:
     return table
 
 
+def defaults(params: ViewParams, name: str) -> dict[str, object]:
+    """The scheme's settings as the page opens: each at its default, the sidebar's where the
+    view supplies it (Shaw's clip distance is k)."""
+    entry = scheme_entry(name)
+    return {s.keyword: getattr(params, s.view) if s.view else s.default for s in entry.settings}
+
+
 def core(params: ViewParams, name: str, **options):
     scheme = make_scheme(
         name, params.heads, params.head_dim, derived_seed(params.seed, "scheme:" + name),
-        **({"max_relative_position": params.k} if name == "shaw" else OPTIONS[name]),
-        **options,
+        **{**defaults(params, name), **options},
     )  # fmt: skip
     inputs = example_inputs(params)
     if name == "shaw":  # Shaw's tables: the view's own, as every page draws them

@@ -215,7 +215,7 @@ def test_compare_equals_whole_attention(monkeypatch, blocks: int | None) -> None
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("scheme", "nope", "scheme must be one of shaw, music, xl, t5, alibi, rope, got 'nope'"),
+        ("scheme", "nope", f"scheme must be one of {', '.join(scheme_names())}, got 'nope'"),
         ("music_len", 0, "music_len (table length L) must be an integer in [1, 4096], got 0"),
         ("t5_max", 16, "t5_max (max_distance) must be an integer in [17, 8192], got 16"),
         ("t5_buckets", 33, "t5_buckets (num_buckets) must be one of 8, 16, 32, 64, 128, got 33"),

@@ -14,10 +14,8 @@ from explorer.frame.widgets import choice, int_number, int_slider, md_escape, to
 from explorer.stories.family import settings
 from relpos_core.schemes.catalogue import Setting, scheme_entries, scheme_entry, scheme_names
 
-DEFAULTS = settings.FamilySettings()
 
-
-def scheme_picker(label: str, key: str, default: str) -> str:
+def scheme_picker(label: str, key: str) -> str:
     """A URL-bound picker of one scheme by its name in the catalogue (``alibi``), which is
     also its value in the URL; the help gives each name's paper. The papers' names, which
     links of earlier versions hold (``scheme=ALiBi``), are read as the scheme."""
@@ -26,7 +24,7 @@ def scheme_picker(label: str, key: str, default: str) -> str:
         label,
         [e.name for e in entries],
         key,
-        default=default,
+        default=settings.PICKS[key],
         aliases={e.label: e.name for e in entries},
         help="In the URL and in relpos_core.schemes: "
         + ", ".join(f"{e.name} ({e.label})" for e in entries),
@@ -77,10 +75,11 @@ def scheme_settings(
     """
     names = scheme_names()
     if params.trained:
+        defaults = settings.FamilySettings()  # the catalogue as it is now: each at its default
         trained = "; ".join(
             f"{e.label}: {text}"
             for e in scheme_entries()
-            if e.model and (text := DEFAULTS.config(e.name, params).text)
+            if e.model and (text := defaults.config(e.name, params).text)
         )
         never = [e.label for e in scheme_entries() if not e.model]
         st.caption(
@@ -150,7 +149,7 @@ def profile_controls(heads: int, with_content: bool, n: int) -> ProfileChoice:
                 1,
                 longest,
                 "built_for",
-                value=min(DEFAULTS.built_for, longest),
+                value=min(settings.BUILT_FOR, longest),
                 help="Marks ±(length - 1): the distances a model trained on sequences this "
                 "long has seen.",
             )

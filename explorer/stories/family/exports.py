@@ -7,7 +7,7 @@ import numpy as np
 
 from explorer.frame.downloads import Labelled, position_labels
 from explorer.frame.params import ViewParams
-from explorer.stories.family.controls import DEFAULTS, ProfileChoice
+from explorer.stories.family.controls import ProfileChoice
 from explorer.stories.family.learned_terms import learned_terms
 from explorer.stories.family.length_curves import LengthCurves, curves_table
 from explorer.stories.family.profiles import ProfileView
@@ -18,10 +18,11 @@ from explorer.weights.source import TensorSource
 
 def changed_settings(settings: FamilySettings, *left_out: str) -> dict[str, object]:
     """The settings that differ from their defaults, but for ``left_out`` (another page's)."""
+    defaults = dict(FamilySettings().items())  # built now: the catalogue may have grown
     return {
         key: value
         for key, value in settings.items()
-        if key not in left_out and value != getattr(DEFAULTS, key)
+        if key not in left_out and value != defaults[key]
     }
 
 
