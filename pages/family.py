@@ -59,7 +59,8 @@ def one_head(view: views.PositionView, scales: tuple[Scale, ...]) -> None:
     if entry.term_titles:
         terms = panels.each_term(params, config, head)
         count = len(entry.term_titles)
-        st.markdown(f"**{entry.label}'s {count} terms, head {head}** (all divided by √d)")
+        words = text.number_word(count)
+        st.markdown(f"**{entry.label}'s {words} terms, head {head}** (all divided by √d)")
         draw.figure(terms.figure, "family_terms", shape=(count, n, n), caption=terms.caption)
 
 

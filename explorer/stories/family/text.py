@@ -32,9 +32,8 @@ def scaling_words() -> str:
 
 def intro() -> str:
     """The page's first paragraph: how many schemes the catalogue holds, and what they share."""
-    count = len(scheme_entries())
     return (
-        f"{NUMBER_WORDS.get(count, str(count)).capitalize()} published ways to make attention "
+        f"{number_word(len(scheme_entries())).capitalize()} published ways to make attention "
         "depend on the distance j - i, each on the same queries, keys and values as every other "
         "page. All share the content term q_i · k_j / √d; they differ only in what position adds "
         "to the logit, the **position term** drawn here (in logit units: "
@@ -43,6 +42,11 @@ def intro() -> str:
 
 
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+
+
+def number_word(count: int) -> str:
+    """A small count in words (``four``), a large one in digits."""
+    return NUMBER_WORDS.get(count, str(count))
 
 
 def compare_intro(source: TensorSource) -> str:
