@@ -103,18 +103,16 @@ def matches(kind: Kind, got: np.ndarray, want: np.ndarray, where: np.ndarray) ->
 
 
 def check(kind: Kind, fn: Callable) -> Verdict:
-    """The verdict on ``fn`` as an implementation of ``kind``."""
+    """The verdict on ``fn`` as an implementation of ``kind``: every case in order, until one
+    differs or cannot be called."""
     if not callable(fn):
         return Verdict(
             kind.name, CANNOT, f"cannot be called: {type(fn).__name__} is not a function"
         )
-    found = EQUAL
+    found: list[Verdict] = []
     convention: str | None = None
     for case in kind.cases():
         inputs = kind.inputs(case)
-        references = kind.references(case, inputs)
-        if convention is not None:
-            references = {convention: references[convention]}
         try:
             got = as_output(fn(*kind.arguments(case, inputs)))
         except Exception as error:  # the user's code: any failure is a verdict in words
@@ -122,32 +120,53 @@ def check(kind: Kind, fn: Callable) -> Verdict:
             return cannot(
                 kind, case, f"it raised {type(error).__name__}" + (f": {text}" if text else "")
             )
-        want = next(iter(references.values()))
-        where = compared(kind, case, want.shape)
-        if got.shape != want.shape:
-            return cannot(
-                kind, case, f"it returned shape {got.shape}, the definition's is {want.shape}"
-            )
-        if not kind.exact and not np.all(np.isfinite(got[where])):
-            return cannot(kind, case, "it returned NaN or inf where the definition is finite")
-        results = {name: matches(kind, got, ref, where) for name, ref in references.items()}
-        hit = next((name for name, result in results.items() if result), None)
-        if hit is None:
-            return differs(kind, case, inputs, got, want, where)
-        if len(references) > 1:
-            convention = hit
-        if results[hit] == ROW_CONSTANT:
-            found = ROW_CONSTANT
-    text = found
-    if found == ROW_CONSTANT:
+        verdict = judge(kind, case, inputs, got, convention)
+        if not verdict.ok:
+            return verdict
+        convention = verdict.convention
+        found.append(verdict)
+    return (
+        found[-1]
+        if all(v.status == EQUAL for v in found)
+        else next(v for v in found if v.status == ROW_CONSTANT)
+    )
+
+
+def judge(
+    kind: Kind, case: Case, inputs, got: np.ndarray, convention: str | None = None
+) -> Verdict:
+    """The verdict on one output ``got`` of ``case``'s inputs (a function's, or an uploaded
+    array): equal, equal up to a constant per row, differs or cannot (shape, NaN). With
+    ``convention`` only that accepted convention counts."""
+    references = kind.references(case, inputs)
+    if convention is not None:
+        references = {convention: references[convention]}
+    want = next(iter(references.values()))
+    where = compared(kind, case, want.shape)
+    if got.shape != want.shape:
+        return cannot(
+            kind, case, f"it returned shape {got.shape}, the definition's is {want.shape}"
+        )
+    if not kind.exact and not np.all(np.isfinite(got[where])):
+        return cannot(kind, case, "it returned NaN or inf where the definition is finite")
+    results = {name: matches(kind, got, ref, where) for name, ref in references.items()}
+    hit = next((name for name, result in results.items() if result), None)
+    if hit is None:
+        return differs(kind, case, inputs, got, want, where)
+    named = hit if len(references) > 1 or convention is not None else None
+    text = results[hit]
+    if text == ROW_CONSTANT:
         text += (
             ": its output differs from the definition by one number per row, which the softmax "
             "over that row cancels (it adds the same logit to every key of a query), so the "
             "attention weights are the same"
         )
-    if convention is not None:
-        text += f" ({convention})"
-    return Verdict(kind.name, found, text, convention=convention)
+    if named is not None:
+        text += f" ({named})"
+    return Verdict(
+        kind.name, results[hit], text, case=describe(case), convention=named,
+        expected=references[hit], got=got, differing=np.zeros(got.shape, bool),
+    )  # fmt: skip
 
 
 def compared(kind: Kind, case: Case, shape: tuple[int, ...]) -> np.ndarray:
