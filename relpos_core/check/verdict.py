@@ -29,7 +29,9 @@ EQUAL = "equal"
 ROW_CONSTANT = "equal up to a constant per softmax row"
 DIFFERS = "differs"
 CANNOT = "cannot be called"
-RTOL, ATOL = 1e-7, 1e-9  # float64: rounding, not a bug
+# Rounding, not a bug, by the dtype of the output: float64 is what the inputs are; an output
+# computed in a narrower type is compared within that type's rounding.
+TOLERANCES = {"float64": (1e-7, 1e-9), "float32": (1e-4, 1e-5), "float16": (1e-2, 1e-3)}
 SHOWN_CELLS = 5  # cells named in the verdict's words
 
 
@@ -67,7 +69,9 @@ def as_output(value: object) -> np.ndarray:
         value = value.detach().cpu()
         if value.is_complex() or value.dtype == torch.bool:
             raise ValueError(f"it returned a {value.dtype} tensor, not real numbers")
-        return value.to(torch.float64 if value.is_floating_point() else torch.int64).numpy()
+        if value.dtype == torch.bfloat16:
+            value = value.float()
+        return value.numpy() if value.is_floating_point() else value.to(torch.int64).numpy()
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "fiu":
             raise ValueError(f"it returned a numpy array of dtype {value.dtype}, not numbers")
@@ -75,11 +79,13 @@ def as_output(value: object) -> np.ndarray:
     raise ValueError(f"it returned a {type(value).__name__}, not a torch tensor or numpy array")
 
 
-def close(a: np.ndarray, b: np.ndarray, exact: bool) -> np.ndarray:
-    """Where a equals b: exactly for integers, else within float64 rounding."""
+def close(got: np.ndarray, want: np.ndarray, exact: bool) -> np.ndarray:
+    """Where ``got`` equals ``want``: exactly for integers, else within the rounding of the
+    type ``got`` was computed in."""
     if exact:
-        return a == b
-    return np.isclose(a, b, rtol=RTOL, atol=ATOL)
+        return got == want
+    rtol, atol = TOLERANCES.get(got.dtype.name, TOLERANCES["float64"])
+    return np.isclose(got.astype(np.float64), want, rtol=rtol, atol=atol)
 
 
 def row_offsets_agree(got: np.ndarray, want: np.ndarray, where: np.ndarray) -> bool:
@@ -88,7 +94,7 @@ def row_offsets_agree(got: np.ndarray, want: np.ndarray, where: np.ndarray) -> b
     with np.errstate(all="ignore"):
         offset = np.nanmean(diff, axis=-1, keepdims=True)
     offset = np.where(np.isnan(offset), 0.0, offset)
-    return bool(np.all(~where | np.isclose(got - offset, want, rtol=RTOL, atol=ATOL)))
+    return bool(np.all(~where | close((got - offset).astype(got.dtype), want, exact=False)))
 
 
 def matches(kind: Kind, got: np.ndarray, want: np.ndarray, where: np.ndarray) -> str | None:

@@ -73,3 +73,15 @@ def test_broken_functions_get_words_not_tracebacks() -> None:
     assert text.status == CANNOT and "returned a str" in text.text
     with pytest.raises(ValueError, match="kind must be one of shaw"):
         check_implementation("shav", examples.right_gather)
+
+
+def test_an_output_computed_in_float32_is_compared_within_float32_rounding() -> None:
+    def in_float32(q, k, v, table_k, table_v, clip, causal):
+        args = (t.float() for t in (q, k, v, table_k, table_v))
+        return examples.right_gather(*args, clip, causal)
+
+    assert check_implementation("shaw", in_float32).status == EQUAL
+    wrong = check_implementation(
+        "shaw", lambda *a: examples.wrong_clipped_short(*(t.float() for t in a[:5]), *a[5:])
+    )
+    assert wrong.bug == "the distance is clipped one short (to ±(clip - 1))"
