@@ -46,6 +46,8 @@ EXPECTED_MODULES = {
     "relpos_core.banded",
     "relpos_core.banded_attention",
     "relpos_core.checks",
+    "relpos_core.check.rel_shift",
+    "relpos_core.check.skew",
     "relpos_core.clip",
     "relpos_core.ints",
     "relpos_core.encodings",
