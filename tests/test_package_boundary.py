@@ -3,6 +3,7 @@ the app or the experiments, and ships no data files."""
 
 import ast
 import sys
+import tomllib
 from pathlib import Path
 
 import relpos_core
@@ -35,5 +36,9 @@ def test_core_ships_python_files_only():
         if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
     ]
     assert others == []
-    folders = [p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"]
-    assert folders == ["schemes"]  # the one subpackage, listed in pyproject.toml
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    listed = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"
+    ]
+    assert {f"relpos_core.{name}" for name in folders} | {"relpos_core"} == set(listed)
+    assert folders == {"check", "schemes"}  # each subpackage is listed, or the wheel lacks it
