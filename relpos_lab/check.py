@@ -35,7 +35,12 @@ def kinds_help() -> str:
     for name, kind in KINDS.items():
         lines.append(f"  {name}")
         lines += textwrap.wrap(
-            kind.convention, 88, initial_indent="      ", subsequent_indent="      "
+            kind.convention,
+            88,
+            initial_indent="      ",
+            subsequent_indent="      ",
+            break_on_hyphens=False,
+            break_long_words=False,
         )
     return "\n".join(lines)
 

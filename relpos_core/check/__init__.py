@@ -13,11 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from relpos_core.check.alibi import ALIBI
 from relpos_core.check.kind import Kind
+from relpos_core.check.rel_shift import REL_SHIFT
+from relpos_core.check.rope import ROPE
 from relpos_core.check.shaw import SHAW
+from relpos_core.check.skew import SKEW
+from relpos_core.check.t5 import T5_BUCKET
 from relpos_core.check.verdict import CANNOT, DIFFERS, EQUAL, ROW_CONSTANT, Verdict, check
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (SHAW,)}
+KINDS: dict[str, Kind] = {
+    kind.name: kind for kind in (SHAW, SKEW, REL_SHIFT, ALIBI, T5_BUCKET, ROPE)
+}
 
 
 def check_implementation(kind: str, fn: Callable) -> Verdict:
