@@ -28,7 +28,7 @@ class KerpleLog(PositionScheme):
     """KERPLE's logarithmic variant: bias_ij = -r1_h · log(1 + r2_h · |j - i|), r1, r2 > 0
     learned per head (Chi et al. 2022, eq. 8), added to the logit as it is."""
 
-    name = "kerple"
+    name = "kerple_log"
     TERMS = ("content", "bias")
     POSITION_TERMS = ("bias",)
 
@@ -48,7 +48,7 @@ class KerpleLog(PositionScheme):
 
 
 KERPLE = SchemeEntry(
-    name="kerple",
+    name="kerple_log",
     label="KERPLE",
     title="KERPLE (Chi et al. 2022)",
     paper='Chi et al. 2022, "KERPLE: Kernelized Relative Positional Embedding for Length '
@@ -66,7 +66,7 @@ KERPLE = SchemeEntry(
             "r1",
             "r1",
             1,
-            url_key="kerple_r1",
+            url_key="kerple_log_r1",
             label="KERPLE: r1",
             choices=(1, 2, 4),
             words="r1 = {}",
@@ -75,7 +75,7 @@ KERPLE = SchemeEntry(
             "r2",
             "r2",
             1,
-            url_key="kerple_r2",
+            url_key="kerple_log_r2",
             label="KERPLE: r2",
             choices=(1, 2, 4),
             words="r2 = {}",
@@ -89,8 +89,8 @@ KERPLE = SchemeEntry(
 def kerple():
     with registered(KERPLE) as entry:
         yield entry
-    with pytest.raises(ValueError, match="scheme must be one of shaw, .*rope; got 'kerple'"):
-        scheme_entry("kerple")  # gone again after the test
+    with pytest.raises(ValueError, match="scheme must be one of shaw, .*; got 'kerple_log'"):
+        scheme_entry("kerple_log")  # gone again after the test
 
 
 def definition(params: ViewParams, r1: float, r2: float) -> np.ndarray:
@@ -114,11 +114,11 @@ def captions_of(at) -> str:
 
 
 def test_position_schemes_draws_it_from_the_url_with_its_settings(kerple) -> None:
-    at = open_page("family", scheme="kerple", kerple_r1="2", kerple_r2="4")
+    at = open_page("family", scheme="kerple_log", kerple_log_r1="2", kerple_log_r2="4")
     assert_clean(at)
     assert not at.warning, warnings_of(at)
-    assert at.query_params["scheme"] == "kerple"  # bound: kept in the URL as given
-    assert at.button_group(key="kerple_r1").value == 2
+    assert at.query_params["scheme"] == "kerple_log"  # bound: kept in the URL as given
+    assert at.button_group(key="kerple_log_r1").value == 2
     assert any("KERPLE (Chi et al. 2022)" in h.value for h in at.header)
     expected = definition(ViewParams(), 2.0, 4.0)
     for h in range(ViewParams().heads):
@@ -131,19 +131,19 @@ def test_position_schemes_draws_it_from_the_url_with_its_settings(kerple) -> Non
 
 
 def test_its_controls_move_and_refuse_a_value_outside_their_choices(kerple) -> None:
-    at = open_page("family", scheme="kerple", kerple_r2="3")
+    at = open_page("family", scheme="kerple_log", kerple_log_r2="3")
     assert_clean(at)
-    assert "kerple_r2: must be one of 1, 2, 4, got '3'; using 1" in warnings_of(at)
-    at.button_group(key="kerple_r1").set_value(4).run()
+    assert "kerple_log_r2: must be one of 1, 2, 4, got '3'; using 1" in warnings_of(at)
+    at.button_group(key="kerple_log_r1").set_value(4).run()
     assert_clean(at)
     np.testing.assert_allclose(
         panel_z(at, "family_heads", 0), definition(ViewParams(), 4.0, 1.0), **CLOSE
     )
-    assert at.button_group(key="kerple_r1").value == 4
+    assert at.button_group(key="kerple_log_r1").value == 4
 
 
 def test_compare_draws_its_weights_beside_another_scheme(kerple) -> None:
-    at = open_page("compare", compare_a="kerple", compare_b="alibi", mask="causal")
+    at = open_page("compare", compare_a="kerple_log", compare_b="alibi", mask="causal")
     assert_clean(at)
     params = ViewParams(mask="causal")
     inputs = example_inputs(params)
@@ -156,23 +156,23 @@ def test_compare_draws_its_weights_beside_another_scheme(kerple) -> None:
 
 
 def test_the_lab_lists_it_as_a_model_to_train_not_a_shipped_one(kerple) -> None:
-    assert specs()["kerple"] == {"position": "kerple"}
-    assert "kerple" in untrained_schemes() and "kerple" not in model_names()
-    model = build_model(model_config("kerple", vocab=10, context=8))
+    assert specs()["kerple_log"] == {"position": "kerple_log"}
+    assert "kerple_log" in untrained_schemes() and "kerple_log" not in model_names()
+    model = build_model(model_config("kerple_log", vocab=10, context=8))
     assert isinstance(model.blocks[0].attention.scheme, KerpleLog)
     logits = model(torch.zeros(1, 8, dtype=torch.long))
     assert logits.shape == (1, 8, 10)
-    assert make_scheme("kerple", 2, 4, r1=2).r1.tolist() == [2.0, 2.0]
+    assert make_scheme("kerple_log", 2, 4, r1=2).r1.tolist() == [2.0, 2.0]
 
 
 def test_trained_weights_say_it_was_never_trained_and_draw_the_others(kerple) -> None:
-    at = open_page("family", weights="trained", scheme="kerple", n="16")
+    at = open_page("family", weights="trained", scheme="kerple_log", n="16")
     assert_clean(at)
     warnings = warnings_of(at)
     assert "KERPLE has no trained model in the family" in warnings
     assert "family_heads" not in chart_keys(at)  # nothing drawn as if it had learned
     assert "family_learned" in chart_keys(at)  # the trained schemes still are
     assert "Never trained, so not drawn here: KERPLE" in captions_of(at)
-    compare = open_page("compare", weights="trained", compare_a="kerple", n="16")
+    compare = open_page("compare", weights="trained", compare_a="kerple_log", n="16")
     assert_clean(compare)
     assert "KERPLE has no trained model" in warnings_of(compare)

@@ -10,6 +10,7 @@ import torch
 from explorer.frame.params import ViewParams
 from explorer.weights.example import derived_seed, example_inputs
 from relpos_core.schemes import make_scheme
+from relpos_core.schemes.catalogue import scheme_names
 from tests.app.conftest import assert_clean, chart_keys, open_page
 from tests.app.panels import panel_z
 
@@ -56,7 +57,7 @@ def test_bad_scheme_in_the_url_warns_and_compares_the_default() -> None:
     assert_clean(at)
     warnings = " ".join(w.value for w in at.warning).replace("\\", "")
     assert (
-        "URL parameter compare_a: must be one of shaw, music, xl, t5, alibi, rope, got 'nope'; "
+        f"URL parameter compare_a: must be one of {', '.join(scheme_names())}, got 'nope'; "
         "using shaw"
     ) in warnings
     assert "t5_buckets: must be one of 8, 16, 32, 64, 128, got 'abc'; using 32" in warnings

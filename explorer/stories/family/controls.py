@@ -1,7 +1,8 @@
-"""The URL-bound settings of the six position schemes, shared by the Position schemes and the
-Compare schemes pages. Each control reads and writes its own URL key; the result is one checked
-:class:`explorer.stories.family.settings.FamilySettings`. Also the Position schemes page's chart
-controls: what the profile chart and the learned-term charts draw."""
+"""The URL-bound settings of the position schemes (each scheme's from its catalogue entry),
+shared by the Position schemes and the Compare schemes pages. Each control reads and writes
+its own URL key; the result is one checked
+:class:`explorer.stories.family.settings.FamilySettings`. Also the Position schemes page's
+chart controls: what the profile chart and the learned-term charts draw."""
 
 from __future__ import annotations
 

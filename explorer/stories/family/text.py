@@ -141,8 +141,8 @@ def profile_caption(
         + (
             ""
             if first.with_content
-            else f" (the term with content over all {n} x {n} cells and {heads} heads of six "
-            "schemes would take several seconds)"
+            else f" (the term with content over all {n} x {n} cells and {heads} heads of "
+            f"{number_word(schemes)} schemes would take several seconds)"
         )
         + (
             f"; the band around {scheme_label(name)} is ± one standard deviation over the heads"

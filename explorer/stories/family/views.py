@@ -1,4 +1,4 @@
-"""The position-scheme pages' cached views: six relative position schemes on one q, k, v
+"""The position-scheme pages' cached views: every scheme of the catalogue on one q, k, v
 (their settings: ``explorer.stories.family.settings``).
 
 Every scheme comes from ``explorer.weights.schemes.scheme_for``: on random weights drawn from a
