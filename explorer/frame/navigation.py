@@ -84,6 +84,12 @@ SECTIONS = (  # the story a learner follows, in order, one section per part of i
              "attention, text it writes, and the bits it spends along a passage 16 times longer "
              "than its training windows"),
     )),
+    Section("Your own work", (
+        Page("check", "Check your implementation", ":material/fact_check:",
+             "your own relative attention, skew, shift, ALiBi, T5 buckets or RoPE, run on this "
+             "page's inputs: its output beside the definition, the differing cells outlined and "
+             "the known bug they match"),
+    )),
 )  # fmt: skip
 PAGES = tuple(page for section in SECTIONS for page in section.pages)
 DEFAULT = PAGES[0]  # served at /

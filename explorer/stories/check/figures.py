@@ -1,0 +1,108 @@
+"""The Check page's figures: one head of the definition's output, and with an upload the
+definition, the visitor's output and their difference side by side, the differing cells
+outlined. Cells the convention does not compare are blank."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.figures.heatmaps import Panel, panel_grid
+from explorer.figures.scales import colour_range, make_scale
+from relpos_core.check import KINDS
+
+OUTLINED_MAX = 256  # cells outlined per panel at most; beyond, the caption counts the rest
+OUTLINE = {"type": "rect", "line": {"color": "#111111", "width": 2}, "fillcolor": "rgba(0,0,0,0)"}
+
+
+def one_head(array: np.ndarray, head: int) -> np.ndarray:
+    """The 2-D matrix a figure draws: batch 0 and head ``head`` of an output with those axes."""
+    z = np.asarray(array, dtype=np.float64)
+    while z.ndim > 3:
+        z = z[0]
+    return z[head] if z.ndim == 3 else z
+
+
+def head_count(array: np.ndarray) -> int:
+    """How many heads the drawn output has (1 for a matrix without a head axis)."""
+    shape = np.shape(array)
+    return shape[-3] if len(shape) >= 3 else 1
+
+
+def axis_titles(kind: str) -> tuple[str, str]:
+    """(rows, columns) of the drawn matrix in the kind's words."""
+    axes = KINDS[kind].axes[-2:] if len(KINDS[kind].axes) >= 2 else ("row", "column")
+    return axes[0], axes[1]
+
+
+def value_scale(kind: str, matrices: list[np.ndarray]):
+    """Integers (T5's buckets) on the index scale over their range; values diverging at 0, a
+    few large ones saturating rather than washing the rest out."""
+    if KINDS[kind].exact:
+        finite = np.concatenate([m[np.isfinite(m)] for m in matrices])
+        low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        return make_scale("index", matrices, zrange=(low, max(high, low + 1)))
+    return make_scale("diverging", matrices, zrange=colour_range(matrices).zrange)
+
+
+def panels_of(kind: str, titled: dict[str, np.ndarray], compared: np.ndarray) -> list[Panel]:
+    rows, cols = axis_titles(kind)
+    symbols = {"query": "i", "key": "j", "position": "p", "channel": "c"}
+    return [
+        Panel(
+            np.where(compared, z, np.nan),
+            title=title,
+            x_title=cols,
+            y_title=rows,
+            x_symbol=symbols.get(cols, "c"),
+            y_symbol=symbols.get(rows, "r"),
+        )
+        for title, z in titled.items()
+    ]
+
+
+def reference_figure(kind: str, output: np.ndarray, compared: np.ndarray, head: int):
+    """The definition's output on the page's inputs, one head; (figure, caption)."""
+    z, mask = one_head(output, head), one_head(compared, head).astype(bool)
+    panels = panels_of(kind, {"the definition": z}, mask)
+    scale = value_scale(kind, [p.z for p in panels])
+    blank = " Cells the convention does not compare are blank." if not mask.all() else ""
+    return panel_grid(panels, scale, max_width=520), scale.caption + blank
+
+
+def comparison_figure(
+    kind: str, expected: np.ndarray, got: np.ndarray, differing: np.ndarray, compared, head: int
+) -> tuple[go.Figure, str]:
+    """The definition, the upload and upload - definition, one head; the cells that differ
+    outlined on all three; (figure, caption)."""
+    want, mine = one_head(expected, head), one_head(got, head)
+    mask = one_head(compared, head).astype(bool)
+    bad = one_head(differing, head).astype(bool) & mask
+    panels = panels_of(
+        kind, {"the definition": want, "yours": mine, "yours - definition": mine - want}, mask
+    )
+    pair = value_scale(kind, [panels[0].z, panels[1].z])
+    gap = make_scale("diverging", [panels[2].z])
+    fig = panel_grid(panels, [pair, pair, gap], columns=3, image_side=256)
+    cells = np.argwhere(bad)
+    shapes = [
+        {**OUTLINE, "xref": trace.xaxis or "x", "yref": trace.yaxis or "y",
+         "x0": col - 0.5, "x1": col + 0.5, "y0": row - 0.5, "y1": row + 0.5}
+        for trace in fig.data[: len(panels)]
+        for row, col in cells[:OUTLINED_MAX]
+    ]  # fmt: skip
+    fig.update_layout(shapes=[*fig.layout.shapes, *shapes])  # at once: add_shape is quadratic
+    count = len(cells)
+    outlined = (
+        f"The {count} differing cell{'s' * (count != 1)} of this head are outlined"
+        + (f" (the first {OUTLINED_MAX})" if count > OUTLINED_MAX else "")
+        + "."
+        if count
+        else "No cell of this head differs."
+    )
+    scales = (
+        f"The definition and yours share one colour scale, {pair.zmin:.3g} to {pair.zmax:.3g}"
+        f"{'' if KINDS[kind].exact else ', centred at 0'}; the difference has its own, "
+        f"{gap.zmin:.3g} to {gap.zmax:.3g}, centred at 0."
+    )
+    return fig, f"{outlined} {scales}"

@@ -1,0 +1,77 @@
+"""The words of the Check your implementation page: what it does, the inputs drawn, the code
+that runs a visitor's function on them, and what a verdict means."""
+
+from __future__ import annotations
+
+from explorer.stories.check.inputs import N_MAX, PageInputs
+from explorer.stories.check.upload import FORMATS, MAX_MB
+from explorer.weights.source import TensorSource
+
+INTRO = (
+    "Writing relative attention yourself? Run your code on this page's inputs, upload what it "
+    "returns, and see it beside the definition, cell by cell, with the known bug its numbers "
+    "match. **Nothing you upload runs here**: the page reads your numbers only, keeps them in "
+    "your session alone, and forgets them when you leave."
+)
+COMMAND = (
+    "To check the function itself, at every edge size (one position, the clip at and past n, "
+    "head counts that are not powers of two, positions not starting at 0), run on your own "
+    "machine `python -m relpos_lab.check {kind} my_file.py:my_function`: it prints the same "
+    'verdict and exits 0, 1 or 2. From your tests: `assert check_implementation("{kind}", '
+    "my_function).ok` (`from relpos_core.check import check_implementation`)."
+)
+UPLOAD_HELP = (
+    f"Your function's output on these inputs, one array: .{', .'.join(FORMATS)}, at most "
+    f"{MAX_MB} MB. A .pt file is read with weights_only=True (tensors only), .npy and .npz "
+    "without pickle: no file is ever run."
+)
+
+
+def inputs_caption(inputs: PageInputs, n: int, source_words: str) -> str:
+    """What the downloadable inputs are, and where their numbers come from."""
+    shapes = ", ".join(f"{name} {tuple(a.shape)}" for name, a in inputs.arrays) or "no arrays"
+    capped = f" (the sidebar's n, at most {N_MAX} here)" if n == N_MAX else " (the sidebar's n)"
+    return (
+        f"The inputs, float64: {shapes}, at n = {n}{capped}; {source_words}. "
+        f"The call: `{inputs.call}`."
+    )
+
+
+def source_words(source: TensorSource) -> str:
+    """Where the inputs' numbers come from (the sizes-only kinds have none to say)."""
+    params = source.params
+    if source.trained:
+        return (
+            "q, k, v and the tables are the trained Shaw model's own, on the view's characters "
+            f"(layer {params.layer}, k = {params.k})"
+        )
+    return f"q, k, v and the tables are seeded random draws (seed {params.seed})"
+
+
+def run_code(inputs: PageInputs, file_name: str) -> str:
+    """A few lines that run the visitor's ``fn`` on the downloaded inputs and save its output."""
+    names = [name for name, _ in inputs.arrays]
+    lines = ["import numpy as np", "import torch", "", "from my_code import fn  # yours", ""]
+    if names:
+        lines.append(f'inputs = np.load("{file_name}")')
+        lines += [f'{name} = torch.from_numpy(inputs["{name}"])' for name in names]
+    lines += [f"out = {inputs.call}", 'np.save("output.npy", np.asarray(out))']
+    return "\n".join(lines)
+
+
+def reference_caption(convention: str, head: int, heads: int) -> str:
+    """What the definition's figure draws before anything is uploaded."""
+    which = f" Head {head} of {heads}." if heads > 1 else ""
+    layout = (
+        f" Drawn in the layout of {convention}; the other layout is as right, and a verdict "
+        "names the one your output follows."
+        if convention
+        else ""
+    )
+    return f"What a right implementation returns on these inputs.{which}{layout}"
+
+
+def verdict_note(text: str, page_title: str) -> str:
+    """The verdict in words (``text`` already escaped for markdown), and where the explorer
+    explains that step."""
+    return f"**Verdict:** {text}. The step is drawn, value by value, on the {page_title} page."
