@@ -37,6 +37,7 @@ EXPECTED_CHARTS = {
     "absolute": {"sinusoidal_encoding", "encoding_similarity", "relative_index"},
     "family": {"family_heads", "family_head", "family_profile"},
     "compare": {"compare_weights", "compare_diff"},
+    "check": {"check_reference"},  # the comparison needs an upload: tests/app/test_check_page.py
 }
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
 
