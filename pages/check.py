@@ -14,7 +14,7 @@ from explorer.frame.widgets import choice, head_picker, md_escape
 from explorer.stories.check import controls, figures, text, views
 from explorer.stories.check.inputs import length
 from explorer.stories.check.upload import FORMATS, MAX_MB, UploadProblem
-from explorer.weights.source import source_of
+from explorer.weights.source import no_model_caption, source_of
 from relpos_core.check import KINDS
 
 HERE = Path(__file__).resolve().parent  # page_link by absolute path: any entry script works
@@ -23,12 +23,12 @@ source = source_of(params)
 n = length(params)
 
 st.title("Check your implementation")
-st.caption(source.caption())
 st.markdown(text.INTRO)
 kind = choice("what you implemented", list(KINDS), "check_kind", default="shaw")
 st.markdown(f"**The convention.** {md_escape(KINDS[kind].convention)}")
 heads = controls.alibi_heads(kind)
 reference = views.reference(kind, params, heads)
+st.caption(source.caption() if reference.inputs.from_view else no_model_caption(text.NO_TENSORS))
 inputs_name = f"check_{kind}_inputs.npz"
 st.caption(text.inputs_caption(reference.inputs, n, text.source_words(source)))
 

@@ -157,6 +157,12 @@ def test_alibi_takes_a_head_count_of_its_own_and_shapes_follow_the_sidebar() -> 
     at = open_page("check", check_kind="alibi", n="100", check_alibi_heads="12")
     assert_clean(at)
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
-    assert "fn(heads=12, n=64)" in captions and "at most 64 here" in captions
+    assert "fn(heads=12, n=64)" in captions
+    assert "two sizes: n = 64 and a head count of this page's own, 12" in captions
+    assert "seeded random" not in captions  # no tensor of the view is among its inputs
+    rope = open_page("check", check_kind="rope", n="100")
+    captions = " ".join(c.value for c in rope.caption).replace("\\", "")
+    assert "x (1, 2, 64, 8) float64" in captions and "at most 64 here" in captions
+    assert "the positions start at 10" in captions
     assert at.button_group(key="check_head").options == [str(h) for h in range(12)]
     assert math.isclose(float(np.nanmax(panel_z(at, "check_reference"))), 0.0, abs_tol=1e-12)

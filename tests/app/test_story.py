@@ -28,11 +28,12 @@ def test_each_page_links_to_its_neighbours_in_the_story(stem: str) -> None:
     assert {k: v for k, v in links.items() if k in ("Previous", "Next")} == expected
 
 
-def test_the_story_puts_why_position_first_and_the_family_last() -> None:
+def test_the_story_puts_why_position_first_the_family_then_your_own_work_last() -> None:
     assert STEMS.index("absolute") < STEMS.index("lookup") < STEMS.index("logits")
     assert STEMS.index("attention") < STEMS.index("trained") < STEMS.index("skew")
     assert STEMS.index("skew") < STEMS.index("rel_shift") < STEMS.index("speed")
-    assert STEMS[-3:] == ["family", "compare", "predict"]  # the family, then its models at work
+    assert STEMS[-4:-1] == ["family", "compare", "predict"]  # the family, its models at work
+    assert STEMS[-1] == "check"  # then the visitor's own implementation, the last chapter
 
 
 def test_why_position_draws_the_shipped_length_curves_and_reads_them() -> None:

@@ -41,6 +41,8 @@ class PageInputs:
     case: tuple[tuple[str, object], ...]
     arrays: tuple[tuple[str, np.ndarray], ...]
     call: str
+    about: str = ""  # what the numbers are, when they are not the view's own tensors alone
+    from_view: bool = True  # drawn from the view's q, k, v and tables (trained or random)
 
     @property
     def case_dict(self) -> dict[str, object]:
@@ -70,7 +72,12 @@ def page_inputs(
     causal = params.causal
     if kind == "alibi":
         case = (("heads", alibi_heads), ("n", n))
-        return PageInputs(kind, case, (), f"fn(heads={alibi_heads}, n={n})")
+        about = (
+            f"two sizes: n = {n} and a head count of this page's own, {alibi_heads} (the "
+            "sidebar's are powers of two, where the paper's slope rule for other counts never "
+            "shows)"
+        )
+        return PageInputs(kind, case, (), f"fn(heads={alibi_heads}, n={n})", about, False)
     if kind == "t5-bucket":
         side = max(n, T5_GRID_MIN)
         grid = np.arange(side)[None, :] - np.arange(side)[:, None]  # (query i, key j): j - i
@@ -80,7 +87,13 @@ def page_inputs(
             f"fn(relative_position, bidirectional={not causal}, num_buckets={T5_BUCKETS}, "
             f"max_distance={T5_MAX})"
         )
-        return PageInputs(kind, tuple(case.items()), (("relative_position", grid),), call)
+        about = (
+            f"the distances j - i over {side} positions (at least {T5_GRID_MIN}), both "
+            f"directions unless the sidebar's mask is causal; {T5_BUCKETS} buckets and max "
+            f"distance {T5_MAX}, small, so that the grid reaches every branch of the bucketing"
+        )
+        arrays = (("relative_position", grid),)
+        return PageInputs(kind, tuple(case.items()), arrays, call, about, False)
     view = example_inputs(params)
     q, k, v = (t[:, :, :n].double().numpy() for t in (view.q, view.k, view.v))
     table_k, table_v = (t.double().numpy() for t in (view.table_k, view.table_v))
@@ -94,14 +107,22 @@ def page_inputs(
         last = ROPE_FIRST + n - 1
         case = {"n": n, "d": q.shape[-1], "base": ROPE_BASE, "positions": f"{ROPE_FIRST}..{last}"}
         arrays = (("x", q), ("positions", np.arange(ROPE_FIRST, last + 1, dtype=np.int64)))
-        return PageInputs(kind, tuple(case.items()), arrays, f"fn(x, positions, base={ROPE_BASE})")
+        about = f"x is the view's q; the positions start at {ROPE_FIRST}, not 0"
+        call = f"fn(x, positions, base={ROPE_BASE})"
+        return PageInputs(kind, tuple(case.items()), arrays, call, about)
     if kind == "skew":
         rel = distance_logits(q, table_k, n)
-        return PageInputs(kind, (("n", n), ("heads", heads)), (("rel", rel),), "fn(rel)")
+        about = "rel[i, r] = q_i · a^K at the distance r - (n - 1), from the view's q and w^K"
+        return PageInputs(kind, (("n", n), ("heads", heads)), (("rel", rel),), "fn(rel)", about)
     if kind == "rel-shift":
         m = n + max(1, n // 2)  # keys: the memory, then the segment
         case = (("n", n), ("m", m), ("heads", heads))
-        return PageInputs(kind, case, (("x", distance_logits(q, table_k, m)),), "fn(x)")
+        about = (
+            f"after {m - n} memory positions, x[i, c] = q_i · a^K at the distance query - key "
+            f"= {m} - 1 - c, from the view's q and w^K"
+        )
+        arrays = (("x", distance_logits(q, table_k, m)),)
+        return PageInputs(kind, case, arrays, "fn(x)", about)
     raise ValueError(
         f"kind must be one of shaw, skew, rel-shift, alibi, t5-bucket, rope; got {kind!r}"
     )

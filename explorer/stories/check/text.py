@@ -20,6 +20,7 @@ COMMAND = (
     'verdict and exits 0, 1 or 2. From your tests: `assert check_implementation("{kind}", '
     "my_function).ok` (`from relpos_core.check import check_implementation`)."
 )
+NO_TENSORS = "this kind's inputs are sizes and distances, not a model's tensors"
 UPLOAD_HELP = (
     f"Your function's output on these inputs, one array: .{', .'.join(FORMATS)}, at most "
     f"{MAX_MB} MB. A .pt file is read with weights_only=True (tensors only), .npy and .npz "
@@ -29,12 +30,16 @@ UPLOAD_HELP = (
 
 def inputs_caption(inputs: PageInputs, n: int, source_words: str) -> str:
     """What the downloadable inputs are, and where their numbers come from."""
-    shapes = ", ".join(f"{name} {tuple(a.shape)}" for name, a in inputs.arrays) or "no arrays"
-    capped = f" (the sidebar's n, at most {N_MAX} here)" if n == N_MAX else " (the sidebar's n)"
-    return (
-        f"The inputs, float64: {shapes}, at n = {n}{capped}; {source_words}. "
-        f"The call: `{inputs.call}`."
-    )
+    shapes = ", ".join(f"{name} {tuple(a.shape)} {a.dtype}" for name, a in inputs.arrays)
+    capped = f"n = {n} (the sidebar's n, at most {N_MAX} here)" if n == N_MAX else f"n = {n}"
+    if not shapes:
+        return f"The inputs are {inputs.about}. The call: `{inputs.call}`."
+    parts = [f"The inputs: {shapes}"]
+    if inputs.from_view:
+        parts.append(f"at {capped}; {source_words}")
+    if inputs.about:
+        parts.append(inputs.about)
+    return "; ".join(parts) + f". The call: `{inputs.call}`."
 
 
 def source_words(source: TensorSource) -> str:
