@@ -43,7 +43,7 @@ if reference.inputs.arrays:
         key="check_inputs",
         icon=":material/download:",
     )
-st.code(text.run_code(reference.inputs, inputs_name), language="python")
+st.code(text.run_code(reference.inputs, inputs_name), language="python", wrap_lines=True)
 
 # ---- 2. upload what it returned ---------------------------------------------------------------
 st.header("2 · Upload what it returned", divider="gray")

@@ -58,6 +58,8 @@ LINKS: dict[str, list[tuple[str, str]]] = {
     "predict": [("weights", "random"), ("n", "40"), ("predict_model", "rope"),
                 ("predict_count", "12"), ("predict_temperature", "1.2"), ("predict_top_k", "5"),
                 ("predict_seed", "3"), ("predict_length", "128"), ("predict_char", "5")],
+    "check": [("weights", "random"), ("n", "10"), ("check_kind", "alibi"),
+              ("check_alibi_heads", "12"), ("check_head", "3")],
 }  # fmt: skip
 
 
