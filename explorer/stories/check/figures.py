@@ -82,7 +82,11 @@ def comparison_figure(
         kind, {"the definition": want, "yours": mine, "yours - definition": mine - want}, mask
     )
     pair = value_scale(kind, [panels[0].z, panels[1].z])
-    gap = make_scale("diverging", [panels[2].z])
+    # nothing differs: the difference on the values' own scale, white (rounding is not news);
+    # something does: on a scale of its own, so a small real difference shows
+    bound = max(abs(pair.zmin), abs(pair.zmax)) or 1.0
+    zrange = None if bad.any() else (-bound, bound)
+    gap = make_scale("diverging", [panels[2].z], zrange=zrange)
     fig = panel_grid(panels, [pair, pair, gap], columns=3, image_side=256)
     cells = np.argwhere(bad)
     shapes = [
@@ -100,9 +104,15 @@ def comparison_figure(
         if count
         else "No cell of this head differs."
     )
+    shared = (
+        f"one colour scale, {pair.zmin:.3g} to {pair.zmax:.3g}"
+        f"{'' if KINDS[kind].exact else ', centred at 0'}"
+    )
     scales = (
-        f"The definition and yours share one colour scale, {pair.zmin:.3g} to {pair.zmax:.3g}"
-        f"{'' if KINDS[kind].exact else ', centred at 0'}; the difference has its own, "
+        f"The definition and yours share {shared}; the difference has its own, "
         f"{gap.zmin:.3g} to {gap.zmax:.3g}, centred at 0."
+        if bad.any()
+        else f"The definition and yours share {shared}; the difference, within rounding, is "
+        f"drawn on ±{bound:.3g}, the values' own size, so it is white."
     )
     return fig, f"{outlined} {scales}"
