@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import relpos_core as rc
 import relpos_core.guard as guard
 from relpos_core.schemes import make_scheme
-from relpos_core.schemes.catalogue import scheme_names
+from relpos_core.schemes.catalogue import scheme_entry, scheme_names
 from tests.largest_tensor import LargestTensor
 from tests.schemes.plain import softmax_loop
 from tests.test_attention import reference_attention, tolerance
@@ -312,7 +312,9 @@ PARAMS = {
 @st.composite
 def scheme_calls(draw):
     name = draw(st.sampled_from(scheme_names()))
-    params = {key: draw(value) for key, value in PARAMS[name].items()}
+    # a scheme added to the catalogue is drawn at its settings' defaults
+    defaults = {s.keyword: st.just(s.default) for s in scheme_entry(name).settings}
+    params = {key: draw(value) for key, value in PARAMS.get(name, defaults).items()}
     heads = draw(st.sampled_from([1, 2, np.int64(2)]))
     head_dim = draw(st.sampled_from([2, 4]))
     scheme = make_scheme(name, heads, head_dim, seed=draw(st.integers(0, 9)), **params)

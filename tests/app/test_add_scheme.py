@@ -13,9 +13,16 @@ import torch
 from torch import nn
 
 from explorer.frame.params import ViewParams
+from explorer.stories.family.text import number_word
 from explorer.weights.example import example_inputs
 from relpos_core.schemes import PositionScheme, make_scheme
-from relpos_core.schemes.catalogue import SchemeEntry, Setting, registered, scheme_entry
+from relpos_core.schemes.catalogue import (
+    SchemeEntry,
+    Setting,
+    registered,
+    scheme_entry,
+    scheme_names,
+)
 from relpos_lab.family.model import build_model
 from relpos_lab.family.registry import model_config, model_names, specs, untrained_schemes
 from tests.app.conftest import assert_clean, chart_keys, open_page
@@ -125,7 +132,8 @@ def test_position_schemes_draws_it_from_the_url_with_its_settings(kerple) -> Non
         np.testing.assert_allclose(panel_z(at, "family_heads", h), expected, **CLOSE)
     text = " ".join(m.value for m in at.markdown)
     assert "| KERPLE |" in text.replace("**", "")  # a row of each table
-    assert "Seven published ways" in text and "KERPLE added as they are" in text
+    count = number_word(len(scheme_names())).capitalize()  # the family and this one
+    assert f"{count} published ways" in text and "KERPLE added as they are" in text
     assert "r1 = 2, r2 = 4" in captions_of(at)
     assert "family_terms" not in chart_keys(at)  # one term: no breakdown
 
