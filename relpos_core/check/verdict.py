@@ -182,7 +182,7 @@ def compared(kind: Kind, case: Case, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def spans(indices: np.ndarray) -> str:
-    """Sorted integers as runs: ``0-2, 5``."""
+    """Sorted integers as runs: ``0-2, 5``; a run from a negative number ``-3 to -1``."""
     values = sorted({int(i) for i in indices})
     runs: list[list[int]] = []
     for value in values:
@@ -190,7 +190,7 @@ def spans(indices: np.ndarray) -> str:
             runs[-1][1] = value
         else:
             runs.append([value, value])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return ", ".join(str(a) if a == b else f"{a} to {b}" if a < 0 else f"{a}-{b}" for a, b in runs)
 
 
 def located(kind: Kind, bad: np.ndarray) -> str:

@@ -42,6 +42,7 @@ class Setting:
     high: int = 1
     help: str | None = None
     words: str | tuple[str, str] = "{}"  # its value in the papers' words; a switch: (off, on)
+    short: str | None = None  # in a table or a legend ("k = {}"; "" leaves it out); None: words
     view: str | None = None
 
     def bounds(self, others: Mapping[str, object]) -> tuple[int, int]:
@@ -49,11 +50,13 @@ class Setting:
         low = self.low(others) if callable(self.low) else self.low
         return low, self.high
 
-    def text(self, value: object) -> str:
-        """The value in the papers' words (``32 buckets``, ``on keys only``)."""
-        if isinstance(self.words, tuple):
-            return self.words[bool(value)]
-        return self.words.format(value)
+    def text(self, value: object, short: bool = False) -> str:
+        """The value in the papers' words (``32 buckets``, ``on keys only``), or ``short``ly,
+        as a table or a legend names a model (``k = 8``)."""
+        words = self.short if short and self.short is not None else self.words
+        if isinstance(words, tuple):
+            return words[bool(value)]
+        return words.format(value)
 
     def check(self, value: object, others: Mapping[str, object]) -> object:
         """``value`` if this setting takes it; else a ValueError naming the control, the
@@ -119,13 +122,14 @@ class SchemeEntry:
         """Its position term reads the query or key (not a function of j - i alone)."""
         return bool({"key", "rotation"} & set(self.terms))
 
-    def settings_text(self, options: Mapping[str, object]) -> str:
+    def settings_text(self, options: Mapping[str, object], short: bool = False) -> str:
         """The given keywords in the papers' words, in catalogue order (empty without).
 
         >>> scheme_entry("t5").settings_text({"max_distance": 128, "num_buckets": 32})
         '32 buckets, max distance 128'
         """
-        return ", ".join(s.text(options[s.keyword]) for s in self.settings if s.keyword in options)
+        texts = (s.text(options[s.keyword], short) for s in self.settings if s.keyword in options)
+        return ", ".join(text for text in texts if text)
 
     def cls(self) -> type:
         """The class that computes the scheme (imports it, and torch with it)."""
@@ -151,7 +155,12 @@ SHAW = SchemeEntry(
     extrapolation="clips: every distance beyond ±k uses the edge vector w_±k",
     settings=(
         Setting(
-            "max_relative_position", "clip distance k", 8, view="k", words="clip distance k = {}"
+            "max_relative_position",
+            "clip distance k",
+            8,
+            view="k",
+            words="clip distance k = {}",
+            short="k = {}",
         ),
     ),
     learned=True,
@@ -182,6 +191,7 @@ MUSIC = SchemeEntry(
             high=4096,  # the explorer's longest n
             help="Distances |j - i| > L - 1 get the zero vector.",
             words="table length L = {}",
+            short="L = {}",
         ),
         Setting(
             "values",
@@ -264,6 +274,7 @@ T5 = SchemeEntry(
             help="Every distance beyond it shares the last bucket. It must exceed "
             "num_buckets / 2, the exact buckets of one direction.",
             words="max distance {}",
+            short="",
         ),
     ),
     learned=True,

@@ -87,7 +87,7 @@ def describe(name: str) -> str:
     if spec["position"] in BASELINES:
         return BASELINES[spec["position"]]
     entry = scheme_entry(spec["position"])
-    words = entry.settings_text(spec.get("scheme_params", {}))
+    words = entry.settings_text(spec.get("scheme_params", {}), short=True)
     ablation = [
         part
         for part, off in (("keys-only", "values"), ("values-only", "keys"))
