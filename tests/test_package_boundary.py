@@ -2,6 +2,7 @@
 the app or the experiments, and ships no data files."""
 
 import ast
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -42,3 +43,20 @@ def test_core_ships_python_files_only():
     ]
     assert {f"relpos_core.{name}" for name in folders} | {"relpos_core"} == set(listed)
     assert folders == {"check", "schemes"}  # each subpackage is listed, or the wheel lacks it
+
+
+def test_every_public_name_is_what_it_names_after_every_module_is_imported():
+    """A lazily loaded name is not shadowed by a submodule of the same name: importing
+    ``relpos_core.schemes.X`` binds X on the package, and a function X would then read as the
+    module (as ``rel_shift`` once did, when its module bore its name)."""
+    code = (
+        "import importlib, pkgutil, types, relpos_core, relpos_core.schemes, relpos_core.check\n"
+        "for package in (relpos_core, relpos_core.schemes, relpos_core.check):\n"
+        "    for info in pkgutil.iter_modules(package.__path__):\n"
+        "        importlib.import_module(f'{package.__name__}.{info.name}')\n"
+        "bad = [f'{p.__name__}.{n}' for p in (relpos_core, relpos_core.schemes)\n"
+        "       for n in p.__all__ if isinstance(getattr(p, n), types.ModuleType)]\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
