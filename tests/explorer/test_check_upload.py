@@ -4,7 +4,9 @@ and every hostile or broken file a message naming the problem."""
 from __future__ import annotations
 
 import io
+import json
 import pickle
+import struct
 import zipfile
 
 import numpy as np
@@ -49,6 +51,14 @@ def test_every_format_gives_its_one_array(name: str, data: bytes) -> None:
     np.testing.assert_array_equal(read_upload(name, data), ARRAY)
 
 
+def lying_header() -> bytes:
+    """A safetensors header that claims 8 MB of data the file does not hold."""
+    header = json.dumps(
+        {"z": {"dtype": "F64", "shape": [1000, 1000], "data_offsets": [0, 8_000_000]}}
+    )
+    return struct.pack("<Q", len(header)) + header.encode() + bytes(16)
+
+
 class Payload:
     """A pickle that would run code when loaded."""
 
@@ -71,6 +81,8 @@ class Payload:
         ("out.npy", npy(np.array(["a", "b"])), "holds <U1 values, not numbers"),
         ("out.safetensors", b"not a safetensors file", "could not be read as .safetensors"),
         ("out.npy", b"garbage", "could not be read as .npy"),
+        ("cut.npy", npy(ARRAY)[:140], "could not be read as .npy (ValueError: EOF"),
+        ("lie.safetensors", lying_header(), "could not be read as .safetensors (SafetensorError"),
         ("../../etc/x.npy", b"garbage", "'x.npy' could not be read"),
         ("out\x1b[31m.exe", b"", "'out?[31m.exe': the file type must be one of"),
     ],

@@ -23,6 +23,7 @@ import torch
 
 from explorer.frame.params import ViewParams
 from explorer.weights.example import example_inputs
+from relpos_core.check import KINDS
 
 N_MAX = 64  # the page checks at most this many positions: a file of a few hundred kB
 T5_BUCKETS, T5_MAX, T5_GRID_MIN = 16, 12, 16
@@ -123,6 +124,4 @@ def page_inputs(
         )
         arrays = (("x", distance_logits(q, table_k, m)),)
         return PageInputs(kind, case, arrays, "fn(x)", about)
-    raise ValueError(
-        f"kind must be one of shaw, skew, rel-shift, alibi, t5-bucket, rope; got {kind!r}"
-    )
+    raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
