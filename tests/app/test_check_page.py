@@ -166,3 +166,15 @@ def test_alibi_takes_a_head_count_of_its_own_and_shapes_follow_the_sidebar() -> 
     assert "the positions start at 10" in captions
     assert at.button_group(key="check_head").options == [str(h) for h in range(12)]
     assert math.isclose(float(np.nanmax(panel_z(at, "check_reference"))), 0.0, abs_tol=1e-12)
+
+
+def test_one_visitors_upload_is_seen_by_that_visitor_alone() -> None:
+    params = ViewParams(n=8, weights="random")
+    inputs = page_inputs("shaw", params)
+    output = shaw.wrong_i_minus_j(*KINDS["shaw"].arguments(inputs.case_dict, inputs.tensors()))
+    first, second = open_page("check", n="8"), open_page("check", n="8")
+    first.file_uploader(key="check_upload_shaw").upload("mine.npy", npy(output)).run()
+    second.run()
+    assert "check_comparison" in chart_keys(first)
+    assert "check_comparison" not in chart_keys(second)  # the other session: no upload there
+    assert not any("Verdict:" in w.value for w in second.warning)
