@@ -89,6 +89,10 @@ SECTIONS = (  # the story a learner follows, in order, one section per part of i
              "your own relative attention, skew, shift, ALiBi, T5 buckets or RoPE, run on this "
              "page's inputs: its output beside the definition, the differing cells outlined and "
              "the known bug they match"),
+        Page("your_model", "Your model", ":material/upload_file:",
+             "your own checkpoint's position parameters, head by head: T5's bias per bucket, "
+             "Shaw's tables, ALiBi's slopes and RoPE's frequencies, from an upload, the Hub or "
+             "the command line"),
     )),
 )  # fmt: skip
 PAGES = tuple(page for section in SECTIONS for page in section.pages)

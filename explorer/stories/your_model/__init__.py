@@ -1,0 +1,1 @@
+"""The "Your model" story: a checkpoint's position parameters, head by head."""

@@ -1,0 +1,111 @@
+"""What the page draws of each kind of position parameter, at the sidebar's n: every value from
+relpos_core.by_distance, the plain readings of the tables at each distance r = j - i."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from relpos_core import by_distance as bd
+from relpos_core.schemes import alibi_slopes
+from relpos_lab.extract import Alibi, Rope, ShawLayer, T5Stack
+
+# h heads · m = 2n - 1 distances r = -(n - 1) .. n - 1
+
+
+@dataclass(frozen=True)
+class T5View:
+    stack: T5Stack
+    distance: np.ndarray  # (m,)
+    bucket: np.ndarray  # (m,) bucket(r)
+    bias: np.ndarray  # (h, m) b_h[bucket(r)]
+    spans: tuple[tuple[int, int, int], ...]  # (bucket, first r, last r), along r
+    shapes: tuple[str, ...]  # per head, relpos_core.by_distance.SHAPES
+    weights: tuple[np.ndarray, np.ndarray]  # (r seen, (h, seen)) the bias alone's softmax
+
+    @property
+    def order(self) -> list[int]:
+        """Heads grouped by shape (in SHAPES' order), by head number within a group."""
+        return sorted(range(len(self.shapes)), key=lambda h: (bd.SHAPES.index(self.shapes[h]), h))
+
+    def groups(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for h in self.order:
+            out.setdefault(self.shapes[h], []).append(h)
+        return out
+
+    def matrix(self, head: int, size: int) -> np.ndarray:
+        """(size, size): what the logits of ``head`` receive, b_h[bucket(j - i)], its first
+        ``size`` queries and keys (a function of j - i: every window of one size is alike)."""
+        n = (len(self.distance) + 1) // 2
+        middle = slice(n - size, n + size - 1)  # the distances -(size-1)..size-1
+        return bd.matrix_from_distances(torch.from_numpy(self.bias[head, middle]), size).numpy()
+
+
+def t5_view(stack: T5Stack, n: int) -> T5View:
+    bucket, bias = bd.t5_bias_by_distance(
+        torch.from_numpy(stack.bias), n, stack.bidirectional, stack.max_distance
+    )
+    r = bd.distances(n)
+    causal = not stack.bidirectional
+    seen, weights = bd.bias_weights(bias, n, causal)
+    return T5View(
+        stack,
+        r.numpy(),
+        bucket.numpy(),
+        bias.numpy(),
+        tuple(bd.bucket_spans(bucket, r)),
+        tuple(bd.head_shapes(bias, n, causal)),
+        (seen.numpy(), weights.numpy()),
+    )
+
+
+@dataclass(frozen=True)
+class ShawView:
+    layer: ShawLayer
+    distance: np.ndarray  # (m,)
+    norms: dict[str, np.ndarray]  # "w^K" / "w^V" -> (m,) |w_clip(r, k)|
+    tables: dict[str, np.ndarray]  # "w^K" / "w^V" -> (2k + 1, d)
+
+
+def shaw_view(layer: ShawLayer, n: int) -> ShawView:
+    tables = {
+        name: table
+        for name, table in (("w^K", layer.key), ("w^V", layer.value))
+        if table is not None
+    }
+    norms = {
+        name: bd.table_by_distance(torch.from_numpy(t).double(), n).norm(dim=-1).numpy()
+        for name, t in tables.items()
+    }
+    return ShawView(layer, bd.distances(n).numpy(), norms, tables)
+
+
+def alibi_view(alibi: Alibi, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(r, slopes (h,), -m_h |r| (h, m))."""
+    slopes = alibi_slopes(alibi.heads, alibi.max_bias)
+    return bd.distances(n).numpy(), slopes.numpy(), bd.alibi_by_distance(slopes, n).numpy()
+
+
+@dataclass(frozen=True)
+class RopeView:
+    rope: Rope
+    wavelength: np.ndarray  # (d/2,) positions per full turn of each pair
+    scaled: bool  # whether the config's rope_scaling changed the frequencies drawn
+
+
+def rope_view(rope: Rope) -> RopeView:
+    from relpos_core.schemes import rope as rope_module
+
+    scaling = json.loads(rope.scaling) if rope.scaling else None
+    frequencies = getattr(rope_module, "rope_frequencies", None)
+    if frequencies is not None and scaling is not None:
+        inverse, _ = frequencies(rope.head_dim, rope.base, scaling)
+        scaled = True
+    else:
+        pair = torch.arange(0, rope.head_dim, 2, dtype=torch.float64)
+        inverse, scaled = rope.base ** (-pair / rope.head_dim), False  # θ_t = base^(-2t/d)
+    return RopeView(rope, bd.rope_wavelengths(torch.as_tensor(inverse)).numpy(), scaled)

@@ -1,0 +1,89 @@
+"""Your model: a checkpoint's position parameters, head by head, at the sidebar's n. With
+nothing uploaded, the family's trained T5 and Shaw models, drawn the same way."""
+
+import streamlit as st
+
+from explorer.figures.draw import chart, figure
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import download_view
+from explorer.frame.widgets import choice, head_picker, md_escape, text_box
+from explorer.stories.your_model import exports, figures, sources, text, views
+
+MATRIX_MAX = 256  # queries and keys of the matrix drawn (it depends on j - i only)
+
+params = current_params()
+n = params.length
+
+st.title("Your model's positions")
+st.markdown(text.INTRO)
+origin = choice("whose positions", sources.SOURCES, "your_model_from")
+files, hub_name = [], ""
+if origin == sources.UPLOAD:
+    files = st.file_uploader(
+        "your checkpoint (and its config.json)",
+        type=list(sources.UPLOAD_TYPES),
+        accept_multiple_files=True,
+        key="your_model_upload",
+        help=text.UPLOAD_HELP,
+        max_upload_size=sources.MAX_UPLOAD_MB,
+    )
+    st.caption(text.UPLOAD_HELP)
+elif origin == sources.HUB:
+    hub_name = text_box("Hub model name", "your_model_hub", "", 96, help=text.HUB_HELP,
+                        placeholder="t5-small")  # fmt: skip
+    st.caption(text.HUB_HELP)
+picked = sources.pick(origin, files or [], hub_name)
+if picked.problem:
+    st.warning(md_escape(picked.problem), icon=":material/report:")
+positions = picked.positions
+st.caption(md_escape(text.origin_caption(picked)))
+st.markdown("\n".join(f"- {md_escape(line)}" for line in positions.summary()))
+arrays: dict = {}
+
+# ---- T5: one bias per head and bucket ---------------------------------------------------------
+if positions.t5:
+    st.header("T5's bias by distance", divider="gray")
+    t5_views = [views.t5_view(stack, n) for stack in positions.t5]
+    labels = [view.stack.label for view in t5_views]
+    shown = choice("stack and layer", labels, "your_model_stack", kind="select")
+    view = t5_views[labels.index(shown)]
+    fig, caption = figures.t5_figure(view)
+    chart(fig, "your_model_t5", formula="e_ij += b_h[bucket(j - i)]", note=caption)
+    st.markdown(md_escape(text.t5_note(view, n)))
+    head = head_picker(view.stack.heads, "your_model_head")
+    size = min(n, MATRIX_MAX)
+    fig, caption = figures.matrix_figure(view, head, size)
+    where = f"its first {size} queries and keys (every window alike: it depends on j - i only)"
+    figure(fig, "your_model_matrix", shape=(size, size),
+           caption=f"What head {head}'s logits receive, {where}. {caption}")  # fmt: skip
+    arrays["t5_bias"] = exports.t5_table(t5_views)
+
+# ---- Shaw: key and value tables ---------------------------------------------------------------
+if positions.shaw:
+    st.header("Shaw's tables", divider="gray")
+    layers = [layer.layer for layer in positions.shaw]
+    layer = choice("layer", layers, "your_model_layer")
+    view = views.shaw_view(positions.shaw[layers.index(layer)], n)
+    fig, caption = figures.shaw_tables_figure(view)
+    figure(fig, "your_model_shaw_tables", latex=r"w_r,\ r = -k, \dots, k", caption=caption)
+    st.markdown(text.SHAW_QUERIES)
+    chart(figures.shaw_norms_figure(view), "your_model_shaw_norms",
+          formula="|w_clip(j - i, k)|", note=text.shaw_note(view, n))  # fmt: skip
+    arrays.update(exports.shaw_tables(positions.shaw))
+
+# ---- ALiBi and RoPE: no trained parameter, the configuration's -------------------------------
+if positions.alibi:
+    st.header("ALiBi's slopes", divider="gray")
+    distance, slopes, values = views.alibi_view(positions.alibi, n)
+    chart(figures.alibi_figure(distance, slopes, values), "your_model_alibi",
+          formula="e_ij += -m_h |j - i|", note=text.alibi_note(slopes, n))  # fmt: skip
+    arrays["alibi_slopes"] = slopes
+if positions.rope:
+    st.header("RoPE's frequencies", divider="gray")
+    rope = views.rope_view(positions.rope)
+    chart(figures.rope_figure(rope, n), "your_model_rope", formula="θ_t = base^(-2t/d)",
+          note=text.rope_note(rope, n))  # fmt: skip
+    arrays["rope_wavelengths"] = rope.wavelength
+
+st.info(text.COMMAND, icon=":material/terminal:")
+download_view("your_model", params, arrays, extra={"_source": positions.source})

@@ -1,0 +1,46 @@
+"""python -m relpos_lab.extract PATH --out FILE: a checkpoint's position parameters, alone.
+
+PATH is a .safetensors file, a folder as save_pretrained writes it (config.json beside the
+weights), or a PyTorch state dict (.pt, .pth, .bin; loaded weights-only). Prints what it found
+and writes it to FILE (.safetensors, kilobytes), which the explorer's "Your model" page reads.
+Exit status: 0 written, 1 no position parameters found, 2 a file it cannot read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from relpos_lab.extract import LOOKED_FOR, FileProblem, from_path, to_bytes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m relpos_lab.extract", description=__doc__)
+    parser.add_argument("path", type=Path, help="a checkpoint file or a save_pretrained folder")
+    parser.add_argument("--out", type=Path, required=True, help="the .safetensors file to write")
+    args = parser.parse_args(argv)
+    if not args.path.exists():
+        print(f"error: {args.path} does not exist", file=sys.stderr)
+        return 2
+    try:
+        positions = from_path(args.path)
+    except (FileProblem, OSError) as problem:
+        print(f"error: {args.path}: {problem}", file=sys.stderr)
+        return 2
+    if positions.empty:
+        print(f"{args.path}: no position parameters found. Looked for:", file=sys.stderr)
+        for item in LOOKED_FOR:
+            print(f"  - {item}", file=sys.stderr)
+        return 1
+    print(f"{args.path}: found")
+    for line in positions.summary():
+        print(f"  {line}")
+    data = to_bytes(positions)
+    args.out.write_bytes(data)
+    print(f"wrote {args.out} ({len(data):,} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
