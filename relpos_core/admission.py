@@ -24,9 +24,10 @@ from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.masks import mask_cells, user_mask
 from relpos_core.memory import attention_bytes
-from relpos_core.methods import FLEX, Method, choose_method, get_method
+from relpos_core.methods import FLEX, METHOD_NAMES, TRITON, Method, choose_method, get_method
 from relpos_core.precision import HALF_DTYPES, compute_itemsize
 from relpos_core.regions import regions_apply
+from relpos_core.triton_attention import triton_unsupported
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class AttentionCall:
     """A call's checked arguments, its method and whether it runs as one kernel (``fast``)."""
 
     method: Method
-    fast: bool  # FlexAttention, or the fused banded loop: no (b,h,n_q,n_k) step is kept
+    fast: bool  # Triton, FlexAttention or the fused banded loop: no (b,h,n_q,n_k) step is kept
     allowed: torch.Tensor | None  # the caller's mask, bool and 4-D (None: every key)
     shape: tuple[int, int, int, int]  # (b, h, n_q, n_k)
     causal: bool
@@ -44,6 +45,7 @@ class AttentionCall:
     dropout_p: float
     generator: torch.Generator | None
     max_bytes: int | None
+    why: str  # why this method: the name asked for, or what "auto" weighed
 
 
 def check_attention_inputs(
@@ -137,14 +139,20 @@ def admit_call(
     shape = (b, h, n_q, n_k)
     cells = mask_cells(mask, shape)  # checked, but converted only once the call fits
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
+    asked = dict(masked=mask is not None, trace=trace, weights=return_weights,
+                 dropout=dropout_p > 0)  # fmt: skip
+    if method not in ("auto", "triton", *METHOD_NAMES):
+        raise ValueError(
+            f"method must be one of auto, {', '.join(METHOD_NAMES)}, triton; got {method!r}"
+        )
     if method == "auto":
-        chosen = choose_method(
-            n_q, n_k, query_offset, trace=trace, grad=grad, device=q.device,
-            dropout=dropout_p > 0, weights=return_weights,
-        )  # fmt: skip
+        chosen, why = auto_method(q, v, query_offset, grad, **asked)
     else:
-        chosen = get_method(method)
-        reason = chosen.unsupported(n_q, n_k, query_offset)
+        chosen, why = (TRITON if method == "triton" else get_method(method)), "asked by name"
+        if chosen is TRITON:
+            reason = triton_unsupported(q, v, **asked)
+        else:
+            reason = chosen.unsupported(n_q, n_k, query_offset)
         if reason:
             raise ValueError(f"method {method!r} cannot run here: {reason}")
     kk = clip_distance_from_table(table_k)
@@ -165,7 +173,9 @@ def admit_call(
     if trace:  # a pass over q, k and v, paid only for the step-by-step view
         for name, t in (("q", q), ("k", k), ("v", v)):
             check_tensor(name, t, 4)
-    fast = chosen is FLEX or (chosen.fused and not trace and not (grad and return_weights))
+    fast = chosen in (FLEX, TRITON) or (
+        chosen.fused and not trace and not (grad and return_weights)
+    )
     return AttentionCall(
         method=chosen,
         fast=fast,
@@ -178,4 +188,36 @@ def admit_call(
         dropout_p=dropout_p,
         generator=generator,
         max_bytes=max_bytes,
+        why=why,
     )
+
+
+def auto_method(
+    q: torch.Tensor, v: torch.Tensor, query_offset: int, grad: bool, *,
+    masked: bool, trace: bool, weights: bool, dropout: bool,
+) -> tuple[Method, str]:  # fmt: skip
+    """What ``method="auto"`` runs, and why: the Triton kernel on CUDA where it applies
+    (``triton_unsupported``), else ``choose_method``'s answer with the kernel's reason."""
+    reason = triton_unsupported(q, v, masked=masked, trace=trace, weights=weights, dropout=dropout)
+    if q.device.type == "cuda" and reason is None:
+        return TRITON, "the Triton kernel: CUDA, and nothing it does not cover"
+    chosen = choose_method(
+        q.shape[2], v.shape[2], query_offset, trace=trace, grad=grad, device=q.device,
+        dropout=dropout, weights=weights,
+    )  # fmt: skip
+    if q.device.type != "cuda":
+        reason = f"the Triton kernel runs on CUDA under auto, got a {q.device.type} tensor"
+    return chosen, f"not the Triton kernel: {reason}"
+
+
+def which_method(q, k, v, table_k, table_v, **kwargs) -> tuple[str, str]:
+    """(the method ``relative_attention`` runs for these arguments, why), without running it.
+
+    >>> q = torch.zeros(1, 1, 4, 16)
+    >>> which_method(q, q, q, torch.zeros(3, 16), torch.zeros(3, 16))[1]
+    'not the Triton kernel: the Triton kernel runs on CUDA under auto, got a cpu tensor'
+    """
+    defaults = dict(mask=None, causal=False, query_offset=0, method="auto", trace=False)
+    defaults |= dict(return_weights=False, dropout_p=0.0, generator=None, max_bytes=None)
+    call = admit_call(q, k, v, table_k, table_v, **{**defaults, **kwargs})
+    return call.method.name, call.why

@@ -25,9 +25,10 @@ from relpos_core.banded_attention import banded_attention
 from relpos_core.checks import all_finite, distinct_view
 from relpos_core.flex import flex_attention_relative
 from relpos_core.masks import combine_masks, masked_softmax
-from relpos_core.methods import FLEX, METHOD_NAMES
+from relpos_core.methods import FLEX, METHOD_NAMES, TRITON
 from relpos_core.precision import no_autocast, upcast
 from relpos_core.trace import Trace
+from relpos_core.triton_attention import triton_attention
 
 ATTENTION_METHODS = ("auto", *METHOD_NAMES)  # "auto": ``methods.choose_method``
 __all__ = [
@@ -97,6 +98,9 @@ def relative_attention(
                     tensor2tensor's convention (queries at the last positions, as when decoding
                     with a key/value cache); any row block of a longer sequence.
     method          a registered method or "auto" (``methods.choose_method``): all are exact.
+                    "triton": the fused Triton kernel (``triton_attention``; CUDA, or a CPU
+                    under TRITON_INTERPRET=1), which "auto" takes on CUDA where it applies;
+                    ``admission.which_method`` says what runs and why.
     trace           True: an ``AttentionTrace`` of every step. False: z, or (z, alpha) with
                     ``return_weights``, holding no (b, h, n_q, n_k) tensor on the banded path
                     (with or without gradients) unless the weights are asked for.
@@ -141,6 +145,9 @@ def _fast(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(z, alpha or None) from one kernel, in the inputs' dtype."""
     dtype = q.dtype
+    if call.method is TRITON:  # half inputs into the kernel, statistics and output sums in fp32
+        out = triton_attention(q, k, v, table_k, table_v, call.causal, call.query_offset)
+        return out, None
     if call.method is FLEX:  # FlexAttention takes half inputs itself, statistics in float32
         out = flex_attention_relative(
             q, k, v, table_k, table_v, call.allowed, call.causal, call.query_offset

@@ -407,7 +407,30 @@ class Flex(Banded):
         return forward + 2 * (s.queries + s.keys + s.values) + 4 * s.band + 4 * s.output
 
 
+class Triton(Banded):
+    """The fused Triton kernel (``relpos_core.triton_attention``): both terms inside
+    FlashAttention-2's loop, forward and backward. Not in ``METHODS``: like ``FLEX`` it is the
+    whole attention, not a pair of terms, and it needs triton (optional) and CUDA, or Triton's
+    interpreter on a CPU; ``method="triton"`` asks for it by name, "auto" takes it on CUDA where
+    ``triton_unsupported`` finds nothing against it. Its terms, where asked, are banded's.
+    """
+
+    name = "triton"
+    summary = "one Triton kernel: the key term gathered and the value term by bucket, in the loop"
+
+    def fused_bytes(self, s: Sizes, grad: bool, return_weights: bool, dropout: bool) -> int:
+        """Q w^K^T and the bucket masses (the band's logits until L is known), the content
+        output and the output, the rows' statistics. Backward: the masses' gradient z w^V^T,
+        dQW, dQ (twice: the kernel's and through QW), dK, dV, D. A model from the tensors the
+        code makes; not yet measured on a GPU."""
+        forward = 2 * s.buckets + 3 * s.output + 2 * s.rows
+        if not grad:
+            return forward
+        return forward + 2 * s.buckets + 2 * s.queries + s.keys + s.values + s.output + s.rows
+
+
 FLEX = Flex()
+TRITON = Triton()
 METHODS: dict[str, Method] = {
     m.name: m for m in (Loop(), Einsum(), Matmul(), Skew(), Bucket(), Banded())
 }
@@ -436,7 +459,9 @@ def choose_method(
     """What ``method="auto"`` runs: the first method of AUTO_ORDER that can do what is asked.
 
     On CUDA the fast call (no ``trace``, ``dropout`` or returned ``weights``) runs ``FLEX``,
-    banded's kernel there, whose launches do not grow with n.
+    banded's kernel there, whose launches do not grow with n. ``relative_attention`` looks at
+    ``TRITON`` before this: it depends on the dtype, head sizes and mask, which this does not see
+    (``admission.auto_method``).
 
     Measured on a 2-core CPU (``python -m relpos_lab.bench``), banded is the fastest exact
     method at every n tried and the least memory-hungry, and it supports every shape, offset,

@@ -70,6 +70,8 @@ EXPECTED_MODULES = {
     "relpos_core.regions",
     "relpos_core.skew",
     "relpos_core.trace",
+    "relpos_core.triton_attention",
+    "relpos_core.triton_kernels",
     "relpos_core.values",
     "relpos_core.schemes",
     "relpos_core.schemes.alibi",
@@ -85,6 +87,9 @@ EXPECTED_MODULES = {
     "relpos_core.schemes.transformer_xl",
 }
 
+# Modules that import an optional package, and that package.
+OPTIONAL = {"relpos_core.triton_kernels": "triton"}
+
 
 def count_examples(module) -> int:
     finder = doctest.DocTestFinder()
@@ -93,6 +98,8 @@ def count_examples(module) -> int:
 
 @pytest.mark.parametrize("name", MODULES)
 def test_module_doctests_pass(name):
+    if name in OPTIONAL:
+        pytest.importorskip(OPTIONAL[name], reason=f"{name} needs {OPTIONAL[name]}, optional")
     module = importlib.import_module(name)
     examples = count_examples(module)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
