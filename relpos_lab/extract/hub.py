@@ -94,10 +94,12 @@ class Fetch:
 
     def reader(self, url: str) -> tuple[Reader, int]:
         """read(start, stop) of a remote file, and its size."""
-        _, size = self.ranged(url, 0, 8)
+        first, size = self.ranged(url, 0, 8)  # the header's length, and the size
         budget = {"left": MAX_HEADER + MAX_TENSORS}
 
         def read(start: int, stop: int) -> bytes:
+            if (start, stop) == (0, 8):
+                return first
             budget["left"] -= stop - start
             if budget["left"] < 0:
                 raise HubProblem(f"reading {url} would take over {budget_mb()} MB")
