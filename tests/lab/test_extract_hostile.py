@@ -113,7 +113,8 @@ def test_an_archive_that_unpacks_to_far_more_is_refused() -> None:
     [
         ({T5_NAME: np.ones((8, 4, 2), np.float32)}, "a T5 bias is \\(num_buckets, heads\\)"),
         ({T5_NAME: np.ones((7, 4), np.float32)}, "num_buckets must be even"),
-        ({"relative_position_k.embeddings_table": np.ones((4, 8), np.float32)}, "\\(2k \\+ 1, d\\)"),
+        ({"relative_position_k.embeddings_table": np.ones((4, 8), np.float32)},
+         "\\(2k \\+ 1, d\\)"),
         ({"relative_position_k.embeddings_table": np.ones((5, 8), np.float32),
           "relative_position_v.embeddings_table": np.ones((7, 8), np.float32)}, "differ"),
         ({T5_NAME: np.full((8, 4), np.nan, np.float32)}, "NaN"),

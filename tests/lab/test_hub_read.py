@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import struct
 import urllib.error
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -39,7 +38,6 @@ def test_a_t5_small_layout_is_read_in_kilobytes_not_its_242_mb(tmp_path, served)
     file = tmp_path / "acme" / "t5-small-layout" / "model.safetensors"
     server = served()
     positions, received = from_hub("acme/t5-small-layout", host=server.url)
-    assert received == server.sent  # every byte the server sent is counted
     (length,) = struct.unpack("<Q", file.read_bytes()[:8])
     config = (tmp_path / "acme" / "t5-small-layout" / "config.json").stat().st_size
     tensors = sum(a.nbytes for a in written.values())
