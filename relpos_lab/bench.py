@@ -6,8 +6,9 @@
     python -m relpos_lab.bench --causal --n 1024 4096 --methods sdpa banded   # both causal
     python -m relpos_lab.bench --busy 2 --causal --n 1024 --repeats 15 --methods sdpa banded
 
+    python -m relpos_lab.bench --gpu-table    # the GPU table: the command below, and the goals
     python -m relpos_lab.bench --device cuda --dtype bf16 --mode train --n 1024 4096 16384 \
-        --batch 4 --heads 16 --d 64 --k 64 --methods sdpa flex_key flex   # the GPU table
+        --batch 4 --heads 16 --d 64 --k 64 --methods sdpa flex_key flex triton --budget-mb 1e5
 
 Prints a markdown table (method x n: median ms, peak MB, ratio to SDPA) and writes JSON.
 
@@ -20,8 +21,10 @@ against the same four projections around SDPA, forward + backward with respect t
 every parameter. ``--dtype bf16`` / ``fp16`` runs the inputs in that dtype (the layer under
 ``torch.autocast``). On ``--device cuda``: "sdpa" is FlashAttention where the dtype allows it,
 "flex_key" is FlexAttention with the key term alone (a score_mod reading Q w^K by bucket, no
-value term), "flex" is the project's GPU path (``relpos_core.flex``, what "auto" runs there);
-peak memory is ``torch.cuda.max_memory_allocated`` growth during one call.
+value term), "flex" is the FlexAttention path (``relpos_core.flex``), "triton" the fused kernel
+(``relpos_core.triton_attention``, what "auto" runs there); peak memory is
+``torch.cuda.max_memory_allocated`` growth during one call. ``--gpu-table`` runs that table and
+prints, per n, the kernel against its goals; without a CUDA device it says so and runs nothing.
 
 Time: all rows run in this process on the same q, k, v, threads left at torch's default. After
 one warm-up call each, every repeat times SDPA and then the method back to back; the table gives
@@ -68,20 +71,24 @@ from relpos_core import (
     relative_attention,
     relative_table,
 )
-from relpos_core.methods import FLEX
+from relpos_core.flex import flex_attention_relative
+from relpos_core.methods import FLEX, TRITON
 from relpos_lab.busy import busy_cpu
 
 RELATIVE_METHODS = ("banded", "bucket", "skew", "matmul", "einsum")
-GPU_METHODS = (
-    "flex_key",
-    "flex",
-)  # FlexAttention rows: CUDA only (torch 2.13's CPU has no backward)
+# CUDA only: FlexAttention (torch 2.13's CPU has no backward), and the Triton kernel
+GPU_METHODS = ("flex_key", "flex", "triton")
 BASELINES = ("sdpa", "plain")
 METHODS = (*BASELINES, *RELATIVE_METHODS, *GPU_METHODS)
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 MODES = ("forward", "train", "layer")
 DEFAULT_METHODS = ("sdpa", "plain", "banded", "bucket", "skew", "matmul", "einsum")
 DEFAULT_JSON = Path("bench-results/bench.json")
+# The GPU table of the fused kernel's goals: bf16, two-sided, forward + backward
+GPU_TABLE = dict(n=[1024, 4096, 16384], batch=4, heads=16, d=64, k=64, dtype="bf16", mode="train")
+GPU_TABLE_METHODS = ("sdpa", "flex_key", "flex", "triton")
+TIME_GOAL = {1024: 2.0}  # x SDPA's time; 1.5 at every other n
+MEMORY_GOAL = 1.5  # x SDPA's peak memory
 
 
 def make_inputs(
@@ -184,8 +191,10 @@ def runner(
         call = lambda: _plain(q, k, v)  # noqa: E731
     elif method == "flex_key":
         call = lambda: _flex_key_term(q, k, v, table_k)  # noqa: E731
-    elif method == "flex":  # "auto" on CUDA: the FlexAttention path
-        call = lambda: relative_attention(q, k, v, table_k, table_v, causal=causal)  # noqa: E731
+    elif method == "flex":  # the FlexAttention path, whatever "auto" picks
+        call = lambda: flex_attention_relative(  # noqa: E731
+            q, k, v, table_k, table_v, None, causal, 0
+        )
     else:
         call = lambda: relative_attention(  # noqa: E731
             q, k, v, table_k, table_v, method=method, causal=causal
@@ -213,11 +222,14 @@ def _layer_runner(method: str, q: torch.Tensor, k: int) -> Callable[[], torch.Te
     torch.manual_seed(0)  # module initialisation; the timings do not depend on the values
     if method == "sdpa":
         module: nn.Module = SdpaMultiHeadAttention(h * d, h)
-    elif method in ("plain", "flex_key"):
-        raise ValueError("--mode layer compares the relative layer with the SDPA layer only")
+    elif method in ("plain", "flex_key", "flex"):
+        raise ValueError(
+            "--mode layer compares the relative layer (its methods, and triton: what auto runs "
+            "on CUDA) with the SDPA layer only"
+        )
     else:
         module = RelativeMultiHeadAttention(
-            h * d, h, k, method="auto" if method == "flex" else method
+            h * d, h, k, method="auto" if method == "triton" else method
         )
     module.to(q.device)
     x = q.detach().transpose(1, 2).reshape(b, n, h * d).float().clone().requires_grad_(True)
@@ -239,7 +251,7 @@ def estimated_bytes(
         return (4 if grad else 2) * logits_bytes(n, heads, batch)
     shape = (batch, heads, n, n, d, d)
     if method in GPU_METHODS:  # fused kernels: the band and a few (b, h, n, d) tensors at most
-        return attention_bytes(FLEX, shape, k, grad=grad)
+        return attention_bytes(TRITON if method == "triton" else FLEX, shape, k, grad=grad)
     return attention_bytes(get_method(method), shape, k, grad=grad)
 
 
@@ -471,6 +483,42 @@ def markdown_table(report: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def goal_lines(report: dict[str, object]) -> list[str]:
+    """Per n, the triton row against its goals: time within TIME_GOAL x SDPA's (1.5x where not
+    listed), peak memory within MEMORY_GOAL x SDPA's, and faster than flex_key."""
+    rows = {(r["method"], r["n"]): r for r in report["results"]}  # type: ignore[union-attr]
+    lines = []
+    for n in report["config"]["n"]:  # type: ignore[index]
+        ours, sdpa, key = (rows.get((m, n)) for m in ("triton", "sdpa", "flex_key"))
+        if not ours or not sdpa or ours.get("skipped") or sdpa.get("skipped"):
+            lines.append(f"n = {n}: triton or sdpa not measured")
+            continue
+        goal = TIME_GOAL.get(n, 1.5)
+        time_ok = ours["ratio_to_sdpa"] <= goal
+        line = f"n = {n}: time {ours['ratio_to_sdpa']:.2f}x SDPA (goal {goal}x: "
+        line += "met)" if time_ok else "missed)"
+        if "peak_mb" in ours and "peak_mb" in sdpa and sdpa["peak_mb"] > 0:
+            memory = ours["peak_mb"] / sdpa["peak_mb"]
+            verdict = "met" if memory <= MEMORY_GOAL else "missed"
+            line += f", memory {memory:.2f}x SDPA (goal {MEMORY_GOAL}x: {verdict})"
+        if key and not key.get("skipped"):
+            verdict = "met" if ours["median_ms"] < key["median_ms"] else "missed"
+            line += f", {ours['median_ms']:.1f} ms vs flex_key {key['median_ms']:.1f} ms "
+            line += f"(goal: ahead: {verdict})"
+        lines.append(line)
+    return lines
+
+
+def gpu_table_argv() -> list[str]:
+    """The arguments of ``--gpu-table``: GPU_TABLE and GPU_TABLE_METHODS on CUDA."""
+    t = GPU_TABLE
+    argv = ["--device", "cuda", "--dtype", str(t["dtype"]), "--mode", str(t["mode"])]
+    argv += ["--n", *map(str, t["n"])]  # type: ignore[call-overload]
+    for name in ("batch", "heads", "d", "k"):
+        argv += [f"--{name}", str(t[name])]
+    return argv + ["--methods", *GPU_TABLE_METHODS, "--budget-mb", "1e5", "--repeats", "10"]
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m relpos_lab.bench", description=__doc__.split("\n")[0]
@@ -492,12 +540,27 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--busy", type=int, default=0, help="processes spinning on a CPU each while timing"
     )
+    p.add_argument(
+        "--gpu-table", action="store_true",
+        help="the fused kernel's table on CUDA (bf16, b=4, h=16, d=64, k=64), with its goals",
+    )  # fmt: skip
     p.add_argument("--child", choices=METHODS, help=argparse.SUPPRESS)
     return p
 
 
 def main(argv: list[str] | None = None) -> dict[str, object] | None:
     args = _parser().parse_args(argv)
+    if args.gpu_table:
+        if not torch.cuda.is_available():
+            print(
+                "--gpu-table: torch sees no CUDA device here, so nothing was run; the table "
+                "(sdpa, flex_key, flex and triton, forward + backward, bf16, n = 1024, 4096, "
+                "16384) is measured on a machine with one"
+            )
+            return None
+        rest = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--gpu-table"]
+        args = _parser().parse_args(gpu_table_argv() + rest)
+        args.gpu_table = True
     for name in ("d", "heads", "k", "batch", "repeats", "busy"):
         if getattr(args, name) < (0 if name in ("k", "busy") else 1):
             low = 0 if name in ("k", "busy") else 1
@@ -526,6 +589,8 @@ def main(argv: list[str] | None = None) -> dict[str, object] | None:
     print(f"load average (1 min): {m['load_average_1min']} at start, "
           f"{report['load_average_1min_at_end']} at end")  # fmt: skip  # type: ignore[index]
     print(markdown_table(report))
+    if args.gpu_table:
+        print("\n".join(goal_lines(report)))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.json}")

@@ -1,10 +1,11 @@
 """The library on a CUDA device: what ``"auto"`` runs there equals the definition.
 
 Skipped without a CUDA device (the CPU suite checks the GPU path's composition through
-``dense_region`` and FlexAttention's reference implementation, see ``test_flex.py``). On a GPU
-this runs the real compiled FlexAttention kernel, forward and backward, and the blocked path for
-what FlexAttention does not take (dropout, returned weights), each against the "bucket"
-definition computed in float64 on the CPU.
+``dense_region`` and FlexAttention's reference implementation, see ``test_flex.py``, and the
+Triton kernel through Triton's interpreter, see ``test_triton_kernel.py``). On a GPU this runs
+the compiled Triton kernel (what "auto" takes without a mask), the compiled FlexAttention path,
+forward and backward, and the blocked path for what neither takes (dropout, returned weights),
+each against the "bucket" definition computed in float64 on the CPU.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import pytest
 import torch
 
 from relpos_core import RelativeMultiHeadAttention, relative_attention
+from relpos_core.admission import which_method
+from relpos_core.flex import flex_attention_relative
 from relpos_core.methods import FLEX, choose_method
 
 pytestmark = [
@@ -60,23 +63,76 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_auto_on_cuda_runs_flex_attention_and_equals_the_definition(case):
+def check_against_definition(case, run, dtype=torch.float32, tol=(2e-4, 2e-5, 5e-4)):
+    """``run(xs, mask (cuda or None), causal, offset)`` on the GPU against the definition."""
     b, h, n_q, n_k, d, k, offset, causal, masked = case
     tensors = make(b, h, n_q, n_k, d, k, seed=n_q + k)
     gen = torch.Generator().manual_seed(1)
     mask = torch.rand(b, 1, n_q, n_k, generator=gen) < 0.7 if masked else None
     g = torch.randn(b, h, n_q, d, generator=gen, dtype=F64)
-    assert choose_method(n_q, n_k, device=CUDA, grad=True) is FLEX
-    kwargs = {"mask": mask, "causal": causal, "query_offset": offset}
-    want, want_grads = definition(tensors, g, **kwargs)
-    xs = on_gpu(tensors, torch.float32)
-    cuda_kwargs = {**kwargs, "mask": None if mask is None else mask.to(CUDA)}
-    got = relative_attention(*xs, **cuda_kwargs)
-    got_grads = torch.autograd.grad(got, xs, g.to(CUDA, torch.float32))
-    torch.testing.assert_close(got.cpu().to(F64), want, rtol=2e-4, atol=2e-5)
+    want, want_grads = definition(tensors, g, mask=mask, causal=causal, query_offset=offset)
+    xs = on_gpu(tensors, dtype)
+    got = run(xs, None if mask is None else mask.to(CUDA), causal, offset)
+    assert got.dtype == dtype
+    got_grads = torch.autograd.grad(got, xs, g.to(CUDA, dtype))
+    rtol, atol, grad_atol = tol
+    torch.testing.assert_close(got.cpu().to(F64), want, rtol=rtol, atol=atol)
     for name, x, y in zip(NAMES, got_grads, want_grads, strict=True):
-        torch.testing.assert_close(x.cpu().to(F64), y, rtol=2e-4, atol=5e-4, msg=name)
+        torch.testing.assert_close(x.cpu().to(F64), y, rtol=rtol, atol=grad_atol, msg=name)
+
+
+# the kernel's own edges: k = 256 (a band wider than a tile), head sizes 128 and 48 (padded)
+TRITON_CASES = [c for c in CASES if not c[-1]] + [
+    (1, 2, 700, 700, 128, 256, 0, False, False),
+    (1, 3, 150, 190, 48, 5, 40, True, False),
+]
+
+
+@pytest.mark.parametrize("case", TRITON_CASES)
+def test_the_triton_kernel_on_cuda_equals_the_definition(case):
+    b, h, n_q, n_k, d, k, offset, causal, _ = case
+    xs = on_gpu(make(b, h, n_q, n_k, d, k, seed=0), torch.float32)
+    assert which_method(*xs, causal=causal, query_offset=offset)[0] == "triton"
+
+    def run(xs, mask, causal, offset):
+        return relative_attention(*xs, method="triton", causal=causal, query_offset=offset)
+
+    check_against_definition(case, run)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_the_triton_kernel_on_cuda_in_half_precision(dtype):
+    def run(xs, mask, causal, offset):
+        return relative_attention(*xs, causal=causal, query_offset=offset)  # auto: triton
+
+    check_against_definition((2, 4, 512, 512, 64, 32, 0, True, False), run, dtype,
+                             tol=(2e-2, 2e-2, 5e-2))  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c[-1]])
+def test_the_flex_path_on_cuda_equals_the_definition(case):
+    """FlexAttention's path, which "auto" now leaves to masked calls, kept checked unmasked."""
+
+    def run(xs, mask, causal, offset):
+        return flex_attention_relative(*xs, mask, causal, offset)
+
+    check_against_definition(case, run)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_auto_on_cuda_equals_the_definition(case):
+    """ "auto" takes the Triton kernel without a mask and FlexAttention's path with one."""
+    b, h, n_q, n_k, d, k, offset, causal, masked = case
+    assert choose_method(n_q, n_k, device=CUDA, grad=True) is FLEX  # what auto leaves to FLEX
+    xs = on_gpu(make(b, h, n_q, n_k, d, k, seed=0), torch.float32)
+    mask = torch.ones(n_q, n_k, dtype=torch.bool, device=CUDA) if masked else None
+    kwargs = {"mask": mask, "causal": causal, "query_offset": offset}
+    assert which_method(*xs, **kwargs)[0] == ("flex" if masked else "triton")
+
+    def run(xs, mask, causal, offset):
+        return relative_attention(*xs, mask=mask, causal=causal, query_offset=offset)
+
+    check_against_definition(case, run)
 
 
 def test_bfloat16_on_cuda_is_one_rounding_from_the_definition():
