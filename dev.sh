@@ -7,8 +7,8 @@
 # Needs only bash and Python >= 3.11 (PYTHON=python3.12 ./dev.sh ... picks another interpreter).
 # The virtual environment is .venv in the repository root. A stamp file in .venv records the
 # requirements it was installed from: pip runs again only when a requirements file or the
-# interpreter changed. System packages (python3-venv, chromium) come from apt-get, as root or
-# through sudo, and only when missing.
+# interpreter changed. System packages (python3-venv, chromium, nginx) come from apt-get, as root
+# or through sudo, and only when missing.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -120,6 +120,17 @@ ensure_chromium() {
     fi
 }
 
+# The replicas' browser test (tests/browser/test_replicas_proxy.py) runs Debian's nginx as a
+# process of its own (deploy/replicas.sh), never the system service.
+ensure_nginx() {
+    if command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]]; then
+        return 0
+    fi
+    if ! apt_install nginx || [[ ! -x /usr/sbin/nginx ]]; then
+        printf 'warning: could not install nginx; the replicas test will be skipped\n' >&2
+    fi
+}
+
 cmd_run() {
     ensure_runtime
     # Headless (no browser, no prompt) on a server, in CI or over ssh; on a desktop session in
@@ -135,6 +146,7 @@ cmd_run() {
 
 cmd_test() {
     ensure_chromium
+    ensure_nginx
     ensure_dev
     say "$("$VENV/bin/python" --version 2>&1), $("$CHROMIUM" --version 2>/dev/null || echo 'no chromium')"
     exec "$VENV/bin/python" -m pytest "$@"

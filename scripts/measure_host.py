@@ -87,6 +87,7 @@ from measure_browser import (  # noqa: E402
     wait_until_idle,
 )
 from measure_browser import machine as browser_machine  # noqa: E402
+from replica_proxy import AFFINITY_COOKIE, Deployment, deployed, replica_ports_of  # noqa: E402
 
 from relpos_lab.busy import busy_cpu  # noqa: E402
 
@@ -441,14 +442,18 @@ def browse(
     start: threading.Barrier,
     timeout_s: float,
     progress: Callable[[str], None],
+    cookie: str | None = None,
 ) -> list[dict]:
     """One session: its own Playwright, Chromium and context (Playwright's sync API is bound to
-    its thread), opening ``views`` (paths with queries) one after the other."""
+    its thread), opening ``views`` (paths with queries) one after the other. ``cookie``: the
+    proxy's affinity key for this visitor (``--replicas``), set before the first view."""
     rows: list[dict] = []
     with sync_playwright() as pw:
         browser = launch(pw)
         try:
             with open_tab(browser) as tab:
+                if cookie:
+                    set_affinity(tab, server.base_url, cookie)
                 start.wait()
                 for number, view in enumerate(views, 1):
                     if not server.alive():
@@ -516,29 +521,7 @@ def sessions_run(result: dict, views: Sequence[str], args: argparse.Namespace) -
                     open_view(tab, base_url + "/", server, args.view_timeout)
                 browser.close()
         with sampling(process.pid) as sampler:
-            start = threading.Barrier(sessions + 1, timeout=120)
-            outcomes: list[list[dict] | BaseException | None] = [None] * sessions
-
-            def session(index: int) -> None:
-                try:
-                    outcomes[index] = browse(
-                        index, views, server, start, args.view_timeout, progress
-                    )
-                except BaseException as error:  # noqa: BLE001  reported in the table
-                    start.abort()
-                    outcomes[index] = error
-
-            threads = [threading.Thread(target=session, args=(i,)) for i in range(sessions)]
-            for thread in threads:
-                thread.start()
-            try:
-                start.wait()
-            except threading.BrokenBarrierError:
-                pass
-            began = time.monotonic()
-            for thread in threads:
-                thread.join()
-            result["wall_s"] = round(time.monotonic() - began, 1)
+            outcomes, result["wall_s"] = tour(sessions, views, server, args, progress)
         result["server_alive_end"] = server.alive()
         result["server_exit_code"] = process.poll()
         result["rss_peak_bytes"] = max((rss for _, rss in sampler.samples), default=None)
@@ -549,6 +532,42 @@ def sessions_run(result: dict, views: Sequence[str], args: argparse.Namespace) -
     result["server_log"] = str(served.log)
     result["log_tail"] = served.log.read_text(errors="replace")[-4000:]
     return result
+
+
+def tour(
+    sessions: int,
+    views: Sequence[str],
+    server,
+    args: argparse.Namespace,
+    progress: Callable[[str], None],
+    cookies: Sequence[str | None] | None = None,
+) -> tuple[list[list[dict] | BaseException | None], float]:
+    """``sessions`` visitors at once, each opening ``views`` in turn (:func:`browse`); their
+    rows (or the error that stopped one) and the wall time from their common start."""
+    start = threading.Barrier(sessions + 1, timeout=120)
+    outcomes: list[list[dict] | BaseException | None] = [None] * sessions
+    cookies = cookies or [None] * sessions
+
+    def session(index: int) -> None:
+        try:
+            outcomes[index] = browse(
+                index, views, server, start, args.view_timeout, progress, cookies[index]
+            )
+        except BaseException as error:  # noqa: BLE001  reported in the table
+            start.abort()
+            outcomes[index] = error
+
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(sessions)]
+    for thread in threads:
+        thread.start()
+    try:
+        start.wait()
+    except threading.BrokenBarrierError:
+        pass
+    began = time.monotonic()
+    for thread in threads:
+        thread.join()
+    return outcomes, round(time.monotonic() - began, 1)
 
 
 def memory_totals(result: dict, views_per_session: int) -> dict:
@@ -636,6 +655,210 @@ def memory_markdown(report: dict) -> str:
     return "\n".join(lines + ([""] + notes if notes else []))
 
 
+# ---------------------------------------------------------------- memory: replicas behind nginx
+
+
+def set_affinity(tab: Tab, base_url: str, key: str) -> None:
+    """Give the visitor in ``tab`` the proxy's affinity cookie ``key`` (which replica serves it)."""
+    tab.context.add_cookies([{"name": AFFINITY_COOKIE, "value": key, "url": base_url}])
+
+
+@dataclass
+class ProxyWatch:
+    """A deployment as a tour sees it: alive while every replica runs and nginx answers."""
+
+    deployment: Deployment
+
+    @property
+    def base_url(self) -> str:
+        return self.deployment.base_url
+
+    def alive(self) -> bool:
+        for _ in range(HEALTH_TRIES):
+            if not all(self.deployment.replica_alive(p) for p in self.deployment.ports):
+                return False
+            if health(self.base_url) == "ok":
+                return True
+        return False
+
+
+class Presser(threading.Thread):
+    """One more visitor, on one page, pressing an arrow key on k (right, then left) about once a
+    second while the others tour: key press to the first chart redrawn with new data."""
+
+    def __init__(self, url: str, base_url: str, key: str, timeout_s: float) -> None:
+        super().__init__(daemon=True)
+        self.url, self.base_url, self.key, self.timeout_s = url, base_url, key, timeout_s
+        self.presses: list[dict] = []
+        self.errors: list[str] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        with sync_playwright() as pw:
+            browser = launch(pw)
+            try:
+                with open_tab(browser) as tab:
+                    set_affinity(tab, self.base_url, self.key)
+                    measure_load(tab, self.url, QUIET_MS, self.timeout_s)
+                    while not self.stop.is_set() and len(self.errors) < 5:
+                        try:
+                            self.presses += measure_keypresses(
+                                tab, SLIDERS["k"], 2, QUIET_MS, self.timeout_s
+                            )
+                        except Exception as error:  # a slow press: note it, go on
+                            self.errors.append(short(error))
+                        self.stop.wait(1.0)
+            except Exception as error:  # the page did not load: no presses
+                self.errors.append(short(error))
+            finally:
+                browser.close()
+
+
+def replicas_run(replicas: int, sessions: int, views: Sequence[str], args) -> dict:
+    """``deploy/replicas.sh replicas`` (each replica in its own cgroup unless --no-limit),
+    ``sessions`` visitors touring through nginx, spread evenly over the replicas by their
+    affinity cookies, and one visitor pressing k on ``--press-page`` meanwhile."""
+    limit = None if args.no_limit else args.limit_mb
+    if args.drop_caches:
+        drop_page_cache()
+    label = f"{replicas} replica{'s' if replicas > 1 else ''}, {sessions_label(sessions)}"
+    result: dict = {"sessions": sessions, "replicas": replicas, "limit_mib": limit}
+    result.update(cgroup=None, server_exit_code=None, session_errors=[], views=[], wall_s=0.0)
+    run_dir = Path(f"/tmp/measure_host_replicas_{os.getpid()}_{next(SERVER_NUMBERS)}")
+    lock = threading.Lock()
+
+    def progress(message: str) -> None:
+        with lock:
+            print(f"[{label}] {message}", file=sys.stderr, flush=True)
+
+    try:
+        with deployed(replicas, run_dir, memory_mb=limit) as deployment:
+            ports = deployment.ports
+            server = ProxyWatch(deployment)
+            per_replica = -(-sessions // replicas) + 1  # the touring visitors and the presser
+            keys = deployment.keys_by_replica(per_replica)
+            # Each replica's first run (see memory_run): the root, once, on every replica.
+            with sync_playwright() as pw:
+                browser = launch(pw)
+                for port in ports:
+                    with open_tab(browser) as tab:
+                        set_affinity(tab, server.base_url, keys[port][-1])
+                        open_view(tab, server.base_url + "/", server, args.view_timeout)
+                browser.close()
+            cookies = [keys[ports[i % replicas]][i // replicas] for i in range(sessions)]
+            press_path = select_pages([args.press_page])[args.press_page]
+            presser = Presser(
+                server.base_url + press_path, server.base_url, keys[ports[0]][-1], args.timeout
+            )
+            samplers = {port: RssSampler(deployment.replica_pid(port), SAMPLE_S) for port in ports}
+            for sampler in samplers.values():
+                sampler.start()
+            presser.start()
+            try:
+                outcomes, result["wall_s"] = tour(sessions, views, server, args, progress, cookies)
+            finally:
+                presser.stop.set()
+                presser.join()
+                for sampler in samplers.values():
+                    sampler.stop.set()
+                    sampler.join()
+            result["server_alive_end"] = server.alive()
+            streams = replica_ports_of(deployment.access_log(), "/_stcore/stream")
+            result["replica"] = {}
+            for port in ports:
+                cgroup = deployment.cgroup(port)
+                result["replica"][port] = {
+                    "visitors": sum(cookie in keys[port] for cookie in cookies),
+                    "served_streams_of": sorted(k for k, p in streams.items() if port in p),
+                    "rss_peak_bytes": max((v for _, v in samplers[port].samples), default=None),
+                    "cgroup": MemoryCgroup(cgroup).summary() if cgroup else None,
+                    "alive": deployment.replica_alive(port),
+                }
+            result["presses"], result["press_errors"] = presser.presses, presser.errors
+            result["press_url"] = press_path
+            result["misrouted"] = [  # a visitor whose websocket reached another replica
+                cookie
+                for port in ports
+                for cookie in cookies
+                if cookie in keys[port] and streams.get(cookie, {port}) != {port}
+            ]
+    except RuntimeError as error:  # deploy/replicas.sh did not come up
+        print(error, file=sys.stderr)
+        result.update(server_alive_end=False, replica={}, presses=[], press_errors=[])
+        result["session_errors"] = [f"the replicas did not start: {short(error)}"]
+        return result
+    result["session_errors"] = [short(o) for o in outcomes if isinstance(o, BaseException)]
+    result["views"] = [o if isinstance(o, list) else [] for o in outcomes]
+    return result
+
+
+def replicas_markdown(report: dict) -> str:
+    s = report["settings"]
+    limit = "no limit" if s["no_limit"] else f"its own {s['limit_mb']:g} MiB cgroup-v1 memory limit"
+    lines = [
+        machine_line(report["machine"]),
+        f"nginx (deploy/replicas.sh) in front of the replicas, each in {limit}; every session "
+        f"opens {len(s['views'])} views ({len(s['pages'])} pages x queries "
+        f"{', '.join(repr(q) for q in s['queries'])}) in turn through the proxy, the sessions "
+        "spread evenly over the replicas by their affinity cookies; meanwhile one more visitor "
+        f"presses an arrow key on k on {s['press_page']} about once a second (key press to the "
+        "first chart redrawn, ms, median (min–max), presses). Per replica, in port order: "
+        "visitors, cgroup peak MiB (page cache included), RSS peak MiB, OOM kills.",
+        "",
+    ]
+    rows, notes = [], []
+    for result in report["results"]:
+        t = memory_totals(result, len(s["views"]))
+        replica = result.get("replica", {}).values()
+
+        def each(key: Callable[[dict], object], replica=replica) -> str:
+            return ", ".join(str(key(r)) for r in replica) or "–"
+
+        redraw = spread([p["redraw_ms"] for p in result["presses"]])
+        press_boxes = sum(p["error_boxes"] for p in result["presses"])
+        rows.append(
+            [
+                result["replicas"],
+                result["sessions"],
+                f"{t['drawn']} / {t['total']}",
+                t["error_boxes"] + press_boxes,
+                t["refused"],
+                "yes" if t["server_alive"] else "no",
+                each(lambda r: r["visitors"]),
+                each(lambda r: mib(r["cgroup"]["peak_bytes"]) if r["cgroup"] else "–"),
+                each(lambda r: mib(r["rss_peak_bytes"])),
+                each(lambda r: r["cgroup"]["oom_kills"] if r["cgroup"] else "–"),
+                f"{stat_cell(redraw)}, {redraw['n'] if redraw else 0}",
+                result["wall_s"],
+            ]
+        )
+        where = f"{result['replicas']} replicas, {sessions_label(result['sessions'])}"
+        if t["first_failure"]:
+            row = t["first_failure"]
+            what = row["failure"] or "; ".join(row["error_texts"])[:200]
+            notes.append(f"- {where}: first failing view {row['url']}: {what}")
+        notes += [f"- {where}: {e}" for e in result["session_errors"]]
+        notes += [f"- {where}: key press: {e}" for e in result["press_errors"][:2]]
+        if result.get("misrouted"):
+            notes.append(f"- {where}: websockets on another replica: {result['misrouted']}")
+    header = [
+        "replicas",
+        "sessions",
+        "views drawn / total",
+        "error boxes",
+        "refused in words",
+        "all alive",
+        "visitors per replica",
+        "peak MiB (cgroup) per replica",
+        "RSS peak MiB per replica",
+        "OOM kills",
+        "key press to redraw ms, presses",
+        "wall s",
+    ]
+    lines.append(table(header, rows, left=0))
+    return "\n".join(lines + ([""] + notes if notes else []))
+
+
 def memory_command(args: argparse.Namespace) -> int:
     pages = select_pages(args.pages)
     queries = [normal_query(q) for q in args.queries]
@@ -643,9 +866,14 @@ def memory_command(args: argparse.Namespace) -> int:
     settings = {**vars(args), "pages": list(pages), "queries": queries, "views": views}
     report: dict = {"machine": machine(), "settings": settings, "results": []}
     for sessions in args.sessions:
-        report["results"].append(memory_run(sessions, views, args))
+        if args.replicas:  # one replica and two side by side for each count, in turn
+            for replicas in args.replicas:
+                report["results"].append(replicas_run(replicas, sessions, views, args))
+                write_json(args.json, report)  # what is done so far, should a later run stall
+        else:
+            report["results"].append(memory_run(sessions, views, args))
     finish_machine(report)
-    print(memory_markdown(report))
+    print(replicas_markdown(report) if args.replicas else memory_markdown(report))
     write_json(args.json, report)
     ok = all(memory_totals(r, len(views))["ok"] for r in report["results"])
     return 0 if ok else 1
@@ -914,6 +1142,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--drop-caches",
         action="store_true",
         help="drop the page cache before each server starts (root)",
+    )
+    memory.add_argument(
+        "--replicas",
+        type=int,
+        nargs="+",
+        metavar="R",
+        help="through nginx (deploy/replicas.sh) with R replicas, each in its own memory limit; "
+        "one more visitor presses k meanwhile",
+    )
+    memory.add_argument(
+        "--press-page", default="lookup", help="the page whose k the pressing visitor moves"
+    )
+    memory.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds one key press may take"
     )
     pages(memory)
     common(memory)
