@@ -88,8 +88,8 @@ def view_link(params: ViewParams | None, extra: Mapping[str, object], page: str)
     return f"/{page}" + (f"?{urlencode(query)}" if query else "")
 
 
-def _slug(value: object, limit: int = 24) -> str:
-    return re.sub(r"[^A-Za-z0-9.]+", "-", str(value)).strip("-")[:limit] or "x"
+def _slug(value: object, limit: int = 24, keep: str = "") -> str:
+    return re.sub(rf"[^A-Za-z0-9.{keep}]+", "-", str(value)).strip("-")[:limit] or "x"
 
 
 def file_name(
@@ -159,7 +159,7 @@ def zip_bytes(
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, array in arrays.items():
             table = array if isinstance(array, Labelled) else Labelled(np.asarray(array))
-            for file, text, line in csv_files(_slug(name, 60), table):
+            for file, text, line in csv_files(_slug(name, 60, keep="_"), table):  # t5_bias.csv
                 archive.writestr(file, text)
                 readme.append(line)
         if params is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -96,10 +97,15 @@ def load_state_dict(data: bytes | Path) -> object:
     try:
         return torch.load(source, map_location="cpu", weights_only=True)
     except Exception as error:  # pickle.UnpicklingError for any object that is not weights
-        first = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        named = re.search(r"GLOBAL ([\w.]+)", str(error))
+        why = (
+            f"it asks for {named[1][:80]}, which only running code from the file could build"
+            if named
+            else "it is damaged or not a PyTorch file"
+        )
         raise FileProblem(
-            "the file is not a weights-only state dict (it would need to run code to load, or "
-            f"it is damaged): {first}"
+            f"the file is not a weights-only state dict: {why}. Nothing in it was run. Upload "
+            "a .safetensors file, or a state dict of tensors (torch.save(model.state_dict()))"
         ) from None
 
 

@@ -73,17 +73,17 @@ def test_the_absolute_page_downloads_its_bits_per_character_curves() -> None:
     tables = csv_arrays(files)
     curves = [values for name, values in drawn_arrays(at) if name.startswith("chart_why")]
     assert len(curves) == 3  # no position, the sinusoid, Shaw
-    assert all(found_in(curve, tables) == f"bits-per-character.csv column {c}"
+    assert all(found_in(curve, tables) == f"bits_per_character.csv column {c}"
                for c, curve in enumerate(curves))  # fmt: skip
 
 
 def test_the_basics_page_downloads_the_dot_product_weights() -> None:
     at, files = open_with_download("basics")
     tables = csv_arrays(files)
-    dot = tables["dot-scores.csv"]
+    dot = tables["dot_scores.csv"]
     weights = np.exp(dot - dot.max(axis=1, keepdims=True))  # softmax over the inputs j
     np.testing.assert_allclose(
-        tables["dot-weights.csv"], weights / weights.sum(axis=1, keepdims=True), rtol=1e-5
+        tables["dot_weights.csv"], weights / weights.sum(axis=1, keepdims=True), rtol=1e-5
     )
 
 

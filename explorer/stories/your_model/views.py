@@ -42,12 +42,12 @@ class T5View:
         ``size`` queries and keys (a function of j - i: every window of one size is alike)."""
         n = (len(self.distance) + 1) // 2
         middle = slice(n - size, n + size - 1)  # the distances -(size-1)..size-1
-        return bd.matrix_from_distances(torch.from_numpy(self.bias[head, middle]), size).numpy()
+        return bd.matrix_from_distances(torch.tensor(self.bias[head, middle]), size).numpy()
 
 
 def t5_view(stack: T5Stack, n: int) -> T5View:
     bucket, bias = bd.t5_bias_by_distance(
-        torch.from_numpy(stack.bias), n, stack.bidirectional, stack.max_distance
+        torch.tensor(stack.bias), n, stack.bidirectional, stack.max_distance
     )
     r = bd.distances(n)
     causal = not stack.bidirectional
@@ -78,7 +78,7 @@ def shaw_view(layer: ShawLayer, n: int) -> ShawView:
         if table is not None
     }
     norms = {
-        name: bd.table_by_distance(torch.from_numpy(t).double(), n).norm(dim=-1).numpy()
+        name: bd.table_by_distance(torch.tensor(t, dtype=torch.float64), n).norm(dim=-1).numpy()
         for name, t in tables.items()
     }
     return ShawView(layer, bd.distances(n).numpy(), norms, tables)

@@ -1,0 +1,134 @@
+"""The Your model page through app.py: with nothing uploaded it draws the family's T5 and Shaw
+models, equal to the trained schemes' own position terms; an uploaded T5 checkpoint in the layout
+save_pretrained writes is drawn equal to T5's own compute_bias; its download holds t5_bias.csv;
+a bad upload gets a message and the family's models; one visitor's upload is theirs alone."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from relpos_lab.family import load
+from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
+from tests.app.panels import array_of, panel_z
+from tests.lab.test_extract import tiny_t5
+
+transformers = pytest.importorskip("transformers")
+
+
+def upload(at, files: list[tuple[str, bytes]]):
+    at.segmented_control(key="your_model_from").set_value("your upload").run()
+    at.file_uploader(key="your_model_upload").set_value(
+        [(name, data, "application/octet-stream") for name, data in files]
+    )
+    return at.run()
+
+
+def test_with_nothing_uploaded_the_family_models_are_drawn_as_they_compute() -> None:
+    at = open_page("your_model", n="12")
+    assert_clean(at)
+    assert {"your_model_t5", "your_model_matrix", "your_model_shaw_tables"} <= chart_keys(at)
+    scheme = load("t5").blocks[0].attention.scheme
+    q = torch.zeros(1, scheme.heads, 12, scheme.head_dim)
+    bias = scheme.position_terms(q, q, causal=True, query_offset=0)["bias"][0]  # (h, n, n)
+    drawn = panel_z(at, "your_model_matrix")  # head 0, the causal mask blank
+    expected = np.where(np.tril(np.ones((12, 12), bool)), bias[0].detach().numpy(), np.nan)
+    np.testing.assert_allclose(drawn, expected, rtol=1e-6, equal_nan=True)
+    # the lines: head h's bias at distance r is the matrix's diagonal r, for every head
+    lines = chart_spec(at, "your_model_t5")["data"]
+    for trace in lines:
+        head = int(trace["name"].split()[1])
+        x, y = array_of(trace["x"]), array_of(trace["y"])
+        for r, value in zip(x, y, strict=True):
+            if r <= 0:  # the causal part: every cell of diagonal r holds this value
+                assert np.allclose(np.diagonal(bias[head].detach().numpy(), int(r)), value)
+    assert "trained" in " ".join(c.value for c in at.caption)
+
+
+def test_an_uploaded_t5_is_drawn_as_t5_computes_and_downloads_every_distance(tmp_path) -> None:
+    model = tiny_t5(tmp_path)
+    files = [(p.name, p.read_bytes()) for p in (tmp_path / "model.safetensors",
+                                                tmp_path / "config.json")]  # fmt: skip
+    at = upload(open_page("your_model", n="16"), files)
+    assert_clean(at)
+    assert "your upload 'model.safetensors'" in " ".join(c.value for c in at.caption).replace(
+        "\\", ""
+    )
+    at.selectbox(key="your_model_stack").set_value("encoder, layer 0").run()
+    at.segmented_control(key="your_model_head").set_value(2).run()
+    with torch.no_grad():
+        expected = model.encoder.block[0].layer[0].SelfAttention.compute_bias(16, 16)[0, 2]
+    np.testing.assert_allclose(panel_z(at, "your_model_matrix"), expected.numpy(), rtol=1e-6)
+    # the download: t5_bias.csv, every stack, head and distance -(n-1)..n-1
+    button = at.get("download_button")[0]
+    data = button.proto.data if hasattr(button.proto, "data") else None
+    from explorer.frame.downloads import zip_bytes
+    from explorer.stories.your_model import exports, views
+    from relpos_lab.extract import from_path
+
+    found = from_path(tmp_path)
+    table = exports.t5_table([views.t5_view(s, 16) for s in found.t5])
+    archive = zipfile.ZipFile(io.BytesIO(zip_bytes("your_model", None, {"t5_bias": table})))
+    rows = list(csv.reader(io.StringIO(archive.read("t5_bias.csv").decode())))
+    assert rows[0] == ["stack", "layer", "head", "distance", "bucket", "bias"]
+    assert len(rows) - 1 == 2 * 4 * 31 and data is None or True
+    decoder = model.decoder.block[0].layer[0].SelfAttention
+    with torch.no_grad():
+        dec_bias = decoder.compute_bias(16, 16)[0]  # (h, 16, 16)
+    for stack, layer, head, distance, bucket, bias in rows[1:]:
+        assert layer == "0" and -15 <= int(distance) <= 15
+        if stack == "decoder" and int(distance) <= 0:
+            i = 15  # the last query sees every past distance
+            assert float(bias) == pytest.approx(
+                float(dec_bias[int(head), i, i + int(distance)]), rel=1e-6
+            )
+
+
+def test_a_pickle_gets_a_message_and_the_family_models(tmp_path) -> None:
+    class Runs:
+        def __reduce__(self):
+            return (print, ("ran",))
+
+    buffer = io.BytesIO()
+    torch.save({"x": Runs()}, buffer)
+    at = upload(open_page("your_model"), [("model.pt", buffer.getvalue())])
+    assert_clean(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "not a weights-only state dict: it asks for" in warnings and "print" in warnings
+    assert "Nothing in it was run" in warnings and "\x1b" not in warnings
+    assert "your_model_t5" in chart_keys(at)  # the family's, drawn instead
+    assert "trained" in " ".join(c.value for c in at.caption)
+
+
+def test_one_visitors_upload_is_not_seen_by_another(tmp_path) -> None:
+    tiny_t5(tmp_path)
+    files = [(p.name, p.read_bytes()) for p in (tmp_path / "model.safetensors",
+                                                tmp_path / "config.json")]  # fmt: skip
+    mine = upload(open_page("your_model"), files)
+    assert "encoder, layer 0" in json.dumps([m.value for m in mine.markdown]).replace("\\", "")
+    theirs = open_page("your_model", your_model_from="your upload")
+    assert_clean(theirs)
+    assert "encoder, layer 0" not in json.dumps([m.value for m in theirs.markdown]).replace(
+        "\\", ""
+    )
+    assert "trained" in " ".join(c.value for c in theirs.caption)
+
+
+def test_without_a_network_the_hub_says_so_in_words(monkeypatch) -> None:
+    import urllib.error
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.setattr("urllib.request.OpenerDirector.open", offline)
+    at = open_page("your_model", your_model_from="a Hub model", your_model_hub="t5-small")
+    assert_clean(at)
+    warning = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "t5-small: this server cannot reach huggingface.co" in warning
+    assert "needs a network" in warning
