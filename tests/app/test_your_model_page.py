@@ -9,10 +9,12 @@ import csv
 import io
 import json
 import zipfile
+from unittest import mock
 
 import numpy as np
 import pytest
 import torch
+from streamlit.runtime.media_file_manager import MediaFileManager
 
 from relpos_lab.family import load
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
@@ -65,29 +67,34 @@ def test_an_uploaded_t5_is_drawn_as_t5_computes_and_downloads_every_distance(tmp
     with torch.no_grad():
         expected = model.encoder.block[0].layer[0].SelfAttention.compute_bias(16, 16)[0, 2]
     np.testing.assert_allclose(panel_z(at, "your_model_matrix"), expected.numpy(), rtol=1e-6)
-    # the download: t5_bias.csv, every stack, head and distance -(n-1)..n-1
-    button = at.get("download_button")[0]
-    data = button.proto.data if hasattr(button.proto, "data") else None
-    from explorer.frame.downloads import zip_bytes
-    from explorer.stories.your_model import exports, views
-    from relpos_lab.extract import from_path
+    # the download the page's button delivers: t5_bias.csv, every stack, head and distance
+    built = []
+    real = MediaFileManager.add_deferred
 
-    found = from_path(tmp_path)
-    table = exports.t5_table([views.t5_view(s, 16) for s in found.t5])
-    archive = zipfile.ZipFile(io.BytesIO(zip_bytes("your_model", None, {"t5_bias": table})))
+    def keep(self, data_callable, *args, **kwargs):  # the button's own callable, for a click
+        built.append(data_callable)
+        return real(self, data_callable, *args, **kwargs)
+
+    with mock.patch.object(MediaFileManager, "add_deferred", keep):
+        at.run()
+    archive = zipfile.ZipFile(io.BytesIO(built[-1]()))
     rows = list(csv.reader(io.StringIO(archive.read("t5_bias.csv").decode())))
     assert rows[0] == ["stack", "layer", "head", "distance", "bucket", "bias"]
-    assert len(rows) - 1 == 2 * 4 * 31 and data is None or True
-    decoder = model.decoder.block[0].layer[0].SelfAttention
+    assert len(rows) - 1 == 2 * 4 * 31  # two stacks, four heads, r = -15..15
+    attention = {"encoder": model.encoder.block[0].layer[0].SelfAttention,
+                 "decoder": model.decoder.block[0].layer[0].SelfAttention}  # fmt: skip
     with torch.no_grad():
-        dec_bias = decoder.compute_bias(16, 16)[0]  # (h, 16, 16)
+        full = {stack: a.compute_bias(16, 16)[0] for stack, a in attention.items()}  # (h, n, n)
     for stack, layer, head, distance, bucket, bias in rows[1:]:
-        assert layer == "0" and -15 <= int(distance) <= 15
-        if stack == "decoder" and int(distance) <= 0:
-            i = 15  # the last query sees every past distance
-            assert float(bias) == pytest.approx(
-                float(dec_bias[int(head), i, i + int(distance)]), rel=1e-6
-            )
+        r = int(distance)
+        assert layer == "0" and -15 <= r <= 15
+        expected_bucket = attention[stack]._relative_position_bucket(
+            torch.tensor(r), bidirectional=stack == "encoder", num_buckets=8, max_distance=12
+        )
+        assert int(bucket) == int(expected_bucket)
+        if stack == "encoder" or r <= 0:  # a cell at distance r: query max(0, -r), key + r
+            i = max(0, -r)
+            assert float(bias) == pytest.approx(float(full[stack][int(head), i, i + r]), rel=1e-6)
 
 
 def test_a_pickle_gets_a_message_and_the_family_models(tmp_path) -> None:
