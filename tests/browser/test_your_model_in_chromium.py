@@ -1,0 +1,82 @@
+"""Your model in a real Chromium: a tiny T5 (save_pretrained's layout) and a tiny Shaw layer
+(torch.save of a state dict) go through the command line extractor, are uploaded through the
+page's own file input, and are drawn: the T5 bias lines hold the uploaded table's values, the
+Shaw tables the uploaded rows; no error box."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from playwright.sync_api import Page, expect
+
+from relpos_lab.extract import from_path
+from tests.lab.test_extract import shaw_model, tiny_t5
+
+pytest.importorskip("transformers")
+TIMEOUT_MS = 60_000
+REPO_ROOT = __file__.rsplit("/tests/", 1)[0]
+
+
+def extracted(source, out) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "relpos_lab.extract", str(source), "--out", str(out)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size < 8 * 1024, "the extracted file is kilobytes"
+    return str(out)
+
+
+def drawn(page: Page, key: str, expression: str):
+    chart = page.locator(f".st-key-chart_{key} .js-plotly-plot")
+    expect(chart).to_be_visible(timeout=TIMEOUT_MS)
+    return chart.evaluate(expression)
+
+
+def upload(page: Page, app_server: str, wait_for_app_run, path: str) -> None:
+    page.set_viewport_size({"width": 1400, "height": 1100})
+    page.goto(f"{app_server}/your_model?n=16&your_model_from=your+upload")
+    wait_for_app_run(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(path)
+    expect(page.get_by_text("Drawn from your upload")).to_be_visible(timeout=TIMEOUT_MS)
+    wait_for_app_run(page)
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def test_a_tiny_t5_through_extract_upload_and_page(
+    app_server: str, page: Page, wait_for_app_run, tmp_path
+) -> None:
+    tiny_t5(tmp_path / "t5")
+    path = extracted(tmp_path / "t5", tmp_path / "t5_positions.safetensors")
+    upload(page, app_server, wait_for_app_run, path)
+    stack = from_path(tmp_path / "t5").t5[0]  # the encoder, drawn first
+    names = drawn(page, "your_model_t5", "(gd) => gd.data.map(t => t.name)")
+    assert sorted(int(name.split()[1]) for name in names) == [0, 1, 2, 3]
+    for trace, name in enumerate(names):
+        head = int(name.split()[1])
+        y = drawn(page, "your_model_t5", f"(gd) => Array.from(gd.data[{trace}].y)")
+        x = drawn(page, "your_model_t5", f"(gd) => Array.from(gd.data[{trace}].x)")
+        assert x[0] == -15 and x[-1] == 15
+        # r = 0 is bucket 0 in both directions: the table's first row
+        assert y[15] == pytest.approx(float(stack.bias[0, head]), rel=1e-6)
+    assert drawn(page, "your_model_matrix", "(gd) => gd.data.length") >= 1
+
+
+def test_a_tiny_shaw_layer_through_extract_upload_and_page(
+    app_server: str, page: Page, wait_for_app_run, tmp_path
+) -> None:
+    model = shaw_model()
+    torch.save(model.state_dict(), tmp_path / "shaw.pt")
+    path = extracted(tmp_path / "shaw.pt", tmp_path / "shaw_positions.safetensors")
+    upload(page, app_server, wait_for_app_run, path)
+    expect(page.get_by_text("Shaw's tables").first).to_be_visible(timeout=TIMEOUT_MS)
+    table = model["layers"][0].relative_position_k.embeddings_table.detach().numpy()
+    z = drawn(page, "your_model_shaw_tables", "(gd) => gd.data[0].z")
+    rows = np.asarray([np.asarray(row, dtype=float) for row in z]) if isinstance(z, list) else None
+    if rows is not None:  # a plain list; a typed array is decoded by plotly into the same rows
+        np.testing.assert_allclose(rows, table, rtol=1e-6)
+    assert drawn(page, "your_model_shaw_norms", "(gd) => gd.data.length") == 2
