@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from relpos_core.schemes.catalogue import ROPE_SCALINGS
 from relpos_lab.family import FAMILY_DIR, RESULTS_FILE, checkpoint_path, load_with_vocabulary
 from relpos_lab.family.corpus import (
     CORPUS_CHARS,
@@ -165,7 +166,31 @@ def eval_command(args: argparse.Namespace) -> None:
     torch.set_num_threads(TrainSettings().threads)
     model, _ = load_with_vocabulary(args.name)
     span = eval_span(args.chars)
-    print(f"bits per character: {bits_per_character(model, span, args.length):.6f}")
+    if args.rope_scaling:
+        from relpos_lab.family.long_context import scaled_bpc, scaling_config
+
+        config = scaling_config(args.rope_scaling, args.factor, TrainSettings().context)
+        bpc = scaled_bpc(model, span, args.length, config)
+    else:
+        bpc = bits_per_character(model, span, args.length)
+    print(f"bits per character: {bpc:.6f}")
+
+
+def long_command(args: argparse.Namespace) -> None:
+    """RoPE's context extension zero-shot and the attention sinks of every scheme's model."""
+    from relpos_lab.family.long_context import LONG_CHARS, LONG_FILE, long_tables, measure
+
+    if args.table:
+        print(long_tables(json.loads(LONG_FILE.read_text())))
+        return
+    torch.set_num_threads(TrainSettings().threads)
+    models = {name: load_with_vocabulary(name)[0] for name in scheme_models()}
+    start = time.perf_counter()
+    record = measure(models, eval_span(LONG_CHARS), TrainSettings().context)
+    record["seconds"] = round(time.perf_counter() - start, 1)
+    record["machine"] = machine()
+    LONG_FILE.write_text(json.dumps(record, indent=1) + "\n")
+    print(long_tables(record))
 
 
 def table_command(args: argparse.Namespace) -> None:
@@ -208,7 +233,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=EVAL_CHARS,
         help=f"held-out characters scored (default {EVAL_CHARS}; L must divide it)",
     )
+    evaluate.add_argument(
+        "--rope-scaling",
+        choices=[s.rope_type for s in ROPE_SCALINGS],
+        help="a RoPE model only: scale its rotary frequencies zero-shot (rope_scaling's rope_type)",
+    )
+    evaluate.add_argument("--factor", type=float, default=4.0, help="rope_scaling's factor s")
     evaluate.set_defaults(run=eval_command)
+    long = commands.add_parser(
+        "long", help="RoPE's context extension zero-shot, and attention sinks (long_context.json)"
+    )
+    long.add_argument("--table", action="store_true", help="print the tables of the stored run")
+    long.set_defaults(run=long_command)
     table = commands.add_parser("table", help="the README's tables from results.json")
     which = table.add_mutually_exclusive_group()
     which.add_argument("--check", metavar="README", help="fail when the file's tables drift")
