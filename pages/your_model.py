@@ -36,7 +36,7 @@ picked = sources.pick(origin, files or [], hub_name)
 if picked.problem:
     st.warning(md_escape(picked.problem), icon=":material/report:")
 positions = picked.positions
-st.caption(md_escape(text.origin_caption(picked)))
+st.caption(text.origin_caption(picked))
 st.markdown("\n".join(f"- {md_escape(line)}" for line in positions.summary()))
 arrays: dict = {}
 

@@ -14,6 +14,7 @@ MODULES = sorted(
 # The modules whose worked examples define the public behaviour; each must keep at least one.
 MUST_HAVE_EXAMPLES = {
     "relpos_core.basics",
+    "relpos_core.by_distance",
     "relpos_core.multihead",
     "relpos_core.checks",
     "relpos_core.encodings",
@@ -40,6 +41,7 @@ MUST_HAVE_EXAMPLES = {
 # Every module of the package: a module added or removed shows up here first.
 EXPECTED_MODULES = {
     "relpos_core.admission",
+    "relpos_core.by_distance",
     "relpos_core.basics",
     "relpos_core.multihead",
     "relpos_core.attention",

@@ -32,8 +32,10 @@ def test_the_story_puts_why_position_first_the_family_then_your_own_work_last() 
     assert STEMS.index("absolute") < STEMS.index("lookup") < STEMS.index("logits")
     assert STEMS.index("attention") < STEMS.index("trained") < STEMS.index("skew")
     assert STEMS.index("skew") < STEMS.index("rel_shift") < STEMS.index("speed")
-    assert STEMS[-4:-1] == ["family", "compare", "predict"]  # the family, its models at work
-    assert STEMS[-1] == "check"  # then the visitor's own implementation, the last chapter
+    # the family, its models at work, how far they reach
+    assert STEMS[-6:-2] == ["family", "compare", "predict", "long_context"]
+    # then the visitor's own work, the last chapter: their implementation, their model
+    assert STEMS[-2:] == ["check", "your_model"]
 
 
 def test_why_position_draws_the_shipped_length_curves_and_reads_them() -> None:

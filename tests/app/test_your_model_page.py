@@ -59,9 +59,9 @@ def test_an_uploaded_t5_is_drawn_as_t5_computes_and_downloads_every_distance(tmp
                                                 tmp_path / "config.json")]  # fmt: skip
     at = upload(open_page("your_model", n="16"), files)
     assert_clean(at)
-    assert "your upload 'model.safetensors'" in " ".join(c.value for c in at.caption).replace(
-        "\\", ""
-    )
+    assert "**Weights: your upload** 'model.safetensors'" in " ".join(
+        c.value for c in at.caption
+    ).replace("\\", "")
     at.selectbox(key="your_model_stack").set_value("encoder, layer 0").run()
     at.segmented_control(key="your_model_head").set_value(2).run()
     with torch.no_grad():

@@ -42,7 +42,7 @@ def upload(page: Page, app_server: str, wait_for_app_run, path: str) -> None:
     page.goto(f"{app_server}/your_model?n=16&your_model_from=your+upload")
     wait_for_app_run(page)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(path)
-    expect(page.get_by_text("Drawn from your upload")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.get_by_text("Weights: your upload")).to_be_visible(timeout=TIMEOUT_MS)
     wait_for_app_run(page)
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.frame.widgets import md_escape
 from explorer.stories.your_model.sources import FAMILY, UPLOAD, Picked
 from explorer.stories.your_model.views import RopeView, ShawView, T5View
 from relpos_core import by_distance as bd
@@ -41,14 +42,25 @@ SHAW_QUERIES = (
 
 
 def origin_caption(picked: Picked) -> str:
-    """Where the drawn numbers come from."""
-    source = picked.positions.source
+    """The line under the title: whose weights are drawn. The sidebar's weights switch does not
+    apply: every table is a checkpoint's own."""
+    source = md_escape(picked.positions.source)  # a file's name is the visitor's text
+    unswitched = "The sidebar's weights switch does not apply here."
     if picked.origin == FAMILY:
-        return f"Drawn from {source}: trained, nothing of yours uploaded."
+        return (
+            f":material/school: **Weights: trained**: {source}, as they were trained; nothing "
+            f"of yours uploaded. {unswitched}"
+        )
     if picked.origin == UPLOAD:
-        return f"Drawn from your upload {source!r}, seen by this session only."
+        return (
+            f":material/upload_file: **Weights: your upload** '{source}', seen by this "
+            f"session only. {unswitched}"
+        )
     kb = picked.received / 1024
-    return f"Drawn from the Hub model {source}: {kb:.1f} kB read by range requests."
+    return (
+        f":material/cloud_download: **Weights: the Hub model {source}**: {kb:.1f} kB read by "
+        f"range requests. {unswitched}"
+    )
 
 
 def t5_note(view: T5View, n: int) -> str:
