@@ -197,8 +197,11 @@ def auto_method(
     masked: bool, trace: bool, weights: bool, dropout: bool,
 ) -> tuple[Method, str]:  # fmt: skip
     """What ``method="auto"`` runs, and why: the Triton kernel on CUDA where it applies
-    (``triton_unsupported``), else ``choose_method``'s answer with the kernel's reason."""
+    (``triton_unsupported``) outside a compiled graph, else ``choose_method``'s answer with the
+    kernel's reason."""
     reason = triton_unsupported(q, v, masked=masked, trace=trace, weights=weights, dropout=dropout)
+    if reason is None and torch.compiler.is_compiling():  # FlexAttention's path traces into it
+        reason = "a torch.compile graph keeps FlexAttention's path, which traces into it"
     if q.device.type == "cuda" and reason is None:
         return TRITON, "the Triton kernel: CUDA, and nothing it does not cover"
     chosen = choose_method(

@@ -147,7 +147,7 @@ def _fast(
     dtype = q.dtype
     if call.method is TRITON:  # half inputs into the kernel, statistics and output sums in fp32
         out = triton_attention(q, k, v, table_k, table_v, call.causal, call.query_offset)
-        return out, None
+        return check_finite_output(out, q, k, v), None  # in words on a CPU (the interpreter)
     if call.method is FLEX:  # FlexAttention takes half inputs itself, statistics in float32
         out = flex_attention_relative(
             q, k, v, table_k, table_v, call.allowed, call.causal, call.query_offset

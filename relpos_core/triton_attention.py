@@ -18,6 +18,7 @@ how the test suite reaches it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 import os
@@ -69,12 +70,15 @@ def _blocks(device: torch.device) -> tuple[int, int]:
 def _launch(kernel, grid, *args, causal, dims, device, dtype):
     d, d_v = dims
     block_m, block_n = _blocks(device)
-    kernel[grid](
-        *args, d, d_v, 1.0 / math.sqrt(d), CAUSAL=causal, BLOCK_M=block_m, BLOCK_N=block_n,
-        BLOCK_D=max(16, 1 << (d - 1).bit_length()), BLOCK_DV=max(16, 1 << (d_v - 1).bit_length()),
-        PRECISION="ieee" if dtype == torch.float32 else "tf32",  # fp32: no TF32 rounding
-        WIDEN=dtype == torch.bfloat16 and device.type == "cpu",  # the interpreter's bfloat16
-    )  # fmt: skip
+    on = torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+    with on:  # Triton launches on the current device: make it the tensors'
+        kernel[grid](
+            *args, d, d_v, 1.0 / math.sqrt(d), CAUSAL=causal, BLOCK_M=block_m, BLOCK_N=block_n,
+            BLOCK_D=max(16, 1 << (d - 1).bit_length()),
+            BLOCK_DV=max(16, 1 << (d_v - 1).bit_length()),
+            PRECISION="ieee" if dtype == torch.float32 else "tf32",  # fp32: no TF32 rounding
+            WIDEN=dtype == torch.bfloat16 and device.type == "cpu",  # the interpreter's bfloat16
+        )  # fmt: skip
 
 
 class _FlashRelative(torch.autograd.Function):

@@ -65,7 +65,7 @@ def forward_kernel(
     BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr, PRECISION: tl.constexpr, WIDEN: tl.constexpr,
 ):  # fmt: skip
     start_m = tl.program_id(0) * BLOCK_M
-    bh = tl.program_id(1)
+    bh = tl.program_id(1).to(tl.int64)  # offsets past 2^31 elements at large b·h·n·d
     offs_m = start_m + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
     offs_d, offs_dv = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
@@ -122,7 +122,7 @@ def backward_kv_kernel(
 ):  # fmt: skip
     """dV = sum_i P_ij dC_i, dK = scale · sum_i dS_ij q_i for one block of keys."""
     start_n = tl.program_id(0) * BLOCK_N
-    bh = tl.program_id(1)
+    bh = tl.program_id(1).to(tl.int64)  # offsets past 2^31 elements at large b·h·n·d
     offs_m, offs_n = tl.arange(0, BLOCK_M), start_n + tl.arange(0, BLOCK_N)
     offs_d, offs_dv = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
     col_ok = offs_n < n_k
@@ -171,7 +171,7 @@ def backward_q_kernel(
     """dQ = scale · sum_j dS_ij k_j and dQW[i, c] = scale · sum_{c(r) = c} dS_ij for a block of
     rows: the band's cells one each, the two far buckets as running sums."""
     start_m = tl.program_id(0) * BLOCK_M
-    bh = tl.program_id(1)
+    bh = tl.program_id(1).to(tl.int64)  # offsets past 2^31 elements at large b·h·n·d
     offs_m, offs_n = start_m + tl.arange(0, BLOCK_M), tl.arange(0, BLOCK_N)
     offs_d, offs_dv = tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
     row_ok = offs_m < n_q
