@@ -231,5 +231,6 @@ def read_extracted(source: str, shapes: Shapes, get: Getter, metadata: dict) -> 
         if len(pieces) == 3 and pieces[0] == "shaw" and pieces[1].isdigit() and pieces[2] in parts:
             renamed[f"{pieces[1]}.{parts[pieces[2]]}"] = name
     shaw = find_shaw({new: shapes[old] for new, old in renamed.items()}, lambda n: get(renamed[n]))
-    source = str(metadata.get("source", source))[:200]
+    original = str(metadata.get("source", ""))[:200]
+    notes = (f"extracted from {original}", *notes) if original else notes
     return Positions(source, tuple(t5), tuple(shaw), alibi, rope, notes)

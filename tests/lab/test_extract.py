@@ -148,7 +148,9 @@ def test_the_extracted_file_round_trips_and_is_small(tmp_path) -> None:
         data = to_bytes(found)
         assert len(data) < 8 * 1024
         back = from_upload([("positions.safetensors", data)])
-        assert back.summary() == found.summary()
+        assert back.source == "positions.safetensors"
+        assert back.notes[0] == f"extracted from {found.source}"
+        assert back.summary() == [*found.summary()[: -len(found.notes) or None], *back.notes]
         for a, b in zip(back.t5, found.t5, strict=True):
             np.testing.assert_array_equal(a.bias, b.bias)
             assert (a.stack, a.layer, a.bidirectional, a.max_distance) == (

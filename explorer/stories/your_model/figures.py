@@ -65,11 +65,22 @@ def t5_figure(view: T5View) -> tuple[go.Figure, str]:
              "y0": 0, "y1": 1, "fillcolor": FUTURE, "line": {"width": 0}}
         )  # fmt: skip
     fig.update_layout(shapes=shapes, annotations=labels, margin={"t": 40})
+    reach = 2 * view.stack.max_distance  # past max_distance every distance is the last bucket
+    zoomed = view.distance[-1] > reach
+    if zoomed:
+        fig.update_xaxes(range=[-reach - 0.5, reach + 0.5])
     left_out = len(edges) - EDGES_MAX
     caption = (
         f"{len(view.spans)} runs of one bucket along r (numbers above the plot, edges dotted"
         + (f"; the first {EDGES_MAX} edges drawn" if left_out > 0 else "")
         + ")."
+        + (
+            f" Drawn for |r| <= {reach}, twice max_distance = {view.stack.max_distance}: every "
+            "distance beyond is in its direction's last bucket (double-click the chart for all "
+            f"{len(view.distance)} distances)."
+            if zoomed
+            else ""
+        )
         + (
             " Shaded: keys after the query, which a decoder's causal mask hides (T5 puts them "
             "in bucket 0)."
