@@ -83,3 +83,13 @@ def test_the_window_keeps_the_first_characters():
     mask = window_mask(8, 4, 2)
     assert mask[7].nonzero().flatten().tolist() == [0, 1, 6, 7]
     assert window_mask(8, 4, 0)[7].nonzero().flatten().tolist() == [4, 5, 6, 7]
+
+
+@pytest.mark.skipif(not LONG_FILE.exists(), reason="no stored long-context run")
+def test_the_docs_hold_the_generated_tables():
+    from pathlib import Path
+
+    from relpos_lab.family.long_context import long_tables
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "experiments.md").read_text()
+    assert long_tables(json.loads(LONG_FILE.read_text())) in docs
