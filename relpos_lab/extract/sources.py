@@ -122,8 +122,9 @@ def parse_config(data: bytes) -> dict:
 
 
 def from_upload(files: list[tuple[str, bytes]]) -> Positions:
-    """Positions in uploaded files: one weights file and, optionally, its config.json."""
-    configs = [(n, d) for n, d in files if suffix_of(n) == "json"]
+    """Positions in uploaded files: one weights file and, optionally, its config.json (other
+    .json files of a model's folder, a tokenizer's or a generation config, are left aside)."""
+    configs = [(n, d) for n, d in files if shown(n).lower() == "config.json"]
     weights = [(n, d) for n, d in files if suffix_of(n) in WEIGHTS]
     other = [n for n, _ in files if suffix_of(n) not in (*WEIGHTS, "json")]
     if other or len(weights) != 1 or len(configs) > 1:

@@ -139,3 +139,39 @@ def test_without_a_network_the_hub_says_so_in_words(monkeypatch) -> None:
     warning = " ".join(w.value for w in at.warning).replace("\\", "")
     assert "t5-small: this server cannot reach huggingface.co" in warning
     assert "needs a network" in warning
+
+
+@pytest.mark.parametrize("n", ["1", "2"])
+def test_the_smallest_lengths_draw_and_say_true_things(n) -> None:
+    at = open_page("your_model", n=n)
+    assert_clean(at)
+    said = " ".join(m.value for m in at.markdown).replace("\\", "")
+    assert f"the last query of {n} gives keys within |r| <= 2 100% to 100%" in said
+    assert "long-range" in said  # no key lies beyond |r| <= 2: nothing is called local
+
+
+def test_alibi_and_rope_configs_draw_their_own_sections(tmp_path) -> None:
+    bloom = transformers.BloomConfig(hidden_size=48, n_head=6, n_layer=1, vocab_size=40)
+    transformers.BloomModel(bloom).save_pretrained(tmp_path / "bloom")
+    files = [(p.name, p.read_bytes()) for p in sorted((tmp_path / "bloom").iterdir())]
+    at = upload(open_page("your_model", n="10"), files)
+    assert_clean(at)
+    from relpos_core.schemes import alibi_slopes
+
+    slopes = alibi_slopes(6).numpy()
+    for head, trace in enumerate(chart_spec(at, "your_model_alibi")["data"]):
+        x, y = array_of(trace["x"]), array_of(trace["y"])
+        np.testing.assert_allclose(y, -slopes[head] * np.abs(x), rtol=1e-12)
+    llama = transformers.LlamaConfig(hidden_size=64, intermediate_size=64, num_attention_heads=4,
+                                     num_key_value_heads=4, num_hidden_layers=1, vocab_size=40,
+                                     max_position_embeddings=96)  # fmt: skip
+    transformers.LlamaForCausalLM(llama).save_pretrained(tmp_path / "llama")
+    files = [(p.name, p.read_bytes()) for p in sorted((tmp_path / "llama").iterdir())]
+    assert "generation_config.json" in [name for name, _ in files]  # left aside
+    at = upload(open_page("your_model", n="10"), files)
+    assert_clean(at)
+    wavelength = array_of(chart_spec(at, "your_model_rope")["data"][0]["y"])
+    np.testing.assert_allclose(wavelength, 2 * np.pi * 10000.0 ** (np.arange(0, 16, 2) / 16))
+    said = " ".join(c.value for c in at.caption).replace("\\", "")
+    turns = int((wavelength <= 10).sum())
+    assert f"{turns} of 8 rotary pairs complete a full turn within n = 10 positions" in said
