@@ -83,6 +83,10 @@ SECTIONS = (  # the story a learner follows, in order, one section per part of i
              "a trained model of each scheme at work: its next character with every layer's "
              "attention, text it writes, and the bits it spends along a passage 16 times longer "
              "than its training windows"),
+        Page("long_context", "Long context", ":material/straighten:",
+             "RoPE's rotary wavelengths and long-term decay against the training length; position "
+             "interpolation, NTK-aware scaling, YaRN and Llama 3's rule on the trained RoPE model, "
+             "measured zero-shot; and whether any model sinks attention on the first characters"),
     )),
     Section("Your own work", (
         Page("check", "Check your implementation", ":material/fact_check:",

@@ -247,7 +247,7 @@ def long_tables(record: dict) -> str:
             ),
             key=lambda cell: cell[2],
         )
-        cells.append(f"{top[2]:.4f} (layer {top[0] + 1}, head {top[1] + 1})")
+        cells.append(f"{top[2]:.4f} (layer {top[0]}, head {top[1]})")  # counted from 0, as the app
         window = record["window"]["bpc"][name]
         cells += [f"{window['drop']:.3f}", f"{window['keep']:.3f}"]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")

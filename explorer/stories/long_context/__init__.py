@@ -1,0 +1,2 @@
+"""The Long context story: RoPE's wavelengths and decay, context extension on the trained
+model, and where attention sinks."""

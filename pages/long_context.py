@@ -1,0 +1,98 @@
+"""Long context: which of RoPE's rotary pairs turn within the training length, how its logit
+decays with distance, what position interpolation, NTK-aware scaling, YaRN and Llama 3's rule
+do to the trained RoPE model, and whether the family's models sink attention on the first
+characters (StreamingLLM's question)."""
+
+import streamlit as st
+
+from explorer.figures import draw, formulas
+from explorer.frame.controls import current_params
+from explorer.frame.downloads import download_view
+from explorer.frame.widgets import md_escape
+from explorer.stories.long_context import exports, figures, text, views
+from relpos_core.schemes.catalogue import ROPE_SCALINGS
+
+params = current_params()
+n = params.length
+
+st.title("Long context")
+st.markdown(
+    "A RoPE model trained on 64 characters fails past them, while ALiBi holds (Position schemes, "
+    "section 4). Why, and what do the published fixes change? Every figure below reads the "
+    "family's own trained models."
+)
+
+# ---- 1. wavelengths ---------------------------------------------------------------------------
+st.header("1 · Which pairs turn within the training length")
+base = exports.base_picker()
+w = views.wavelengths(base, n)
+draw.figure(
+    figures.wavelength_figure(w),
+    "lc_wavelengths",
+    latex=figures.FORMULA_WAVELENGTH,
+    caption="Blue: pairs that turn fully within the training length; orange: those that never "
+    "do. Dashed: the training length and the page's n.",
+)
+st.info(md_escape(text.wavelength_note(w)), icon=":material/lightbulb:")
+
+# ---- 2. long-term decay -----------------------------------------------------------------------
+st.header("2 · Long-term decay, bound and trained")
+d = views.decay(base)
+layer = exports.layer_picker(d.mean_logit.shape[0], "lc_decay_layer")
+draw.figure(
+    figures.decay_figure(d, layer),
+    "lc_decay",
+    latex=figures.FORMULA_DECAY,
+    caption=f"Top: Su et al.'s bound (mean |S_j|) against r. Bottom: the trained RoPE model's "
+    f"logit averaged over queries at each distance, on {views.DECAY_TEXTS} held-out texts of "
+    f"{views.DECAY_LENGTH} characters. Dashed: the training length.",
+)
+st.info(md_escape(text.decay_note(d, layer)), icon=":material/lightbulb:")
+
+# ---- 3. context extension ---------------------------------------------------------------------
+st.header("3 · Context extension: what each rule does to the frequencies")
+for scaling in ROPE_SCALINGS:
+    st.markdown(f"**{md_escape(scaling.title)}** ({scaling.rope_type})")
+    formulas.latex(scaling.rule)
+factor = exports.factor_picker()
+s = views.scaled(factor)
+draw.figure(
+    figures.scaled_figure(s),
+    "lc_scaled",
+    caption="Each rule's wavelength per pair on the trained model (d = 32, base 10,000, "
+    "L0 = 64); dynamic NTK at n = s·L0.",
+)
+st.info(md_escape(text.scaled_note(s)), icon=":material/lightbulb:")
+
+st.subheader("Zero-shot on the trained RoPE model")
+m = views.measured()
+rule = exports.rule_picker(views.FIXED)
+rows = exports.rows_of(m, rule)
+draw.figure(
+    figures.zero_shot_figure(m, rows),
+    "lc_zero_shot",
+    caption="Held-out bits per character (fewer is better) at 1x to 16x the training length, "
+    "nothing retrained: only the rotary frequencies change. Command: "
+    "python -m relpos_lab.family long.",
+)
+st.info(md_escape(text.zero_shot_note(m, rows)), icon=":material/lightbulb:")
+
+# ---- 4. attention sinks -----------------------------------------------------------------------
+st.header("4 · Where attention sinks")
+sink_layer = exports.layer_picker(next(iter(m.share.values())).shape[0], "lc_sink_layer")
+draw.figure(
+    figures.sink_figure(m, sink_layer),
+    "lc_sinks",
+    latex=figures.FORMULA_SINK,
+    caption="Per model, the head of this layer that puts most attention on the first 4 "
+    "characters, from the last 16 queries of texts of n characters; dashed: a uniform query.",
+)
+st.info(md_escape(text.sink_note(m, sink_layer)), icon=":material/lightbulb:")
+st.markdown(text.window_table(m))
+
+download_view(
+    "long_context",
+    params,
+    exports.arrays(w, d, s, m, layer),
+    extra={"base": base, "s": factor},
+)
