@@ -3,8 +3,10 @@
     python scripts/measure_host.py memory [--limit-mb 690 | --no-limit] [--sessions 1 4 8]
                                           [--queries "" "?n=1024"] [--pages overview lookup]
                                           [--view-timeout 120] [--drop-caches] [--json PATH]
+                                          [--replicas 1 2] [--press-page lookup]
     python scripts/measure_host.py keypress [--threads 1 2] [--busy 0 2] [--repeats 5]
                                             [--pages overview lookup] [--json PATH]
+    python scripts/measure_host.py failover [--repeats 3] [--url /lookup?n=24] [--json PATH]
     python scripts/measure_host.py coldstart [--repeats 3] [--limit-mb 690] [--drop-caches]
                                              [--server-cpus 0.25] [--entry E] [--json PATH]
 
@@ -27,6 +29,16 @@ another cgroup already holds in the page cache are not charged to a new one: ``-
 empties the machine's page cache before each server starts, as on a host that starts the app
 from a cold disk. ``--no-limit`` runs without a cgroup (resident set only). Exits 1 if a view
 showed an error box, did not draw, or the server died.
+
+memory --replicas R...: the same tours through nginx (deploy/replicas.sh R, on free loopback
+ports), each replica in its own cgroup of ``--limit-mb``; the sessions are spread evenly over
+the replicas by their affinity cookies, and one more visitor presses k on ``--press-page`` about
+once a second meanwhile. Reported per replica: visitors, cgroup peak, resident-set peak, OOM
+kills; and the key press's time to a redrawn chart. For each session count, R runs in turn.
+
+failover: ``--repeats`` times, two replicas behind nginx, a visitor on one at ``--url``; that
+replica is killed; seconds until the page lost its connection, connected again and drew the
+same view (scripts/replica_proxy.lose_replica, which the browser test also uses).
 
 keypress: for each ``--threads`` t and ``--busy`` b, a fresh server with RELPOS_TORCH_THREADS=t
 in its environment and b processes spinning on a CPU each beside it and the browser (a shared
@@ -87,7 +99,13 @@ from measure_browser import (  # noqa: E402
     wait_until_idle,
 )
 from measure_browser import machine as browser_machine  # noqa: E402
-from replica_proxy import AFFINITY_COOKIE, Deployment, deployed, replica_ports_of  # noqa: E402
+from replica_proxy import (  # noqa: E402
+    AFFINITY_COOKIE,
+    Deployment,
+    deployed,
+    lose_replica,
+    replica_ports_of,
+)
 
 from relpos_lab.busy import busy_cpu  # noqa: E402
 
@@ -1088,6 +1106,67 @@ def coldstart_command(args: argparse.Namespace) -> int:
     return 0 if not any(run["error_boxes"] for run in report["results"]) else 1
 
 
+# ---------------------------------------------------------------- failover: a replica lost
+
+
+def failover_once(browser: Browser, args: argparse.Namespace, number: int) -> dict:
+    """Two replicas behind nginx; a visitor on the first opens ``--url``; that replica is
+    killed; seconds from the kill until the page lost its connection, connected again and drew
+    its charts once more, and whether it shows the same view with no error box."""
+    run_dir = Path(f"/tmp/measure_host_failover_{os.getpid()}_{number}")
+    with deployed(2, run_dir) as deployment:
+        lost = deployment.ports[0]
+        key = deployment.keys_by_replica()[lost][0]
+        with open_tab(browser) as tab:
+            set_affinity(tab, deployment.base_url, key)
+            measure_load(tab, deployment.base_url + args.url, QUIET_MS, args.timeout)
+            slider = tab.page.get_by_role("slider", name=SLIDERS["k"])
+            before = slider.input_value()
+
+            def press() -> None:  # Streamlit does not run the page again until the visitor acts
+                slider.focus()
+                tab.page.keyboard.press("ArrowRight")
+
+            wait = lose_replica(tab.page, deployment, lost, press, args.timeout * 1000)
+            wait.pop("states")
+            wait["same_url"] = int(slider.input_value()) == int(before) + 1
+            wait["error_boxes"] = tab.page.locator(ERROR_BOXES).count()
+    return wait
+
+
+def failover_command(args: argparse.Namespace) -> int:
+    report: dict = {"machine": machine(), "settings": vars(args), "results": []}
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        for number in range(args.repeats):
+            print(f"failover {number + 1}/{args.repeats} ...", file=sys.stderr, flush=True)
+            report["results"].append(failover_once(browser, args, number))
+        browser.close()
+    finish_machine(report)
+    runs = report["results"]
+    rows = []
+    for title, key in (
+        ("the page shows it lost its connection", "lost_s"),
+        ("connected again (through nginx, to the live replica)", "reconnected_s"),
+        ("a key press then: its charts drawn (from the press)", "redraw_after_act_s"),
+    ):
+        values = [run[key] for run in runs]
+        each = ", ".join("–" if v is None else f"{v:.2f}" for v in values)
+        rows.append([title, stat_cell(spread(values), 2), each])
+    print(machine_line(report["machine"]))
+    print(
+        f"{len(runs)} times: two replicas behind nginx, a visitor on one at {args.url}, that "
+        "replica killed (SIGKILL); s from the kill; once connected again, a key press on k. "
+        "Median (min–max), then each.\n"
+    )
+    print(table(["moment", "median (min–max)", "each"], rows))
+    same = sum(run["same_url"] for run in runs)
+    boxes = sum(run["error_boxes"] for run in runs)
+    print(f"\nk moved on from the view's value: {same} / {len(runs)}; error boxes: {boxes}.")
+    write_json(args.json, report)
+    return 0 if same == len(runs) and not boxes else 1
+
+
 # ---------------------------------------------------------------- command line
 
 
@@ -1179,6 +1258,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     pages(keypress)
     common(keypress)
 
+    failover = commands.add_parser("failover", help="a replica killed under an open page")
+    failover.add_argument("--repeats", type=int, default=3)
+    failover.add_argument("--url", default="/lookup?n=24&k=5&weights=random")
+    failover.add_argument("--timeout", type=float, default=120.0, help="seconds for each wait")
+    common(failover)
+
     coldstart = commands.add_parser("coldstart", help="spawn to healthy and to the page idle")
     coldstart.add_argument("--repeats", type=int, default=3)
     coldstart.add_argument(
@@ -1211,7 +1296,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    run = {"memory": memory_command, "keypress": keypress_command, "coldstart": coldstart_command}
+    run = {
+        "memory": memory_command,
+        "keypress": keypress_command,
+        "coldstart": coldstart_command,
+        "failover": failover_command,
+    }
     return run[args.command](args)
 
 

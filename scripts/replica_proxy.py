@@ -17,7 +17,7 @@ import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,27 +213,49 @@ WATCH_STATES_JS = """() => {
 }"""
 
 
-def lose_replica(page, deployment: Deployment, port: int, timeout_ms: float = 90_000) -> dict:
-    """Kill the replica on ``port`` (SIGKILL, as a crash or a lost host) under ``page``, an open
-    page that replica serves, and wait for the page to lose its connection, connect again
-    (through nginx, to a live replica), run its script and draw its charts. Returns the
-    seconds from the kill to each of those moments (the page's clock) and the states seen."""
+def lose_replica(
+    page, deployment: Deployment, port: int, act: Callable[[], None], timeout_ms: float = 90_000
+) -> dict:
+    """Kill the replica on ``port`` (SIGKILL, as a crash or a lost host) under ``page``, a settled
+    page that replica serves; wait for the page to lose its connection and connect again
+    (through nginx, to a live replica); then ``act()`` (a key press: Streamlit 1.67 does not run
+    the script again on reconnecting, the page keeps showing the view it had until the visitor
+    does something) and wait for that run to end with every chart drawn. Returns the seconds
+    from the kill to each of those moments (the page's clock) and the states seen."""
     page.evaluate(WATCH_STATES_JS)
+    # a settled page: connected, no run, and no change of state for a second (a deep link into
+    # a fresh replica runs twice; a kill between the runs would leave the second one pending)
+    page.wait_for_function(
+        """() => {
+          const [t, c, r] = window.__states[window.__states.length - 1];
+          return c === 'CONNECTED' && r === 'notRunning' && performance.now() - t > 1000;
+        }""",
+        timeout=timeout_ms,
+        polling=100,
+    )
     killed_at = page.evaluate("performance.now()")
     os.kill(deployment.replica_pid(port), signal.SIGKILL)
-    # connected again, after a moment of not being, and a script run begun and ended since
-    page.wait_for_function(
+    reconnected_at = page.wait_for_function(
         """(since) => {
           const s = window.__states.filter(([t]) => t >= since);
           const lost = s.findIndex(([, c]) => c !== 'CONNECTED');
-          if (lost < 0) return false;
-          const back = s.findIndex(([, c], i) => i > lost && c === 'CONNECTED');
-          if (back < 0) return false;
-          const ran = s.findIndex(([, c, r], i) => i >= back && r === 'running');
+          const back = s.findIndex(([, c], i) => lost >= 0 && i > lost && c === 'CONNECTED');
+          return back >= 0 ? s[back][0] : false;
+        }""",
+        arg=killed_at,
+        timeout=timeout_ms,
+        polling=50,
+    ).json_value()
+    acted_at = page.evaluate("performance.now()")
+    act()
+    page.wait_for_function(  # a run began after the act, and ended
+        """(since) => {
+          const s = window.__states.filter(([t]) => t >= since);
+          const ran = s.findIndex(([, , r]) => r === 'running');
           return ran >= 0 && s.some(([, c, r], i) => i > ran && c === 'CONNECTED'
                                      && r === 'notRunning');
         }""",
-        arg=killed_at,
+        arg=acted_at,
         timeout=timeout_ms,
         polling=50,
     )
@@ -243,23 +265,13 @@ def lose_replica(page, deployment: Deployment, port: int, timeout_ms: float = 90
         charts.nth(index).locator(".main-svg").first.wait_for(timeout=timeout_ms)
     drawn_at = page.evaluate("performance.now()")
     states = page.evaluate("window.__states")
-
-    def first(test) -> float | None:
-        times = [t for t, c, r in states if t >= killed_at and test(c, r)]
-        return (times[0] - killed_at) / 1000 if times else None
-
-    lost = first(lambda c, r: c != "CONNECTED")
+    lost_at = next(t for t, c, _ in states if t >= killed_at and c != "CONNECTED")
     return {
-        "lost_s": lost,
-        "reconnected_s": next(
-            (
-                (t - killed_at) / 1000
-                for t, c, _ in states
-                if lost is not None and t >= killed_at + lost * 1000 and c == "CONNECTED"
-            ),
-            None,
-        ),
+        "lost_s": (lost_at - killed_at) / 1000,
+        "reconnected_s": (reconnected_at - killed_at) / 1000,
+        "acted_s": (acted_at - killed_at) / 1000,
         "drawn_s": (drawn_at - killed_at) / 1000,
+        "redraw_after_act_s": (drawn_at - acted_at) / 1000,
         "charts": count,
         "states": states,
     }
