@@ -80,7 +80,7 @@ if positions.alibi:
     arrays["alibi_slopes"] = slopes
 if positions.rope:
     st.header("RoPE's frequencies", divider="gray")
-    rope = views.rope_view(positions.rope)
+    rope = views.rope_view(positions.rope, n)
     chart(figures.rope_figure(rope, n), "your_model_rope", formula="θ_t = base^(-2t/d)",
           note=text.rope_note(rope, n))  # fmt: skip
     arrays["rope_wavelengths"] = rope.wavelength

@@ -101,9 +101,9 @@ class Rope:
     max_positions: int | None = None  # the config's max_position_embeddings
 
     def __post_init__(self) -> None:
-        if not 1 < self.base <= 1e12 or not 2 <= self.head_dim <= 4096 or self.head_dim % 2:
+        if not 1 < self.base <= 1e9 or not 2 <= self.head_dim <= 4096 or self.head_dim % 2:
             raise FileProblem(
-                f"RoPE needs a base in (1, 1e12] and an even head size 2 to 4096, got base "
+                f"RoPE needs a base in (1, 1e9] and an even head size 2 to 4096, got base "
                 f"{self.base:g} and {self.head_dim}"
             )
 

@@ -136,7 +136,7 @@ def test_rope_config_gives_the_frequencies_transformers_uses(tmp_path) -> None:
     from explorer.stories.your_model.views import rope_view
 
     inverse, _ = ROPE_INIT_FUNCTIONS["default"](config, "cpu")
-    np.testing.assert_allclose(rope_view(rope).wavelength, 2 * np.pi / inverse.double().numpy(),
+    np.testing.assert_allclose(rope_view(rope, 96).wavelength, 2 * np.pi / inverse.double().numpy(),
                                rtol=1e-6)  # fmt: skip
 
 
@@ -185,3 +185,40 @@ def test_a_config_that_disagrees_with_the_tensor_is_refused_by_name(tmp_path) ->
              ("config.json", json.dumps(config).encode())]  # fmt: skip
     with pytest.raises(FileProblem, match="relative_attention_num_buckets = 16"):
         from_upload(files)
+
+
+@pytest.mark.parametrize(
+    "scaling",
+    [
+        {"rope_type": "linear", "factor": 4.0},
+        {"type": "linear", "factor": 2.0},  # the older spelling of the same key
+        {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32},
+        {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+         "original_max_position_embeddings": 32},
+    ],
+)  # fmt: skip
+def test_a_configs_rope_scaling_is_drawn_as_transformers_applies_it(tmp_path, scaling) -> None:
+    config = transformers.LlamaConfig(hidden_size=64, intermediate_size=64, num_attention_heads=4,
+                                      num_key_value_heads=4, num_hidden_layers=1, vocab_size=40,
+                                      max_position_embeddings=128,
+                                      rope_scaling=scaling)  # fmt: skip
+    config.save_pretrained(tmp_path)
+    transformers.LlamaForCausalLM(config).save_pretrained(tmp_path)
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    from explorer.stories.your_model.views import rope_view
+
+    kind = scaling.get("rope_type", scaling.get("type"))
+    inverse, _ = ROPE_INIT_FUNCTIONS[kind](config, "cpu")
+    view = rope_view(from_path(tmp_path).rope, 128)
+    np.testing.assert_allclose(view.wavelength, 2 * np.pi / inverse.double().numpy(), rtol=1e-5)
+    assert view.scaling == f"after the config's rope_scaling ({kind})"
+
+
+def test_a_rope_scaling_the_page_cannot_apply_is_left_out_and_said() -> None:
+    from explorer.stories.your_model.views import rope_view
+    from relpos_lab.extract import Rope
+
+    view = rope_view(Rope(10000.0, 16, json.dumps({"rope_type": "longrope", "factor": 4})), 64)
+    np.testing.assert_allclose(view.wavelength, 2 * np.pi * 10000.0 ** (np.arange(0, 16, 2) / 16))
+    assert view.scaling.startswith("without the config's rope_scaling")

@@ -116,7 +116,7 @@ def rope_note(view: RopeView, n: int) -> str:
         if trained
         else ""
     )
-    scaled = " (after the config's rope_scaling)" if view.scaled else ""
+    scaled = f" ({view.scaling})" if view.scaling else ""
     return (
         f"{turns} of {pairs} rotary pairs complete a full turn within n = {n} positions{within}; "
         f"the slowest pair turns once every {view.wavelength.max():.4g} positions{scaled}."

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from relpos_core import by_distance as bd
-from relpos_core.schemes import alibi_slopes
+from relpos_core.schemes import alibi_slopes, rope_frequencies
 from relpos_lab.extract import Alibi, Rope, ShawLayer, T5Stack
 
 # h heads · m = 2n - 1 distances r = -(n - 1) .. n - 1
@@ -94,18 +94,23 @@ def alibi_view(alibi: Alibi, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 class RopeView:
     rope: Rope
     wavelength: np.ndarray  # (d/2,) positions per full turn of each pair
-    scaled: bool  # whether the config's rope_scaling changed the frequencies drawn
+    scaling: str  # how the config's rope_scaling was applied, in words ("" without one)
 
 
-def rope_view(rope: Rope) -> RopeView:
-    from relpos_core.schemes import rope as rope_module
-
+def rope_view(rope: Rope, n: int) -> RopeView:
+    """Each pair's wavelength 2π/θ_t at length n, the config's rope_scaling applied by
+    relpos_core's rope_frequencies (dynamic scaling reads n); a scaling it does not know is
+    left out and said."""
     scaling = json.loads(rope.scaling) if rope.scaling else None
-    frequencies = getattr(rope_module, "rope_frequencies", None)
-    if frequencies is not None and scaling is not None:
-        inverse, _ = frequencies(rope.head_dim, rope.base, scaling)
-        scaled = True
-    else:
-        pair = torch.arange(0, rope.head_dim, 2, dtype=torch.float64)
-        inverse, scaled = rope.base ** (-pair / rope.head_dim), False  # θ_t = base^(-2t/d)
-    return RopeView(rope, bd.rope_wavelengths(torch.as_tensor(inverse)).numpy(), scaled)
+    if isinstance(scaling, dict) and "type" in scaling:  # older configs say "type"
+        scaling = {"rope_type": scaling["type"], **scaling}
+        del scaling["type"]
+    if isinstance(scaling, dict) and scaling.get("rope_type") == "default":
+        scaling = None
+    words = f"after the config's rope_scaling ({scaling.get('rope_type')})" if scaling else ""
+    try:
+        inverse, _ = rope_frequencies(rope.head_dim, rope.base, scaling, seq_len=n)
+    except (TypeError, ValueError) as error:
+        inverse, _ = rope_frequencies(rope.head_dim, rope.base)
+        words = f"without the config's rope_scaling, which this page cannot apply ({error})"
+    return RopeView(rope, bd.rope_wavelengths(inverse).numpy(), words)
