@@ -10,12 +10,21 @@ from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import md_escape
 from explorer.stories.long_context import exports, figures, text, views
+from explorer.weights.source import own_models_caption, source_of
 from relpos_core.schemes.catalogue import ROPE_SCALINGS
 
 params = current_params()
 n = params.length
 
 st.title("Long context")
+st.caption(
+    own_models_caption(
+        source_of(params),
+        "the family's trained models, as trained (RoPE's in sections 2 and 3, every scheme's "
+        "in section 4)",
+        "section 1 and the bound in section 2 read no weights at all",
+    )
+)
 st.markdown(
     "A RoPE model trained on 64 characters fails past them, while ALiBi holds (Position schemes, "
     "section 4). Why, and what do the published fixes change? Every figure below reads the "

@@ -38,6 +38,7 @@ EXPECTED_CHARTS = {
     "family": {"family_heads", "family_head", "family_profile"},
     "compare": {"compare_weights", "compare_diff"},
     "check": {"check_reference"},  # the comparison needs an upload: tests/app/test_check_page.py
+    "long_context": {"lc_wavelengths", "lc_decay", "lc_scaled", "lc_zero_shot", "lc_sinks"},
 }
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
 
