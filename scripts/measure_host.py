@@ -850,7 +850,8 @@ def replicas_markdown(report: dict) -> str:
                 result["wall_s"],
             ]
         )
-        where = f"{result['replicas']} replicas, {sessions_label(result['sessions'])}"
+        plural = "s" if result["replicas"] > 1 else ""
+        where = f"{result['replicas']} replica{plural}, {sessions_label(result['sessions'])}"
         if t["first_failure"]:
             row = t["first_failure"]
             what = row["failure"] or "; ".join(row["error_texts"])[:200]
