@@ -53,8 +53,8 @@ draw.figure(
     "lc_decay",
     latex=figures.FORMULA_DECAY,
     caption=f"Top: Su et al.'s bound (mean |S_j|) against r. Bottom: the trained RoPE model's "
-    f"logit averaged over queries at each distance, on {views.DECAY_TEXTS} held-out texts of "
-    f"{views.DECAY_LENGTH} characters. Dashed: the training length.",
+    f"logit averaged over queries at each distance, on {views.DECAY[0]} held-out texts of "
+    f"{views.DECAY[1]} characters. Dashed: the training length.",
 )
 st.info(md_escape(text.decay_note(d, layer)), icon=":material/lightbulb:")
 

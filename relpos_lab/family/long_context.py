@@ -182,6 +182,24 @@ def window_bpc(model: CharLM, span: torch.Tensor, keep: bool) -> float:
     return nats / (WINDOW_TEXTS * n) / math.log(2)
 
 
+DECAY_TEXTS = 2  # held-out texts the trained mean logit by distance averages over
+DECAY_LENGTH = 1024  # their length: 16x the training length
+
+
+@torch.no_grad()
+def mean_logit_by_distance(model: CharLM, span: torch.Tensor) -> list:
+    """[layer][head][r]: the RoPE model's logit q_i^T R_(j-i) k_j / sqrt(d) averaged over every
+    query i and text at each distance r = i - j (DECAY_TEXTS texts of DECAY_LENGTH)."""
+    rotary_layers(model)
+    ids = span[: DECAY_TEXTS * DECAY_LENGTH].view(DECAY_TEXTS, DECAY_LENGTH)
+    out = []
+    for layer, (q, k, _) in enumerate(model.attention_inputs(ids)):
+        logits = model.blocks[layer].attention.scheme.logits(q, k)  # (b,h,i,j)
+        means = [logits.diagonal(-r, -2, -1).mean((0, 2)) for r in range(DECAY_LENGTH)]
+        out.append([[round(float(v), 4) for v in head] for head in torch.stack(means, 1)])
+    return out
+
+
 def measure(models: dict[str, CharLM], span: torch.Tensor, context: int, log=print) -> dict:
     """Every measurement of this module, as long_context.json holds it."""
     lengths = [context * f for f in LENGTH_FACTORS]
@@ -191,6 +209,11 @@ def measure(models: dict[str, CharLM], span: torch.Tensor, context: int, log=pri
         "lengths": lengths,
         "fixed_factor": FIXED_FACTOR,
         "zero_shot": zero_shot(models[ROPE_MODEL], span, context, log),
+        "decay": {
+            "texts": DECAY_TEXTS,
+            "length": DECAY_LENGTH,
+            "mean_logit": mean_logit_by_distance(models[ROPE_MODEL], span),
+        },
         "sinks": {"first": SINKS, "rows": SINK_ROWS, "texts": SINK_TEXTS, "share": {}},
         "window": {"cache": CACHE, "text": WINDOW_TEXT, "texts": WINDOW_TEXTS, "bpc": {}},
     }

@@ -93,3 +93,19 @@ def test_the_docs_hold_the_generated_tables():
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "experiments.md").read_text()
     assert long_tables(json.loads(LONG_FILE.read_text())) in docs
+
+
+@pytest.mark.skipif(not LONG_FILE.exists(), reason="no stored long-context run")
+def test_the_stored_mean_logit_is_the_models(rope):
+    """The first layer's stored mean logit by distance, recomputed from its definition: the
+    rotated q · k / sqrt(d), averaged over the queries at each distance."""
+    from relpos_lab.family.long_context import DECAY_LENGTH, DECAY_TEXTS
+
+    stored = torch.tensor(json.loads(LONG_FILE.read_text())["decay"]["mean_logit"][0])
+    ids = eval_span(DECAY_TEXTS * DECAY_LENGTH)[:-1].view(DECAY_TEXTS, DECAY_LENGTH)
+    q, k, _ = rope.attention_inputs(ids, layers=1)[0]
+    q_rot, k_rot = rope.blocks[0].attention.scheme.rotate_queries_keys(q, k)
+    for r in (0, 1, 63, 64, 500, DECAY_LENGTH - 1):
+        i = torch.arange(r, DECAY_LENGTH)
+        logit = (q_rot[:, :, i] * k_rot[:, :, i - r]).sum(-1) / q.shape[-1] ** 0.5
+        torch.testing.assert_close(logit.mean((0, 2)), stored[:, r], atol=2e-4, rtol=1e-4)

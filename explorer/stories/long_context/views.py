@@ -20,6 +20,8 @@ from relpos_core.schemes.catalogue import ROPE_SCALINGS
 from relpos_core.schemes.rope import rope_decay_bound, rope_frequencies
 from relpos_lab.family import results
 from relpos_lab.family.long_context import (
+    DECAY_LENGTH,
+    DECAY_TEXTS,
     FIXED_FACTOR,
     LONG_FILE,
     ROPE_MODEL,
@@ -27,13 +29,11 @@ from relpos_lab.family.long_context import (
     uniform_share,
 )
 from relpos_lab.family.registry import describe
-from relpos_lab.family.train import eval_span
 
 BASES = (100, 1_000, 10_000, 100_000, 1_000_000)  # the base slider's stops
+DECAY = (DECAY_TEXTS, DECAY_LENGTH)  # held-out texts, and their length, of the mean logit
 FACTORS = (2, 4, 8, 16)  # the scaling factor's choices
 FIXED = FIXED_FACTOR  # the zero-shot table's fixed factor
-DECAY_TEXTS = 2  # held-out texts the trained mean logit averages over
-DECAY_LENGTH = 1024  # their length: 16x the training length
 
 
 def trained_rope() -> tuple[int, float, int]:
@@ -75,24 +75,21 @@ class Decay:
     context: int
 
 
-@cached(2)
+@cached(1)
+def _record() -> dict:
+    """The stored long-context run (``python -m relpos_lab.family long``)."""
+    return json.loads(LONG_FILE.read_text())
+
+
 def mean_logit_by_distance() -> np.ndarray:
     """(layers, heads, D): the trained RoPE model's logit q_i^T R_(j-i) k_j / sqrt(d) averaged
-    over every query i and text at each distance r = i - j, on held-out text."""
-    model, _ = family_model(ROPE_MODEL)
-    ids = eval_span(DECAY_TEXTS * DECAY_LENGTH)[:-1].view(DECAY_TEXTS, DECAY_LENGTH)
-    out = np.zeros((model.config.layers, model.config.heads, DECAY_LENGTH), np.float32)
-    with torch.no_grad():
-        for layer, (q, k, _) in enumerate(model.attention_inputs(ids)):
-            logits = model.blocks[layer].attention.scheme.logits(q, k)  # (b,h,i,j)
-            for r in range(DECAY_LENGTH):
-                out[layer, :, r] = logits.diagonal(-r, -2, -1).mean((0, 2)).numpy()
-    return out
+    over every query i and text at each distance r = i - j, on held-out text, as stored."""
+    return np.array(_record()["decay"]["mean_logit"], np.float32)
 
 
 def decay(base: float) -> Decay:
     head_dim, trained_base, context = trained_rope()
-    distance = torch.arange(DECAY_LENGTH)
+    distance = torch.arange(DECAY_LENGTH)  # the stored run's lengths
     bound = rope_decay_bound(distance, rope_frequencies(head_dim, float(base))[0])
     trained = rope_decay_bound(distance, rope_frequencies(head_dim, trained_base)[0])
     return Decay(
@@ -146,9 +143,8 @@ class Measured:
         return describe(name)
 
 
-@cached(1)
 def measured() -> Measured:
-    record = json.loads(LONG_FILE.read_text())
+    record = _record()
     lengths = np.array(record["lengths"], np.int64)
     text = int(record["window"]["text"])
     shipped = results()["models"]
