@@ -58,8 +58,8 @@ def test_a_tiny_t5_through_extract_upload_and_page(
     assert sorted(int(name.split()[1]) for name in names) == [0, 1, 2, 3]
     for trace, name in enumerate(names):
         head = int(name.split()[1])
-        y = drawn(page, "your_model_t5", f"(gd) => Array.from(gd.data[{trace}].y)")
-        x = drawn(page, "your_model_t5", f"(gd) => Array.from(gd.data[{trace}].x)")
+        y = drawn(page, "your_model_t5", f"(gd) => Array.from(gd._fullData[{trace}].y)")
+        x = drawn(page, "your_model_t5", f"(gd) => Array.from(gd._fullData[{trace}].x)")
         assert x[0] == -15 and x[-1] == 15
         # r = 0 is bucket 0 in both directions: the table's first row
         assert y[15] == pytest.approx(float(stack.bias[0, head]), rel=1e-6)
@@ -75,8 +75,7 @@ def test_a_tiny_shaw_layer_through_extract_upload_and_page(
     upload(page, app_server, wait_for_app_run, path)
     expect(page.get_by_text("Shaw's tables").first).to_be_visible(timeout=TIMEOUT_MS)
     table = model["layers"][0].relative_position_k.embeddings_table.detach().numpy()
-    z = drawn(page, "your_model_shaw_tables", "(gd) => gd.data[0].z")
-    rows = np.asarray([np.asarray(row, dtype=float) for row in z]) if isinstance(z, list) else None
-    if rows is not None:  # a plain list; a typed array is decoded by plotly into the same rows
-        np.testing.assert_allclose(rows, table, rtol=1e-6)
+    # plotly's own decoded values (the spec's typed array, as the browser draws it)
+    z = drawn(page, "your_model_shaw_tables", "(gd) => gd._fullData[0].z.map(r => Array.from(r))")
+    np.testing.assert_allclose(np.asarray(z, dtype=float), table, rtol=1e-6)
     assert drawn(page, "your_model_shaw_norms", "(gd) => gd.data.length") == 2
