@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from explorer.figures.heatmaps import Panel, panel_grid
+from explorer.figures.lines import horizontal_line
 from explorer.figures.scales import colour_range, make_scale
 from explorer.stories.your_model.views import RopeView, ShawView, T5View
 
@@ -148,14 +149,16 @@ def rope_figure(view: RopeView, n: int) -> go.Figure:
     fig.update_layout(
         height=360,
         margin={"l": 60, "r": 10, "t": 20, "b": 50},
-        xaxis_title="rotary pair t",
+        xaxis={"title": "rotary pair t", **({"dtick": 1} if len(pairs) <= 16 else {})},
         yaxis={"type": "log", "title": "wavelength 2π/θ_t (positions)"},
         showlegend=False,
     )
     marks = {"this page's n": n}
     if view.rope.max_positions:
         marks["the config's max_position_embeddings"] = view.rope.max_positions
+    values = [*view.wavelength, *marks.values()]
+    low, high = np.log10(min(values)) - 0.3, np.log10(max(values)) + 0.3
+    fig.update_yaxes(range=[low, high])  # set: a line's label on a log axis would stretch it
     for label, y in marks.items():
-        fig.add_hline(y=y, line={"dash": "dot", "color": "firebrick", "width": 1.2},
-                      annotation_text=f"{label} = {y}", annotation_position="top left")  # fmt: skip
+        horizontal_line(fig, y, f"{label} = {y}")
     return fig
