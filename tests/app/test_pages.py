@@ -39,6 +39,13 @@ EXPECTED_CHARTS = {
     "compare": {"compare_weights", "compare_diff"},
     "check": {"check_reference"},  # the comparison needs an upload: tests/app/test_check_page.py
     "long_context": {"lc_wavelengths", "lc_decay", "lc_scaled", "lc_zero_shot", "lc_sinks"},
+    # the family's T5 and Shaw with nothing uploaded: tests/app/test_your_model_page.py
+    "your_model": {
+        "your_model_t5",
+        "your_model_matrix",
+        "your_model_shaw_tables",
+        "your_model_shaw_norms",
+    },
 }
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
 
