@@ -22,7 +22,7 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TEMPLATE="$REPO/deploy/nginx.conf.template"
-UPLOAD_SOURCE="$REPO/explorer/stories/check/upload.py"
+UPLOAD_SOURCE="$REPO/.streamlit/config.toml"
 NGINX="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
 HEALTH_TIMEOUT_S=90
 
@@ -42,11 +42,11 @@ python_bin() {
     fi
 }
 
-# The upload cap the app states (explorer.stories.check.upload.MAX_MB), in MB.
+# The largest upload the app takes (server.maxUploadSize in .streamlit/config.toml), in MB.
 upload_mb() {
     local mb
-    mb="$(sed -n 's/^MAX_MB = \([0-9][0-9]*\).*/\1/p' "$UPLOAD_SOURCE")"
-    [[ -n "$mb" ]] || die "no 'MAX_MB = <number>' in $UPLOAD_SOURCE"
+    mb="$(sed -n 's/^maxUploadSize = \([0-9][0-9]*\).*/\1/p' "$UPLOAD_SOURCE")"
+    [[ -n "$mb" ]] || die "no 'maxUploadSize = <number>' in $UPLOAD_SOURCE"
     echo "$mb"
 }
 

@@ -152,3 +152,16 @@ def test_entry_point_runs_the_root_app() -> None:
     assert not at.error, [e.value for e in at.error]
     assert at.slider(key="n").value is not None  # a widget app.py draws in the sidebar
     assert at.get("plotly_chart"), "the Overview page drew no chart"
+
+
+def test_the_apps_upload_cap_is_its_largest_uploader_and_the_proxys_reads_it() -> None:
+    """server.maxUploadSize (what Streamlit and the proxy in front refuse above) is the largest
+    cap a page states: a page's own cap above it would never be reached."""
+    import tomllib
+
+    from explorer.stories.check.upload import MAX_MB
+    from explorer.stories.your_model.sources import MAX_UPLOAD_MB
+
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == max(MAX_MB, MAX_UPLOAD_MB)
+    assert "maxUploadSize" in (REPO / "deploy" / "replicas.sh").read_text()

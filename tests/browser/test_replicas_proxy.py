@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import re
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +26,6 @@ from explorer.frame.navigation import PAGES as NAVIGATION
 from explorer.frame.navigation import url_path
 from explorer.frame.params import ViewParams
 from explorer.stories.check.inputs import page_inputs
-from explorer.stories.check.upload import MAX_MB
 from relpos_core.check import KINDS
 from scripts.local_app import APP_IDLE
 from scripts.replica_proxy import (
@@ -78,8 +78,11 @@ def open_drawn(page: Page, url: str) -> None:
 
 def test_the_configuration_caps_uploads_at_the_apps_limit(proxy: Deployment) -> None:
     conf = "\n".join(line.split("#")[0] for line in proxy.nginx_conf().splitlines())
-    # room for the multipart framing around a file of exactly MAX_MB, no more
-    assert re.search(rf"^\s*client_max_body_size {MAX_MB + 1}m;", conf, re.M), conf
+    # room for the multipart framing around a file of exactly the app's largest upload, no more
+    largest = tomllib.loads(
+        (Path(__file__).resolve().parents[2] / ".streamlit" / "config.toml").read_text()
+    )["server"]["maxUploadSize"]
+    assert re.search(rf"^\s*client_max_body_size {largest + 1}m;", conf, re.M), conf
     assert re.search(r"^\s*hash \$relpos_affinity consistent;", conf, re.M)
     assert str(proxy.run_dir) in conf and "/var/lib/nginx" not in conf
 
