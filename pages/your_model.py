@@ -52,11 +52,13 @@ if positions.t5:
     st.markdown(md_escape(text.t5_note(view, n)))
     head = head_picker(view.stack.heads, "your_model_head")
     size = min(n, MATRIX_MAX)
-    fig, caption = figures.matrix_figure(view, head, size)
+    matrix = figures.shown_matrix(view, head, size)
+    fig, caption = figures.matrix_figure(matrix, view, head)
     where = f"its first {size} queries and keys (every window alike: it depends on j - i only)"
     figure(fig, "your_model_matrix", shape=(size, size),
            caption=f"What head {head}'s logits receive, {where}. {caption}")  # fmt: skip
     arrays["t5_bias"] = exports.t5_table(t5_views)
+    arrays.update(exports.t5_arrays(view, head, matrix))
 
 # ---- Shaw: key and value tables ---------------------------------------------------------------
 if positions.shaw:
@@ -70,6 +72,7 @@ if positions.shaw:
     chart(figures.shaw_norms_figure(view), "your_model_shaw_norms",
           formula="|w_clip(j - i, k)|", note=text.shaw_note(view, n))  # fmt: skip
     arrays.update(exports.shaw_tables(positions.shaw))
+    arrays[f"shaw_norms_layer{layer}"] = exports.shaw_norms(view)
 
 # ---- ALiBi and RoPE: no trained parameter, the configuration's -------------------------------
 if positions.alibi:
@@ -78,6 +81,7 @@ if positions.alibi:
     chart(figures.alibi_figure(distance, slopes, values), "your_model_alibi",
           formula="e_ij += -m_h |j - i|", note=text.alibi_note(slopes, n))  # fmt: skip
     arrays["alibi_slopes"] = slopes
+    arrays["alibi_bias"] = exports.alibi_bias(distance, values)
 if positions.rope:
     st.header("RoPE's frequencies", divider="gray")
     rope = views.rope_view(positions.rope, n)

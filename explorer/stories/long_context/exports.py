@@ -68,8 +68,9 @@ def arrays(w: Wavelengths, d: Decay, s: Scaled, m: Measured, layer: int) -> dict
             cols=list(m.zero_shot), corner="length \\ scaling",
         ),
         "sink_share": Labelled(
-            np.stack([v[layer].max(0) for v in m.share.values()], 1),
-            f"largest head's share on the first 4 characters, layer {layer}",
-            rows=[str(n) for n in m.lengths], cols=list(m.share), corner="n \\ model",
+            np.stack([*(v[layer].max(0) for v in m.share.values()), m.uniform], 1),
+            f"largest head's share on the first 4 characters, layer {layer}; last column: "
+            "the share a uniform query gives",
+            rows=[str(n) for n in m.lengths], cols=[*m.share, "uniform"], corner="n \\ model",
         ),
     }  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.frame.csv_tables import Labelled
-from explorer.stories.your_model.views import T5View
+from explorer.stories.your_model.views import ShawView, T5View
 from relpos_lab.extract import ShawLayer
 
 
@@ -50,3 +50,36 @@ def shaw_tables(layers: tuple[ShawLayer, ...]) -> dict[str, Labelled]:
                     corner="distance r \\ channel",
                 )
     return out
+
+
+def by_distance(values: np.ndarray, distance: np.ndarray, rows: list[str], about: str) -> Labelled:
+    """One row per head (or table), one column per distance r = j - i: each line drawn."""
+    return Labelled(values, about=about, rows=rows, cols=[str(int(r)) for r in distance],
+                    corner="\\ distance r = j - i")  # fmt: skip
+
+
+def t5_arrays(view: T5View, head: int, matrix: np.ndarray) -> dict[str, Labelled]:
+    """The shown stack's lines (one row per head) and the matrix drawn for ``head``."""
+    heads = [f"head {h}" for h in range(view.bias.shape[0])]
+    size = matrix.shape[0]
+    return {
+        "t5_lines": by_distance(view.bias, view.distance, heads,
+                                f"b_h[bucket(r)] of {view.stack.label}, per head."),
+        f"t5_matrix_head{head}": Labelled(
+            matrix, about=f"b[bucket(j - i)] of head {head}, {view.stack.label}; blank: masked.",
+            rows=[str(i) for i in range(size)], cols=[str(j) for j in range(size)],
+            corner="query i \\ key j",
+        ),
+    }  # fmt: skip
+
+
+def shaw_norms(view: ShawView) -> Labelled:
+    names = list(view.norms)
+    about = f"the norm of the row each distance uses, layer {view.layer.layer}."
+    rows = [f"|{n}_clip(r, k)|" for n in names]
+    return by_distance(np.stack([view.norms[n] for n in names]), view.distance, rows, about)
+
+
+def alibi_bias(distance: np.ndarray, values: np.ndarray) -> Labelled:
+    heads = [f"head {h}" for h in range(values.shape[0])]
+    return by_distance(values, distance, heads, "ALiBi's -m_h |r| per head.")

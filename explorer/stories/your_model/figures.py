@@ -92,12 +92,17 @@ def t5_figure(view: T5View) -> tuple[go.Figure, str]:
     return fig, caption
 
 
-def matrix_figure(view: T5View, head: int, size: int) -> tuple[go.Figure, str]:
-    """What head ``head``'s logits receive, b_h[bucket(j - i)], for the first ``size``
-    queries and keys, on a diverging scale centred at 0."""
+def shown_matrix(view: T5View, head: int, size: int) -> np.ndarray:
+    """What head ``head``'s logits receive, b_h[bucket(j - i)], for the first ``size`` queries
+    and keys; a decoder's keys after the query masked (NaN)."""
     z = view.matrix(head, size)
     if not view.stack.bidirectional:
         z = np.where(np.tril(np.ones_like(z, bool)), z, np.nan)  # the causal mask
+    return z
+
+
+def matrix_figure(z: np.ndarray, view: T5View, head: int) -> tuple[go.Figure, str]:
+    """``shown_matrix`` on a diverging scale centred at 0."""
     scale = make_scale("diverging", [z], zrange=colour_range([z]).zrange)
     panel = Panel(z, title=f"head {head}: b[bucket(j - i)]")
     fig = panel_grid([panel], scale, max_width=460, image_side=256)
