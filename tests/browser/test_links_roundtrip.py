@@ -60,6 +60,10 @@ LINKS: dict[str, list[tuple[str, str]]] = {
                 ("predict_seed", "3"), ("predict_length", "128"), ("predict_char", "5")],
     "check": [("weights", "random"), ("n", "10"), ("check_kind", "alibi"),
               ("check_alibi_heads", "12"), ("check_head", "3")],
+    "long_context": [("n", "300"), ("lc_base", "1000"), ("lc_factor", "8"),
+                     ("lc_decay_layer", "1"), ("lc_rule", "s = 4"), ("lc_sink_layer", "2")],
+    "your_model": [("n", "20"), ("your_model_stack", "model, layer 1"), ("your_model_head", "2"),
+                   ("your_model_layer", "2")],
 }  # fmt: skip
 
 
