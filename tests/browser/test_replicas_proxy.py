@@ -130,7 +130,12 @@ def test_a_first_visit_gets_the_cookie_of_the_replica_that_served_it(
         key = cookies[0]["value"]
     finally:
         context.close()
+    # nginx logs a websocket when it closes: wait for the closed page's stream to be logged
+    deadline = time.monotonic() + 20
     log = proxy.access_log()
+    while key not in replica_ports_of(log, "/_stcore/stream") and time.monotonic() < deadline:
+        time.sleep(0.25)
+        log = proxy.access_log()
     # nginx hashed the first request (no cookie yet) on the very value it set as the cookie
     first = [line for line in log if line.key == key and line.uri == "/"]
     assert first, f"no request logged with key {key}"
