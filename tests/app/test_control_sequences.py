@@ -102,7 +102,8 @@ def control_move(widget, rng: random.Random) -> tuple[str, Callable[[], object]]
         if labels is None:
             value = rng.choice(list(widget.proto.options))
             cast = float if isinstance(widget.value, float) else int  # a float option: 0.8
-            return f"{key} = {value}", lambda: widget.set_value(cast(value))
+            plain = str(value).replace(",", "")  # an option shown with thousands separators
+            return f"{key} = {value}", lambda: widget.set_value(cast(plain))
         if kind == "button_group" and rng.random() < 0.1:
             return f"{key} deselected", lambda: widget.set_value(None)
         label = rng.choice(labels)
