@@ -109,11 +109,11 @@ def test_the_parts_are_read_when_the_zip_is_built() -> None:
     page = {"index": np.array([[2, 3], [1, 2]])}
     parts["a_k"] = {"a_K_channel1": np.ones((2, 2))}  # the fragment ran again
     files = read_zip(zip_bytes("lookup", ViewParams(n=2), page, parts=parts))
-    assert {"index.csv", "a-K-channel1.csv"} <= set(files)
-    assert "a-K-channel0.csv" not in files
-    assert files["a-K-channel1.csv"].splitlines()[1:] == ["0,1,1", "1,1,1"]
+    assert {"index.csv", "a_K_channel1.csv"} <= set(files)
+    assert "a_K_channel0.csv" not in files
+    assert files["a_K_channel1.csv"].splitlines()[1:] == ["0,1,1", "1,1,1"]
     readme = files["README.txt"].splitlines()
-    assert any(line.startswith("a-K-channel1.csv") for line in readme)
+    assert any(line.startswith("a_K_channel1.csv") for line in readme)
 
 
 def test_a_window_is_labelled_with_its_real_positions() -> None:
