@@ -3,8 +3,8 @@ RoPE's configuration, as a small file (``python -m relpos_lab.extract PATH --out
 the object the explorer's "Your model" page draws.
 
 Public: ``from_path`` (a file or a save_pretrained folder), ``from_upload`` (bytes),
-``from_hub`` (a Hub model's position tensors by HTTP range reads), ``to_bytes`` (the extracted
-file), ``Positions`` and its parts, ``FileProblem`` (every refusal, in words).
+``to_bytes`` (the extracted file), ``Positions`` and its parts, ``FileProblem`` (every refusal,
+in words); a Hub model's position tensors by HTTP range reads: ``relpos_lab.extract.hub.from_hub``.
 """
 
 from relpos_lab.extract.finders import LOOKED_FOR

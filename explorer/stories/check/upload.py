@@ -17,6 +17,8 @@ import zipfile
 
 import numpy as np
 
+from relpos_lab.extract.sources import shown
+
 MAX_MB = 8  # the uploader's cap, and ours
 MAX_BYTES = MAX_MB * 2**20
 MAX_UNPACKED = 4 * MAX_BYTES  # what an archive may unpack to
@@ -52,10 +54,9 @@ def read_upload(name: str, data: bytes) -> np.ndarray:
 
 
 def shown_name(name: str) -> str:
-    """The file's name as the page shows it: its last path part, printable, at most 60 chars."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    clean = "".join(c if c.isprintable() else "?" for c in base)[:60]
-    return f"'{clean}'"
+    """The file's name as the page shows it, quoted: its last path part, printable, at most 60
+    characters (relpos_lab.extract's ``shown``, the one rule for a visitor's file name)."""
+    return f"'{shown(name)}'"
 
 
 def check_archive(data: bytes) -> None:
