@@ -12,10 +12,14 @@ installed (``apt-get install -y nginx``; ``./dev.sh test`` installs it).
 from __future__ import annotations
 
 import io
+import os
 import re
 import time
 import tomllib
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
+from http.cookies import SimpleCookie
 from pathlib import Path
 
 import numpy as np
@@ -176,6 +180,82 @@ def test_an_upload_is_judged_by_the_replica_of_the_session(
     assert uploads, "no upload went through the proxy"
     assert all(line.port == port and line.status < 400 for line in uploads), uploads
     assert replica_ports_of(log, "/_stcore/stream").get(key) == {port}
+
+
+SECRET_VARIABLE = "STREAMLIT_SERVER_COOKIE_SECRET"
+
+
+def environment_of(pid: int) -> dict[str, str]:
+    """A process's environment as it was when it started (Linux /proc)."""
+    entries = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(e.decode(errors="replace").split("=", 1) for e in entries if b"=" in e)
+
+
+def test_every_replica_holds_the_one_cookie_secret_kept_off_disk_and_command_line(
+    proxy: Deployment,
+) -> None:
+    """Replicas with different secrets would reject each other's signed cookies (Streamlit's
+    login cookie): each is handed the same 32 random bytes, in its environment only."""
+    secrets = {
+        port: environment_of(proxy.replica_pid(port)).get(SECRET_VARIABLE) for port in proxy.ports
+    }
+    assert all(secrets.values()), f"a replica started without {SECRET_VARIABLE}: {secrets}"
+    assert len(set(secrets.values())) == 1, f"the replicas' secrets differ: {secrets}"
+    secret = next(iter(secrets.values()))
+    assert re.fullmatch(r"[0-9a-f]{64}", secret), "not 32 random bytes in hex"
+    assert secret not in os.environ.get(SECRET_VARIABLE, ""), "the test's own, not a new one"
+    for port in proxy.ports:
+        cmdline = Path(f"/proc/{proxy.replica_pid(port)}/cmdline").read_bytes()
+        assert secret.encode() not in cmdline, "the secret is on a command line"
+    written = [
+        p for p in proxy.run_dir.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()
+    ]
+    assert not written, f"the secret is written to {written}"
+
+
+def upload_status(proxy: Deployment, key: str, xsrf_cookie: str, xsrf_header: str) -> int:
+    """PUT one byte to Streamlit's upload route through the proxy, on ``key``'s replica, with
+    the given XSRF cookie and header, for a session no replica has: 403 is the XSRF check's
+    refusal, 400 the session check after it."""
+    request = urllib.request.Request(
+        f"{proxy.base_url}/_stcore/upload_file/no-such-session/file-0",
+        data=b"x",
+        method="PUT",
+        headers={
+            "Cookie": f"{AFFINITY_COOKIE}={key}; _streamlit_xsrf={xsrf_cookie}",
+            "X-Xsrftoken": xsrf_header,
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def xsrf_token_from(proxy: Deployment, key: str) -> str:
+    """The ``_streamlit_xsrf`` cookie that ``key``'s replica sets on a first request."""
+    headers = {"Cookie": f"{AFFINITY_COOKIE}={key}"}
+    request = urllib.request.Request(proxy.base_url + "/_stcore/health", headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        jar: SimpleCookie = SimpleCookie()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            jar.load(header)
+    return jar["_streamlit_xsrf"].value
+
+
+def test_an_xsrf_token_from_one_replica_passes_the_others_upload_check(
+    proxy: Deployment,
+) -> None:
+    """A visitor moved to the other replica keeps the XSRF cookie the first one set. In this
+    Streamlit the token is checked against its own cookie, not signed with the secret, so the
+    other replica accepts it; a token that does not match its cookie is refused there."""
+    keys = proxy.keys_by_replica()
+    first, other = proxy.ports
+    token, another = (xsrf_token_from(proxy, keys[first][0]) for _ in range(2))
+    assert token != another  # each answer without the cookie sets a new random token
+    assert upload_status(proxy, keys[other][0], token, token) == 400  # past the XSRF check
+    assert upload_status(proxy, keys[other][0], token, another) == 403
 
 
 def test_losing_a_replica_redraws_the_same_view_on_the_other(
