@@ -11,7 +11,7 @@ from explorer.figures.draw import chart, plotly_chart, png_config, shape_text
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, int_number, int_slider, md_escape
-from explorer.stories.predict import controls, exports, figures, text, views
+from explorer.stories.predict import controls, exports, extension, figures, text, views
 from explorer.stories.predict import heads as grid_heads
 from explorer.weights.source import own_models_caption, source_of
 
@@ -100,23 +100,23 @@ length = choice(
     "passage length", views.PASSAGE_LENGTHS, "predict_length", kind="select_slider",
     default=views.PASSAGE_LENGTHS[-1],
 )  # fmt: skip
-loss = views.loss_along(length)
+rope_type = choice(extension.LABEL, extension.EXTENSIONS, "predict_extension", help=extension.HELP)
+loss = extension.with_extension(views.loss_along(length), rope_type)
 st.caption(md_escape(text.passage_line(loss, context)))
 chart(
-    figures.bits_figure(loss.text, loss.bits[name], context, ceiling),
-    "predict_bits",
+    figures.bits_figure(loss.text, loss.bits[name], context, ceiling), "predict_bits",
     shape=loss.bits[name].shape,
     note=text.bits_caption(text.model_label(name), context, ceiling, config.vocab),
-)
-names = {n: text.model_label(n) for n in text.MODEL_NAMES}
+)  # fmt: skip
+names = extension.curve_names(rope_type, length, context)
 formulas.latex(text.RUNNING_FORMULA)
 chart(
     figures.running_mean_figure({n: loss.running_mean(n) for n in names}, names, context),
-    "predict_running",
-    shape=(len(names), length),
+    "predict_running", shape=(len(names), length),
     note="Every model on the same passage; shaded: past the training length.",
-)
-st.info(md_escape(text.loss_note(loss, context)), icon=":material/lightbulb:")
+)  # fmt: skip
+for note in [text.loss_note(loss, context), *extension.notes(loss, rope_type, context)]:
+    st.info(md_escape(note), icon=":material/lightbulb:")
 
 st.subheader("4 · Every head at a glance")
 formulas.latex(text.GRID_FORMULA)
@@ -144,6 +144,7 @@ download_view(
     extra={
         "predict_model": name, "predict_count": count, "predict_temperature": temperature,
         "predict_top_k": top_k, "predict_seed": seed, "predict_length": length,
+        "predict_extension": rope_type,
         **({} if step is None else {"predict_char": step.t}),
     },
 )  # fmt: skip

@@ -87,6 +87,12 @@ class Deployment:
     def replica_pid(self, port: int) -> int:
         return int((self.run_dir / f"replica-{port}.pid").read_text())
 
+    def pids(self) -> list[int]:
+        """nginx's master and every replica, as their pid files name them."""
+        files = [self.run_dir / "nginx" / "nginx.pid"]
+        files += [self.run_dir / f"replica-{port}.pid" for port in self.ports]
+        return [int(f.read_text()) for f in files if f.exists() and f.read_text().strip()]
+
     def cgroup(self, port: int) -> Path | None:
         """The replica's memory cgroup (with ``memory_mb``), else None."""
         path = self.run_dir / f"replica-{port}.cgroup"
@@ -175,9 +181,13 @@ def deployed(
                     f"(exit code {process.poll()}):\n{tail}"
                 )
             time.sleep(0.25)
-        yield Deployment(base_url, ports, run_dir, process)
+        deployment = Deployment(base_url, ports, run_dir, process)
+        started = deployment.pids(), [deployment.cgroup(port) for port in ports]
+        yield deployment
     finally:
         stop(process)
+        if "started" in locals():
+            stop_left(*started, run_dir)
 
 
 def stop(process: subprocess.Popen, timeout_s: float = 60.0) -> None:
@@ -189,6 +199,36 @@ def stop(process: subprocess.Popen, timeout_s: float = 60.0) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def stop_left(
+    pids: Sequence[int], cgroups: Sequence[Path | None], run_dir: Path, timeout_s: float = 10.0
+) -> None:
+    """Whatever of the deployment outlived deploy/replicas.sh's own stop (it was killed before
+    its trap finished, or never ran it): TERM, then KILL; then the replicas' cgroups and the
+    run directory removed."""
+    left = [pid for pid in pids if alive(pid)]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + timeout_s
+        while (left := [pid for pid in left if alive(pid)]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    for cgroup in cgroups:
+        if cgroup is not None:
+            with contextlib.suppress(OSError):
+                cgroup.rmdir()
+    shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie left for its parent to reap."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def replica_ports_of(lines: Sequence[Logged], uri_prefix: str) -> dict[str, set[int]]:

@@ -165,3 +165,30 @@ def test_the_apps_upload_cap_is_its_largest_uploader_and_the_proxys_reads_it() -
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert config["server"]["maxUploadSize"] == max(MAX_MB, MAX_UPLOAD_MB)
     assert "maxUploadSize" in (REPO / "deploy" / "replicas.sh").read_text()
+
+
+def test_what_outlives_the_replicas_scripts_stop_is_stopped_and_its_directory_removed(
+    tmp_path: Path,
+) -> None:
+    """A process that ignores TERM (as a replica stuck at its memory limit may) is killed,
+    an already ended one is left alone, and the run directory goes."""
+    import signal
+    import subprocess
+    import sys
+
+    from scripts.replica_proxy import alive, stop_left
+
+    stubborn = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, "
+         "signal.SIG_IGN); print(flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    stubborn.stdout.readline()  # its TERM handler is set
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    run_dir = tmp_path / "run"
+    (run_dir / "nginx").mkdir(parents=True)
+    stop_left([stubborn.pid, ended.pid], [None], run_dir, timeout_s=1.0)
+    assert stubborn.wait(timeout=5) == -signal.SIGKILL
+    stubborn.stdout.close()
+    assert not alive(stubborn.pid) and not run_dir.exists()

@@ -193,6 +193,24 @@ def long_command(args: argparse.Namespace) -> None:
     print(long_tables(record))
 
 
+def finetune_command(args: argparse.Namespace) -> None:
+    """RoPE fine-tuned at 4x its training length: no scaling, interpolation, YaRN."""
+    from relpos_lab.family.fine_tune import FINE_TUNE_FILE, fine_tune_table, measure, write_record
+
+    if args.table:
+        print(fine_tune_table(json.loads(FINE_TUNE_FILE.read_text())))
+        return
+    torch.set_num_threads(TrainSettings().threads)
+    from relpos_lab.family.long_context import ROPE_MODEL
+
+    start = time.perf_counter()
+    record = measure(load_with_vocabulary(ROPE_MODEL)[0], train_ids(), steps=args.steps)
+    record["seconds"] = round(time.perf_counter() - start, 1)
+    record["machine"] = machine()
+    write_record(record)
+    print(fine_tune_table(record))
+
+
 def table_command(args: argparse.Namespace) -> None:
     if args.check:
         problems = check_readme(Path(args.check), read_results())
@@ -245,6 +263,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     long.add_argument("--table", action="store_true", help="print the tables of the stored run")
     long.set_defaults(run=long_command)
+    finetune = commands.add_parser(
+        "finetune", help="RoPE fine-tuned at 4x its training length (fine_tune.json)"
+    )
+    finetune.add_argument("--table", action="store_true", help="print the table of the stored run")
+    finetune.add_argument("--steps", type=int, default=300, help="fine-tuning steps per run")
+    finetune.set_defaults(run=finetune_command)
     table = commands.add_parser("table", help="the README's tables from results.json")
     which = table.add_mutually_exclusive_group()
     which.add_argument("--check", metavar="README", help="fail when the file's tables drift")

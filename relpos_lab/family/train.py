@@ -69,9 +69,11 @@ def train_model(
     settings: TrainSettings,
     log: Callable[[str], None] | None = None,
     log_every: int = 100,
+    after_step: Callable[[int], None] | None = None,
 ) -> list[float]:
     """Train ``model`` in place with AdamW on windows of ``ids``; the loss (nats per
-    character) of every step."""
+    character) of every step. ``after_step(done)`` runs after each step (an evaluation may;
+    the model is put back in training mode after it)."""
     torch.set_num_threads(settings.threads)
     generator = torch.Generator().manual_seed(settings.data_seed)
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -94,6 +96,9 @@ def train_model(
         if log is not None and (step + 1) % log_every == 0:
             recent = losses[-log_every:]
             log(f"step {step + 1:5d}/{settings.steps}  loss {sum(recent) / len(recent):.4f}")
+        if after_step is not None:
+            after_step(step + 1)
+            model.train()
     return losses
 
 

@@ -11,9 +11,12 @@ import torch
 
 from explorer.figures.head_reading import read_head
 from explorer.figures.notes import head_short
-from explorer.stories.predict import heads, views
+from explorer.stories.predict import extension, heads, views
 from explorer.weights.reading import held_out_passage, shown
+from explorer.weights.trained import family_model
+from relpos_core.schemes.catalogue import ROPE_SCALINGS
 from relpos_lab.family import load_with_vocabulary
+from relpos_lab.family.long_context import ROPE_MODEL, scaled_bpc, scaling_config
 from relpos_lab.family.train import bits_per_character, eval_span
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import array_of, trace_pixels, trace_z
@@ -249,3 +252,40 @@ def test_generation_reads_each_character_once_and_draws_what_a_full_pass_draws(
     text, probs = naive_generation(name, prompt, count, 0.8, 10, 3)
     assert gen.text == text
     np.testing.assert_allclose(gen.probs, probs, rtol=1e-4)
+
+
+@pytest.mark.parametrize("rope_type", [s.rope_type for s in ROPE_SCALINGS])
+def test_an_extended_ropes_bits_are_the_length_tables_with_that_scaling(rope_type: str) -> None:
+    """The added curve's bits are what ``python -m relpos_lab.family long`` scores for the
+    RoPE model with ``rope_type`` at s = 256 / 64 = 4, on the same window; the model every
+    visitor shares is left as it was."""
+    m, _ = model(ROPE_MODEL)
+    span = eval_span(256)
+    before = bits_per_character(m, span, 256)
+    bits = extension.extended_bits(256, rope_type)
+    want = scaled_bpc(m, span, 256, scaling_config(rope_type, 4, m.config.context))
+    assert math.isclose(float(bits.mean()), want, rel_tol=1e-5), (rope_type, bits.mean(), want)
+    assert abs(want - before) > 0.01  # the scaling changed what the model predicts
+    shared, _ = family_model(ROPE_MODEL)
+    assert math.isclose(bits_per_character(shared, span, 256), before, rel_tol=1e-6)
+
+
+@pytest.mark.parametrize(("rope_type", "length"), [("yarn", "256"), ("dynamic", "64")])
+def test_the_extension_adds_one_curve_and_a_note_that_reads_it(rope_type, length) -> None:
+    at = open_page("predict", predict_length=length, predict_count="0", predict_extension=rope_type)
+    assert_clean(at)
+    curves = {t["name"]: array_of(t["y"]) for t in chart_spec(at, "predict_running")["data"]}
+    assert len(curves) == 9
+    rope = float(next(c for label, c in curves.items() if label.endswith(f"({ROPE_MODEL})"))[-1])
+    extended = next(label for label in curves if "+" in label)
+    factor = max(1, int(length) // 64)
+    assert extended.endswith(f"s = {factor}"), extended
+    end = float(curves[extended][-1])
+    infos = [i.value.replace("\\", "") for i in at.info]  # as a learner reads them
+    note = next(i for i in infos if "zero-shot" in i or "changes nothing" in i)
+    assert f"{end:.3f}" in note and f"{rope:.3f}" in note, note
+    if factor == 1:  # within the training length every rule is the identity
+        assert math.isclose(end, rope, rel_tol=1e-6) and "changes nothing" in note
+    else:
+        assert ("recovers part" in note) == (end < rope), note
+    assert "predict_extension" in at.query_params
