@@ -37,6 +37,7 @@ here), a markdown table and writes JSON.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -56,6 +57,7 @@ else:  # run as python scripts/measure_browser.py
     from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS, REPO, served_app
 
 DEFAULT_QUERIES = ("", "?n=1024", "?n=4096")
+BARE_PAGE = "scripts/bare_page.py"  # the yardstick of --bare, relative to the repository
 # labels in explorer/frame/controls.py
 SLIDERS = {"k": "k (clip distance)", "n": "n (sequence length)"}
 VIEWPORT = {"width": 1400, "height": 900}
@@ -577,15 +579,109 @@ def markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-def run(base_url: str, args: argparse.Namespace, pages: dict[str, str]) -> list[dict]:
-    """Measure every (page, query) in one Chromium; a failed view is reported, not fatal."""
-    results = []
+def measure_bare(browser: Browser, bare_url: str, args: argparse.Namespace) -> dict:
+    """The bare page (scripts/bare_page.py) measured as every page is: loads, warm loads and
+    key presses on its k."""
+    print("measuring the bare page ...", file=sys.stderr, flush=True)
+    row = measure_view(
+        browser, bare_url, "/", "",
+        load_repeats=args.load_repeats, key_repeats=args.repeats, slider="k",
+        quiet_ms=args.quiet_ms, timeout_s=args.timeout,
+    )  # fmt: skip
+    row["load_avg_1m"] = os.getloadavg()[0]
+    return row
+
+
+# The goals, as ratios to the bare page opened the same way in the same run; a key press in ms.
+GOAL_RATIO = {"?n=1024": 1.5, "": 1.2}  # query -> the most a page's open may take, x bare
+GOAL_KEY_MS = 300.0
+
+
+def bare_summary(rows: Sequence[dict]) -> dict:
+    """The bare page's medians over every load and press of its rows (before and after)."""
+    loads = [load for row in rows for load in row["loads"]]
+    warm = [load for row in rows for load in row["warm_loads"]]
+    presses = [press for row in rows for press in row["keypresses"]]
+    return {
+        "idle_s": spread([load["idle_s"] for load in loads]),
+        "warm_idle_s": spread([load["idle_s"] for load in warm]),
+        "key_redraw_ms": spread([press["redraw_ms"] for press in presses]),
+        "ws_mb": spread([load["ws_bytes"] for load in loads], 1 / MB),
+        "http_mb": spread([load["http_bytes"] for load in loads], 1 / MB),
+    }
+
+
+def goal_misses(row: dict, bare: dict) -> list[str]:
+    """What of the goals one (page, query) misses: its opens (fresh and cached) over the
+    query's ratio to the bare page's, its key press over GOAL_KEY_MS."""
+    t, misses = row["summary"], []
+    most = GOAL_RATIO.get(row["query"])
+    for key, how in (("idle_s", "fresh"), ("warm_idle_s", "cached")):
+        if most is not None and t[key] and bare[key]:
+            ratio = t[key]["median"] / bare[key]["median"]
+            if ratio > most:
+                misses.append(f"{how} {ratio:.2f}x > {most}x")
+    if t["key_redraw_ms"] and t["key_redraw_ms"]["median"] > GOAL_KEY_MS:
+        misses.append(f"key {t['key_redraw_ms']['median']:.0f} ms > {GOAL_KEY_MS:.0f}")
+    return misses
+
+
+def ratio_markdown(report: dict) -> str:
+    """Every page's open and key press beside the bare page's in the same run, as ratios."""
+    bare = bare_summary(report["bare"])
+
+    def times(stat: dict | None, base: dict | None, digits: int) -> str:
+        if stat is None or base is None:
+            return "–"
+        return f"{stat['median']:.{digits}f} ({stat['median'] / base['median']:.2f}x)"
+
+    goals = ", ".join(f"{q or 'default'} {r}x" for q, r in GOAL_RATIO.items())
+    lines = [
+        "Against the bare page (scripts/bare_page.py: one slider, one 64 x 64 heatmap), "
+        "opened the same ways in the same run, before the pages and after them: fresh open "
+        f"{cell(bare['idle_s'], 2)} s, cached {cell(bare['warm_idle_s'], 2)} s, key press "
+        f"{cell(bare['key_redraw_ms'], 0)} ms, WS {cell(bare['ws_mb'], 3, False)} MB, HTTP "
+        f"{cell(bare['http_mb'], 2, False)} MB. Fresh: a new browser context, nothing cached; "
+        "cached: the same link again in that context, the app's scripts from the browser's "
+        "cache, a new session. Medians; in brackets the ratio to the bare page's. Goals: "
+        f"open (fresh and cached) within {goals} of the bare page, key press to the first "
+        f"chart redrawn within {GOAL_KEY_MS:.0f} ms.",
+        "",
+        "| page | query | fresh open s | cached open s | key press ms | WS MB | goals |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    for row in report["results"]:
+        if "error" in row:
+            lines.append(f"| {row['path']} | {row['query'] or '(default)'} | {row['error']} |")
+            continue
+        t = row["summary"]
+        misses = goal_misses(row, bare)
+        lines.append(
+            f"| {row['path']} | {row['query'] or '(default)'} "
+            f"| {times(t['idle_s'], bare['idle_s'], 2)} "
+            f"| {times(t['warm_idle_s'], bare['warm_idle_s'], 2)} "
+            f"| {times(t['key_redraw_ms'], bare['key_redraw_ms'], 0)} "
+            f"| {cell(t['ws_mb'], 2, False)} | {'; '.join(misses) or 'met'} |"
+        )
+    return "\n".join(lines)
+
+
+def run(
+    base_url: str, args: argparse.Namespace, pages: dict[str, str], bare_url: str | None = None
+) -> tuple[list[dict], list[dict]]:
+    """Measure every (page, query) in one Chromium; a failed view is reported, not fatal. With
+    ``bare_url``, the bare page too, before the pages and after them: (pages' rows, bare rows)."""
+    results, bare = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         # The first run of app.py registers the pages (st.navigation) and imports torch:
-        # do it once, unmeasured, so no row pays for it.
+        # do it once, unmeasured, so no row pays for it. The bare page's first run likewise.
         with open_tab(browser) as tab:
             measure_load(tab, base_url + "/", args.quiet_ms, args.timeout)
+            if bare_url is not None:
+                measure_load(tab, bare_url + "/", args.quiet_ms, args.timeout)
+        if bare_url is not None:
+            bare.append(measure_bare(browser, bare_url, args))
         second_page = list(discover_pages().values())[1]  # the first is the landing page, /
         for name, path in pages.items():
             # arrive from the landing page; at the landing page, from the next page
@@ -607,8 +703,10 @@ def run(base_url: str, args: argparse.Namespace, pages: dict[str, str]) -> list[
                 row["page"] = name
                 row["load_avg_1m"] = os.getloadavg()[0]  # after the row: what it ran under
                 results.append(row)
+        if bare_url is not None:
+            bare.append(measure_bare(browser, bare_url, args))
         browser.close()
-    return results
+    return results, bare
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -652,6 +750,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="also time each page opened by its sidebar link from the landing page "
         "(the landing page: from the next page), at each query, --load-repeats times",
     )
+    parser.add_argument(
+        "--bare",
+        action="store_true",
+        help="also serve scripts/bare_page.py and measure it the same ways, before the pages "
+        "and after them; print every page's times as ratios to it",
+    )
     parser.add_argument("--url", help="measure this running server instead of starting one")
     parser.add_argument(
         "--quiet-ms",
@@ -676,15 +780,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         pages = {name: path for name, path in pages.items() if name in args.pages}
     report: dict = {"machine": machine(), "settings": {**vars(args), "json": str(args.json)}}
     started = time.monotonic()
-    if args.url:
-        report["results"] = run(args.url.rstrip("/"), args, pages)
-    else:
-        log = Path(f"/tmp/measure_browser_server_{os.getpid()}.log")
-        with served_app(log) as (base_url, _):
-            report["results"] = run(base_url, args, pages)
+    with contextlib.ExitStack() as stack:
+        bare_url = None
+        if args.bare:
+            log = Path(f"/tmp/measure_browser_bare_{os.getpid()}.log")
+            bare_url, _ = stack.enter_context(served_app(log, entry=BARE_PAGE))
+        if args.url:
+            base_url = args.url.rstrip("/")
+        else:
+            log = Path(f"/tmp/measure_browser_server_{os.getpid()}.log")
+            base_url, _ = stack.enter_context(served_app(log))
+        report["results"], report["bare"] = run(base_url, args, pages, bare_url)
     report["machine"]["load_avg_end"] = os.getloadavg()
     report["wall_s"] = round(time.monotonic() - started, 1)
     print(markdown(report))
+    if report["bare"]:
+        print("\n" + ratio_markdown(report))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1))
     print(f"\nwrote {args.json} ({report['wall_s']} s)", file=sys.stderr)

@@ -11,14 +11,19 @@ import base64
 from playwright.sync_api import Browser
 
 from explorer.frame.params import K_DEFAULT, TRAINED_CLIPS
+from scripts.local_app import served_app
 from scripts.measure_browser import (
+    BARE_PAGE,
     SLIDERS,
+    bare_summary,
     click_page_link,
     discover_pages,
+    goal_misses,
     measure_keypresses,
     measure_load,
     open_tab,
     payload_bytes,
+    ratio_markdown,
 )
 
 
@@ -75,3 +80,39 @@ def test_a_page_opened_by_its_link_is_timed_from_the_click(
     assert 0 < arrival["redraw_ms"] <= arrival["idle_ms"]
     assert arrival["ws_bytes"] > 0
     assert arrival["error_boxes"] == 0
+
+
+def test_the_bare_page_draws_one_chart_and_its_k_redraws_it(browser: Browser, tmp_path) -> None:
+    """The yardstick is measured as a page is: one chart, a key press on k redraws it."""
+    with served_app(tmp_path / "bare.log", entry=BARE_PAGE) as (url, _):
+        with open_tab(browser) as tab:
+            load = measure_load(tab, url + "/")
+            presses = measure_keypresses(tab, SLIDERS["k"], repeats=2)
+    assert load["charts"] == 1 and load["error_boxes"] == 0
+    assert [(p["value_before"], p["value_after"]) for p in presses] == [(4, 5), (5, 4)]
+    assert all(p["redraw_ms"] is not None for p in presses)
+
+
+def stats(median: float) -> dict:
+    return {"median": median, "min": median, "max": median, "n": 1}
+
+
+def test_the_goals_are_ratios_to_the_bare_page_and_a_key_press_in_ms() -> None:
+    bare_rows = [{"loads": [{"idle_s": s, "ws_bytes": 1e5, "http_bytes": 8e6}],
+                  "warm_loads": [{"idle_s": s / 2}], "keypresses": [{"redraw_ms": 70.0}]}
+                 for s in (2.0, 2.4, 2.2)]  # fmt: skip
+    bare = bare_summary(bare_rows)
+    assert bare["idle_s"]["median"] == 2.2 and bare["warm_idle_s"]["median"] == 1.1
+
+    def row(query: str, fresh: float, cached: float, key: float | None) -> dict:
+        summary = {"idle_s": stats(fresh), "warm_idle_s": stats(cached), "ws_mb": stats(0.1),
+                   "key_redraw_ms": None if key is None else stats(key)}  # fmt: skip
+        return {"path": "/p", "query": query, "summary": summary}
+
+    assert goal_misses(row("?n=1024", 3.3, 1.65, None), bare) == []  # exactly 1.5x
+    assert goal_misses(row("?n=1024", 3.4, 1.0, None), bare) == ["fresh 1.55x > 1.5x"]
+    assert goal_misses(row("", 2.64, 1.4, 301.0), bare) == [
+        "cached 1.27x > 1.2x", "key 301 ms > 300"
+    ]  # fmt: skip
+    table = ratio_markdown({"bare": bare_rows, "results": [row("", 2.2, 1.1, 70.0)]})
+    assert "| /p | (default) | 2.20 (1.00x) | 1.10 (1.00x) | 70 (1.00x) | 0.10 | met |" in table
