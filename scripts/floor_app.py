@@ -1,17 +1,22 @@
-"""The least a Streamlit page with a chart can cost: one sidebar slider and one heatmap that
-follows it, nothing of the explorer (no torch, no custom layout, no cached views).
+"""The least a Streamlit page with a chart can cost: one sidebar slider and one 64 x 64 heatmap
+that follows it, nothing of the explorer (no torch, no custom layout, no cached views).
 
-``scripts/measure_host.py keypress --floor`` times its key presses beside the explorer's pages,
-and ``scripts/measure_host.py coldstart --entry scripts/floor_app.py`` its cold start: on the
-same machine and browser, what no page of the explorer can do faster.
+On the same machine and browser it is what no page of the explorer can do faster:
+``scripts/measure_browser.py --bare`` opens it beside every page, the same ways in the same run,
+and reports each page's times as ratios to it (absolute times move from run to run on a shared
+machine; a ratio to the floor does not, much); ``scripts/measure_host.py keypress --floor`` times
+its key presses beside the pages, and ``scripts/measure_host.py coldstart --entry
+scripts/floor_app.py`` its cold start.
 """
 
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+SIDE = 64
+
 # the explorer's own label (explorer/frame/controls.py), so the same measuring code presses it
 k = st.sidebar.slider("k (clip distance)", min_value=1, max_value=16, value=8)
-positions = np.arange(12)
+positions = np.arange(SIDE)
 index = np.clip(positions[None, :] - positions[:, None], -k, k) + k  # clip(j - i, k) + k
 st.plotly_chart(go.Figure(go.Heatmap(z=index)), key="chart_floor")

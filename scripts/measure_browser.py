@@ -57,7 +57,7 @@ else:  # run as python scripts/measure_browser.py
     from local_app import APP_IDLE, CHROMIUM, CHROMIUM_ARGS, REPO, served_app
 
 DEFAULT_QUERIES = ("", "?n=1024", "?n=4096")
-BARE_PAGE = "scripts/bare_page.py"  # the yardstick of --bare, relative to the repository
+BARE_PAGE = "scripts/floor_app.py"  # the yardstick of --bare, relative to the repository
 # labels in explorer/frame/controls.py
 SLIDERS = {"k": "k (clip distance)", "n": "n (sequence length)"}
 VIEWPORT = {"width": 1400, "height": 900}
@@ -580,7 +580,7 @@ def markdown(report: dict) -> str:
 
 
 def measure_bare(browser: Browser, bare_url: str, args: argparse.Namespace) -> dict:
-    """The bare page (scripts/bare_page.py) measured as every page is: loads, warm loads and
+    """The bare page (BARE_PAGE) measured as every page is: loads, warm loads and
     key presses on its k."""
     print("measuring the bare page ...", file=sys.stderr, flush=True)
     row = measure_view(
@@ -635,9 +635,14 @@ def ratio_markdown(report: dict) -> str:
             return "–"
         return f"{stat['median']:.{digits}f} ({stat['median'] / base['median']:.2f}x)"
 
+    def key_cell(row: dict, bare: dict) -> str:
+        if row["keypresses"] and row["summary"]["key_redraw_ms"] is None:
+            return "k redraws no chart"
+        return times(row["summary"]["key_redraw_ms"], bare["key_redraw_ms"], 0)
+
     goals = ", ".join(f"{q or 'default'} {r}x" for q, r in GOAL_RATIO.items())
     lines = [
-        "Against the bare page (scripts/bare_page.py: one slider, one 64 x 64 heatmap), "
+        "Against the bare page (scripts/floor_app.py: one slider, one 64 x 64 heatmap), "
         "opened the same ways in the same run, before the pages and after them: fresh open "
         f"{cell(bare['idle_s'], 2)} s, cached {cell(bare['warm_idle_s'], 2)} s, key press "
         f"{cell(bare['key_redraw_ms'], 0)} ms, WS {cell(bare['ws_mb'], 3, False)} MB, HTTP "
@@ -660,7 +665,7 @@ def ratio_markdown(report: dict) -> str:
             f"| {row['path']} | {row['query'] or '(default)'} "
             f"| {times(t['idle_s'], bare['idle_s'], 2)} "
             f"| {times(t['warm_idle_s'], bare['warm_idle_s'], 2)} "
-            f"| {times(t['key_redraw_ms'], bare['key_redraw_ms'], 0)} "
+            f"| {key_cell(row, bare)} "
             f"| {cell(t['ws_mb'], 2, False)} | {'; '.join(misses) or 'met'} |"
         )
     return "\n".join(lines)
@@ -753,7 +758,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--bare",
         action="store_true",
-        help="also serve scripts/bare_page.py and measure it the same ways, before the pages "
+        help="also serve scripts/floor_app.py and measure it the same ways, before the pages "
         "and after them; print every page's times as ratios to it",
     )
     parser.add_argument("--url", help="measure this running server instead of starting one")

@@ -89,7 +89,7 @@ def test_the_bare_page_draws_one_chart_and_its_k_redraws_it(browser: Browser, tm
             load = measure_load(tab, url + "/")
             presses = measure_keypresses(tab, SLIDERS["k"], repeats=2)
     assert load["charts"] == 1 and load["error_boxes"] == 0
-    assert [(p["value_before"], p["value_after"]) for p in presses] == [(4, 5), (5, 4)]
+    assert [(p["value_before"], p["value_after"]) for p in presses] == [(8, 9), (9, 8)]
     assert all(p["redraw_ms"] is not None for p in presses)
 
 
@@ -107,12 +107,15 @@ def test_the_goals_are_ratios_to_the_bare_page_and_a_key_press_in_ms() -> None:
     def row(query: str, fresh: float, cached: float, key: float | None) -> dict:
         summary = {"idle_s": stats(fresh), "warm_idle_s": stats(cached), "ws_mb": stats(0.1),
                    "key_redraw_ms": None if key is None else stats(key)}  # fmt: skip
-        return {"path": "/p", "query": query, "summary": summary}
+        presses = [] if key is None else [{"redraw_ms": key}]
+        return {"path": "/p", "query": query, "summary": summary, "keypresses": presses}
 
     assert goal_misses(row("?n=1024", 3.3, 1.65, None), bare) == []  # exactly 1.5x
     assert goal_misses(row("?n=1024", 3.4, 1.0, None), bare) == ["fresh 1.55x > 1.5x"]
     assert goal_misses(row("", 2.64, 1.4, 301.0), bare) == [
         "cached 1.27x > 1.2x", "key 301 ms > 300"
     ]  # fmt: skip
-    table = ratio_markdown({"bare": bare_rows, "results": [row("", 2.2, 1.1, 70.0)]})
+    unmoved = row("", 2.2, 1.1, None) | {"keypresses": [{"redraw_ms": None}]}
+    table = ratio_markdown({"bare": bare_rows, "results": [row("", 2.2, 1.1, 70.0), unmoved]})
     assert "| /p | (default) | 2.20 (1.00x) | 1.10 (1.00x) | 70 (1.00x) | 0.10 | met |" in table
+    assert "| 1.10 (1.00x) | k redraws no chart | 0.10 | met |" in table
