@@ -91,7 +91,8 @@ class Deployment:
         """nginx's master and every replica, as their pid files name them."""
         files = [self.run_dir / "nginx" / "nginx.pid"]
         files += [self.run_dir / f"replica-{port}.pid" for port in self.ports]
-        return [int(f.read_text()) for f in files if f.exists() and f.read_text().strip()]
+        texts = [f.read_text().strip() for f in files if f.exists()]
+        return [int(text) for text in texts if text]
 
     def cgroup(self, port: int) -> Path | None:
         """The replica's memory cgroup (with ``memory_mb``), else None."""
@@ -171,6 +172,7 @@ def deployed(
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}"
+    started: tuple[list[int], list[Path | None]] | None = None  # what to stop if it outlives
     try:
         deadline = time.monotonic() + timeout_s
         while health(base_url) != "ok":
@@ -186,7 +188,7 @@ def deployed(
         yield deployment
     finally:
         stop(process)
-        if "started" in locals():
+        if started is not None:
             stop_left(*started, run_dir)
 
 

@@ -6,7 +6,7 @@
 Chen et al. 2023 (position interpolation) and Peng et al. 2023 (YaRN) report that a few hundred
 steps of training at the longer length recover the loss a scaled model has there. Here the
 family's RoPE model (trained on 64-character windows) trains on for ``STEPS`` more steps on
-windows of ``LENGTH`` = 4 x 64 characters of the training text, three ways:
+windows of ``FACTOR`` x 64 = 256 characters of the training text, three ways:
 
 - ``none``: no scaling, the control, which says what the longer windows buy on their own;
 - ``linear``: position interpolation, s = 4, during the fine-tune and at evaluation;

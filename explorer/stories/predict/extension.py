@@ -7,20 +7,17 @@ s = passage length / training length, zero-shot (no weight changes), as the leng
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import replace
 
 import numpy as np
-import torch
 
 from explorer.frame.memory import cached
 from explorer.stories.predict.text import MODEL_NAMES, model_label
-from explorer.stories.predict.views import PASSAGE_LENGTHS, LossAlong, plan_forward
+from explorer.stories.predict.views import PASSAGE_LENGTHS, LossAlong, passage_bits
 from explorer.weights.trained import family_model
 from relpos_core.schemes.catalogue import ROPE_SCALINGS, rope_scaling
 from relpos_lab.family.long_context import ROPE_MODEL, scaled, scaling_config
 from relpos_lab.family.registry import describe
-from relpos_lab.family.train import eval_span
 
 NONE = "none"
 EXTENSIONS = (NONE,) + tuple(s.rope_type for s in ROPE_SCALINGS)  # the control's options
@@ -65,13 +62,9 @@ def extended_bits(length: int, rope_type: str) -> np.ndarray:
     shared, _ = family_model(ROPE_MODEL)
     model = copy.deepcopy(shared)
     context = model.config.context
-    span = eval_span(length)
-    x, y = span[:-1][None], span[1:]
-    plan_forward(model, length, length, "bits along the passage")
     config = scaling_config(rope_type, factor(length, context), context)
-    with scaled(model, config, seq_len=length), torch.no_grad():
-        log_p = torch.log_softmax(model(x)[0].double(), -1)
-    return (-log_p.gather(1, y[:, None])[:, 0] / math.log(2)).numpy().astype(np.float32)
+    with scaled(model, config, seq_len=length):
+        return passage_bits(model, length)
 
 
 def with_extension(loss: LossAlong, rope_type: str) -> LossAlong:

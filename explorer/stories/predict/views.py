@@ -248,14 +248,19 @@ def loss_along(length: int) -> LossAlong:
     ``python -m relpos_lab.family eval`` scores), one window of ``length``."""
     if length not in PASSAGE_LENGTHS:
         raise ValueError(f"length must be one of {PASSAGE_LENGTHS}, got {length}")
-    span = eval_span(length)
-    x, y = span[:-1][None], span[1:]
     bits = {}
     for name in scheme_models():
         model, vocabulary = family_model(name)
-        plan_forward(model, length, length, "bits along the passage")
-        with torch.no_grad():
-            log_p = torch.log_softmax(model(x)[0].double(), -1)
-        bits[name] = (-log_p.gather(1, y[:, None])[:, 0] / math.log(2)).numpy()
-    text = vocabulary.decode(y)
-    return LossAlong(length, text, {k: v.astype(np.float32) for k, v in bits.items()})
+        bits[name] = passage_bits(model, length)
+    return LossAlong(length, vocabulary.decode(eval_span(length)[1:]), bits)
+
+
+def passage_bits(model, length: int) -> np.ndarray:
+    """(length,) bits_t = -log2 p(x_(t+1) | x_0..x_t) of ``model`` on the first ``length`` + 1
+    held-out ids, read as one window."""
+    span = eval_span(length)
+    x, y = span[:-1][None], span[1:]
+    plan_forward(model, length, length, "bits along the passage")
+    with torch.no_grad():
+        log_p = torch.log_softmax(model(x)[0].double(), -1)
+    return (-log_p.gather(1, y[:, None])[:, 0] / math.log(2)).numpy().astype(np.float32)
