@@ -109,7 +109,7 @@ chart(
     note=text.bits_caption(text.model_label(name), context, ceiling, config.vocab),
 )  # fmt: skip
 names = extension.curve_names(rope_type, length, context)
-formulas.latex(text.RUNNING_FORMULA)
+formulas.latex(extension.running_formula(rope_type))
 chart(
     figures.running_mean_figure({n: loss.running_mean(n) for n in names}, names, context),
     "predict_running", shape=(len(names), length),

@@ -11,10 +11,11 @@ import torch
 
 from explorer.figures.head_reading import read_head
 from explorer.figures.notes import head_short
+from explorer.frame.tex import plain
 from explorer.stories.predict import extension, heads, views
 from explorer.weights.reading import held_out_passage, shown
 from explorer.weights.trained import family_model
-from relpos_core.schemes.catalogue import ROPE_SCALINGS
+from relpos_core.schemes.catalogue import ROPE_SCALINGS, rope_scaling
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.long_context import ROPE_MODEL, scaled_bpc, scaling_config
 from relpos_lab.family.train import bits_per_character, eval_span
@@ -289,3 +290,5 @@ def test_the_extension_adds_one_curve_and_a_note_that_reads_it(rope_type, length
     else:
         assert ("recovers part" in note) == (end < rope), note
     assert "predict_extension" in at.query_params
+    formulas = [plain(item.value) for item in at.latex]  # the rule beside the running mean
+    assert any(rope_scaling(rope_type).rule in f for f in formulas), formulas

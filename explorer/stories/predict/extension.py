@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from explorer.frame.memory import cached
-from explorer.stories.predict.text import MODEL_NAMES, model_label
+from explorer.stories.predict.text import MODEL_NAMES, RUNNING_FORMULA, model_label
 from explorer.stories.predict.views import PASSAGE_LENGTHS, LossAlong, passage_bits
 from explorer.weights.trained import family_model
 from relpos_core.schemes.catalogue import ROPE_SCALINGS, rope_scaling
@@ -73,6 +73,13 @@ def with_extension(loss: LossAlong, rope_type: str) -> LossAlong:
         return loss
     bits = {**loss.bits, key(rope_type): extended_bits(loss.length, rope_type)}
     return replace(loss, bits=bits)
+
+
+def running_formula(rope_type: str) -> str:
+    """The running mean's formula, and the picked rule's new frequencies beside it."""
+    if rope_type == NONE:
+        return RUNNING_FORMULA
+    return RUNNING_FORMULA + r",\qquad " + rope_scaling(rope_type).rule
 
 
 def notes(loss: LossAlong, rope_type: str, context: int) -> list[str]:
