@@ -115,7 +115,7 @@ chart(
     "predict_running", shape=(len(names), length),
     note="Every model on the same passage; shaded: past the training length.",
 )  # fmt: skip
-for note in [text.loss_note(loss, context), *extension.notes(loss, rope_type, context)]:
+for note in extension.notes(loss, rope_type, context):
     st.info(md_escape(note), icon=":material/lightbulb:")
 
 st.subheader("4 · Every head at a glance")

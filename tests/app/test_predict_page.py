@@ -292,3 +292,24 @@ def test_the_extension_adds_one_curve_and_a_note_that_reads_it(rope_type, length
     assert "predict_extension" in at.query_params
     formulas = [plain(item.value) for item in at.latex]  # the rule beside the running mean
     assert any(rope_scaling(rope_type).rule in f for f in formulas), formulas
+
+
+@pytest.mark.parametrize(
+    ("rope_type", "length"),
+    [("none", "1024"), ("linear", "256"), ("yarn", "128"), ("llama3", "256")],
+)
+def test_the_loss_note_reads_every_curve_drawn(rope_type: str, length: str) -> None:
+    """The curve the note says rises most, and the one that moves least, are those of the
+    chart, the extended model's counted when it is drawn (YaRN at 128 and Llama 3 at 256 move
+    least of all)."""
+    at = open_page("predict", predict_length=length, predict_count="0", predict_extension=rope_type)
+    assert_clean(at)
+    curves = {t["name"]: array_of(t["y"]) for t in chart_spec(at, "predict_running")["data"]}
+    change = {name: float(c[-1] - c[63]) for name, c in curves.items()}  # from 64 to the end
+    worst = max(change, key=change.get)
+    least = min(change, key=lambda name: abs(change[name]))
+    note = next(i.value.replace("\\", "") for i in at.info if "rises most" in i.value)
+    said_worst, said_least = note.split("'s mean rises most")[0], note.split("'s moves least")[0]
+    assert said_worst.split(f" to {length}, ")[1] in worst, (note, worst)
+    assert said_least.rsplit("; ", 1)[1] in least, (note, least)
+    assert f"{curves[worst][-1]:.2f}" in note

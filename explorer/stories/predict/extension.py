@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from explorer.frame.memory import cached
-from explorer.stories.predict.text import MODEL_NAMES, RUNNING_FORMULA, model_label
+from explorer.stories.predict.text import MODEL_NAMES, RUNNING_FORMULA, loss_note, model_label
 from explorer.stories.predict.views import PASSAGE_LENGTHS, LossAlong, passage_bits
 from explorer.weights.trained import family_model
 from relpos_core.schemes.catalogue import ROPE_SCALINGS, rope_scaling
@@ -83,8 +83,13 @@ def running_formula(rope_type: str) -> str:
 
 
 def notes(loss: LossAlong, rope_type: str, context: int) -> list[str]:
-    """The extension's note under the curves, when one is picked."""
-    return [] if rope_type == NONE else [extension_note(loss, rope_type, context)]
+    """The notes under the curves: which curve moves most and least past the training length,
+    the extended model counted when one is picked; then the extension's own."""
+    names = {n: describe(n) for n in MODEL_NAMES}
+    if rope_type == NONE:
+        return [loss_note(loss, context, names)]
+    names[key(rope_type)] = label(rope_type, loss.length, context)
+    return [loss_note(loss, context, names), extension_note(loss, rope_type, context)]
 
 
 def extension_note(loss: LossAlong, rope_type: str, context: int) -> str:

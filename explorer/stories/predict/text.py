@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from explorer.frame.params import ViewParams
@@ -158,9 +160,11 @@ def generation_caption(gen: Generation, temperature: float, top_k: int, seed: in
     )
 
 
-def loss_note(loss: LossAlong, context: int, names: tuple[str, ...] = MODEL_NAMES) -> str:
-    """Which model's running mean moves most, and which least, from the training length to
-    the end of the passage (in bits per character)."""
+def loss_note(loss: LossAlong, context: int, names: Mapping[str, str] | None = None) -> str:
+    """Which curve's running mean moves most, and which least, from the training length to
+    the end of the passage (in bits per character); ``names``: every curve drawn and how the
+    note names it (default: the family's models)."""
+    names = {n: describe(n) for n in MODEL_NAMES} if names is None else names
     if loss.length <= context:
         return (
             f"The passage is {loss.length} characters, within the {context} the models were "
@@ -172,8 +176,8 @@ def loss_note(loss: LossAlong, context: int, names: tuple[str, ...] = MODEL_NAME
           for n in (worst, best)}  # fmt: skip
     return (
         f"From {context} characters (the training length) to {loss.length}, "
-        f"{describe(worst)}'s mean rises most, from {at[worst][0]:.2f} to {at[worst][1]:.2f} "
-        f"bits per character; {describe(best)}'s moves least, from {at[best][0]:.2f} to "
+        f"{names[worst]}'s mean rises most, from {at[worst][0]:.2f} to {at[worst][1]:.2f} "
+        f"bits per character; {names[best]}'s moves least, from {at[best][0]:.2f} to "
         f"{at[best][1]:.2f}. Each curve's last value is the length table's bits per character "
         f"for this one window of {loss.length}."
     )
