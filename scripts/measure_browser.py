@@ -626,6 +626,13 @@ def goal_misses(row: dict, bare: dict) -> list[str]:
     return misses
 
 
+def verdict(row: dict, misses: Sequence[str]) -> str:
+    """The goals' column: the misses, "met", or "no goal" where this query has no ratio goal
+    and no key press was timed."""
+    judged = row["query"] in GOAL_RATIO or row["summary"]["key_redraw_ms"] is not None
+    return "; ".join(misses) or ("met" if judged else "no goal")
+
+
 def ratio_markdown(report: dict) -> str:
     """Every page's open and key press beside the bare page's in the same run, as ratios."""
     bare = bare_summary(report["bare"])
@@ -666,7 +673,7 @@ def ratio_markdown(report: dict) -> str:
             f"| {times(t['idle_s'], bare['idle_s'], 2)} "
             f"| {times(t['warm_idle_s'], bare['warm_idle_s'], 2)} "
             f"| {key_cell(row, bare)} "
-            f"| {cell(t['ws_mb'], 2, False)} | {'; '.join(misses) or 'met'} |"
+            f"| {cell(t['ws_mb'], 2, False)} | {verdict(row, misses)} |"
         )
     return "\n".join(lines)
 

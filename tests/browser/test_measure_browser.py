@@ -119,3 +119,5 @@ def test_the_goals_are_ratios_to_the_bare_page_and_a_key_press_in_ms() -> None:
     table = ratio_markdown({"bare": bare_rows, "results": [row("", 2.2, 1.1, 70.0), unmoved]})
     assert "| /p | (default) | 2.20 (1.00x) | 1.10 (1.00x) | 70 (1.00x) | 0.10 | met |" in table
     assert "| 1.10 (1.00x) | k redraws no chart | 0.10 | met |" in table
+    other = ratio_markdown({"bare": bare_rows, "results": [row("?n=8", 9.0, 9.0, None)]})
+    assert other.endswith("| 0.10 | no goal |")  # a query the goals do not name
