@@ -58,6 +58,8 @@ else:  # run as python scripts/measure_browser.py
 
 DEFAULT_QUERIES = ("", "?n=1024", "?n=4096")
 BARE_PAGE = "scripts/floor_app.py"  # the yardstick of --bare, relative to the repository
+FRAME_PAGE = "scripts/frame_app.py"  # the explorer's frame around the same one chart
+YARDSTICKS = {"floor": BARE_PAGE, "frame": FRAME_PAGE}  # --bare measures both
 # labels in explorer/frame/controls.py
 SLIDERS = {"k": "k (clip distance)", "n": "n (sequence length)"}
 VIEWPORT = {"width": 1400, "height": 900}
@@ -579,17 +581,25 @@ def markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-def measure_bare(browser: Browser, bare_url: str, args: argparse.Namespace) -> dict:
-    """The bare page (BARE_PAGE) measured as every page is: loads, warm loads and
-    key presses on its k."""
-    print("measuring the bare page ...", file=sys.stderr, flush=True)
+def measure_bare(
+    browser: Browser, bare_url: str, args: argparse.Namespace, yardstick: str = "floor"
+) -> dict:
+    """A yardstick (YARDSTICKS: the bare page, or the frame around its chart) measured as every
+    page is: loads, warm loads and key presses on its k."""
+    print(f"measuring the {yardstick} page ...", file=sys.stderr, flush=True)
     row = measure_view(
         browser, bare_url, "/", "",
         load_repeats=args.load_repeats, key_repeats=args.repeats, slider="k",
         quiet_ms=args.quiet_ms, timeout_s=args.timeout,
     )  # fmt: skip
     row["load_avg_1m"] = os.getloadavg()[0]
+    row["yardstick"] = yardstick
     return row
+
+
+def yardstick_rows(rows: Sequence[dict], yardstick: str) -> list[dict]:
+    """The rows of one yardstick (a row that names none is the floor's)."""
+    return [row for row in rows if row.get("yardstick", "floor") == yardstick]
 
 
 # The goals, as ratios to the bare page opened the same way in the same run; a key press in ms.
@@ -634,8 +644,12 @@ def verdict(row: dict, misses: Sequence[str]) -> str:
 
 
 def ratio_markdown(report: dict) -> str:
-    """Every page's open and key press beside the bare page's in the same run, as ratios."""
-    bare = bare_summary(report["bare"])
+    """Every page's open and key press beside the bare page's in the same run, as ratios; with
+    the frame's rows, the frame first (judged as a default view) and a column of what each page
+    adds to it (its cached open less the frame's)."""
+    bare = bare_summary(yardstick_rows(report["bare"], "floor"))
+    frame_rows = yardstick_rows(report["bare"], "frame")
+    frame = bare_summary(frame_rows) if frame_rows else None
 
     def times(stat: dict | None, base: dict | None, digits: int) -> str:
         if stat is None or base is None:
@@ -657,12 +671,31 @@ def ratio_markdown(report: dict) -> str:
         "cached: the same link again in that context, the app's scripts from the browser's "
         "cache, a new session. Medians; in brackets the ratio to the bare page's. Goals: "
         f"open (fresh and cached) within {goals} of the bare page, key press to the first "
-        f"chart redrawn within {GOAL_KEY_MS:.0f} ms.",
+        f"chart redrawn within {GOAL_KEY_MS:.0f} ms."
+        + (
+            f" The frame ({FRAME_PAGE}: the explorer's sidebar, navigation, notes and links "
+            "around the bare page's one chart) is the first row; the last column is each "
+            "page's cached open less the frame's, what the page itself draws."
+            if frame
+            else ""
+        ),
         "",
-        "| page | query | fresh open s | cached open s | key press ms | WS MB | goals |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "| page | query | fresh open s | cached open s | key press ms | WS MB | goals |"
+        + (" over the frame, cached s |" if frame else ""),
+        "|---|---|---:|---:|---:|---:|---|" + ("---:|" if frame else ""),
     ]
-    for row in report["results"]:
+
+    def own(t: dict) -> str:  # the page's cached open less the frame's
+        if t["warm_idle_s"] is None or frame["warm_idle_s"] is None:
+            return "–"
+        return f"{t['warm_idle_s']['median'] - frame['warm_idle_s']['median']:+.2f}"
+
+    rows = report["results"]
+    if frame:
+        presses = [press for row in frame_rows for press in row["keypresses"]]
+        frame_row = {"path": f"frame ({FRAME_PAGE})", "query": "", "summary": frame}
+        rows = [frame_row | {"keypresses": presses}, *rows]
+    for row in rows:
         if "error" in row:
             lines.append(f"| {row['path']} | {row['query'] or '(default)'} | {row['error']} |")
             continue
@@ -674,15 +707,21 @@ def ratio_markdown(report: dict) -> str:
             f"| {times(t['warm_idle_s'], bare['warm_idle_s'], 2)} "
             f"| {key_cell(row, bare)} "
             f"| {cell(t['ws_mb'], 2, False)} | {verdict(row, misses)} |"
+            + (f" {own(t)} |" if frame else "")
         )
     return "\n".join(lines)
 
 
 def run(
-    base_url: str, args: argparse.Namespace, pages: dict[str, str], bare_url: str | None = None
+    base_url: str,
+    args: argparse.Namespace,
+    pages: dict[str, str],
+    yardsticks: dict[str, str] | None = None,
 ) -> tuple[list[dict], list[dict]]:
     """Measure every (page, query) in one Chromium; a failed view is reported, not fatal. With
-    ``bare_url``, the bare page too, before the pages and after them: (pages' rows, bare rows)."""
+    ``yardsticks`` (name -> base URL: the floor page, the frame), those too, before the pages
+    and after them: (pages' rows, yardsticks' rows)."""
+    yardsticks = yardsticks or {}
     results, bare = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -690,10 +729,9 @@ def run(
         # do it once, unmeasured, so no row pays for it. The bare page's first run likewise.
         with open_tab(browser) as tab:
             measure_load(tab, base_url + "/", args.quiet_ms, args.timeout)
-            if bare_url is not None:
-                measure_load(tab, bare_url + "/", args.quiet_ms, args.timeout)
-        if bare_url is not None:
-            bare.append(measure_bare(browser, bare_url, args))
+            for url in yardsticks.values():
+                measure_load(tab, url + "/", args.quiet_ms, args.timeout)
+        bare += [measure_bare(browser, url, args, name) for name, url in yardsticks.items()]
         second_page = list(discover_pages().values())[1]  # the first is the landing page, /
         for name, path in pages.items():
             # arrive from the landing page; at the landing page, from the next page
@@ -715,8 +753,7 @@ def run(
                 row["page"] = name
                 row["load_avg_1m"] = os.getloadavg()[0]  # after the row: what it ran under
                 results.append(row)
-        if bare_url is not None:
-            bare.append(measure_bare(browser, bare_url, args))
+        bare += [measure_bare(browser, url, args, name) for name, url in yardsticks.items()]
         browser.close()
     return results, bare
 
@@ -765,8 +802,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--bare",
         action="store_true",
-        help="also serve scripts/floor_app.py and measure it the same ways, before the pages "
-        "and after them; print every page's times as ratios to it",
+        help="also serve scripts/floor_app.py and scripts/frame_app.py and measure them the "
+        "same ways, before the pages and after them; print every page's times as ratios to "
+        "the floor's, and what each adds to the frame",
     )
     parser.add_argument("--url", help="measure this running server instead of starting one")
     parser.add_argument(
@@ -793,16 +831,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     report: dict = {"machine": machine(), "settings": {**vars(args), "json": str(args.json)}}
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
-        bare_url = None
-        if args.bare:
-            log = Path(f"/tmp/measure_browser_bare_{os.getpid()}.log")
-            bare_url, _ = stack.enter_context(served_app(log, entry=BARE_PAGE))
+        yardsticks = {}
+        for name, entry in YARDSTICKS.items() if args.bare else ():
+            log = Path(f"/tmp/measure_browser_{name}_{os.getpid()}.log")
+            yardsticks[name], _ = stack.enter_context(served_app(log, entry=entry))
         if args.url:
             base_url = args.url.rstrip("/")
         else:
             log = Path(f"/tmp/measure_browser_server_{os.getpid()}.log")
             base_url, _ = stack.enter_context(served_app(log))
-        report["results"], report["bare"] = run(base_url, args, pages, bare_url)
+        report["results"], report["bare"] = run(base_url, args, pages, yardsticks)
     report["machine"]["load_avg_end"] = os.getloadavg()
     report["wall_s"] = round(time.monotonic() - started, 1)
     print(markdown(report))

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import base64
 
+import numpy as np
 from playwright.sync_api import Browser
 
+from explorer.frame.navigation import PAGES
 from explorer.frame.params import K_DEFAULT, TRAINED_CLIPS
 from scripts.local_app import served_app
 from scripts.measure_browser import (
     BARE_PAGE,
+    FRAME_PAGE,
     SLIDERS,
     bare_summary,
     click_page_link,
@@ -93,6 +96,30 @@ def test_the_bare_page_draws_one_chart_and_its_k_redraws_it(browser: Browser, tm
     assert all(p["redraw_ms"] is not None for p in presses)
 
 
+def test_the_frame_page_is_the_explorers_frame_around_the_bare_pages_chart(
+    browser: Browser, tmp_path
+) -> None:
+    """Every page of the story is served, each the index table clip(j - i, k) + k of 64
+    positions for the sidebar's k, inside the explorer's sidebar, navigation and links."""
+    with served_app(tmp_path / "frame.log", entry=FRAME_PAGE) as (url, _):
+        with open_tab(browser) as tab:
+            load = measure_load(tab, url + "/lookup")
+            page = tab.page
+            links = page.locator('[data-testid="stSidebarNav"] a').count()
+            story = page.locator('[data-testid="stPageLink"]').all_inner_texts()
+            presses = measure_keypresses(tab, SLIDERS["k"], repeats=1)
+            drawn = "document.querySelector('.js-plotly-plot')._fullData[0].z"  # decoded
+            z = np.array(page.evaluate(f"Array.from({drawn}, (row) => Array.from(row))"))
+    assert load["charts"] == 1 and load["error_boxes"] == 0
+    assert links == len(PAGES)
+    assert len(story) == 2  # the story's previous and next page, around Lookup table
+    assert "Previous: Absolute vs relative" in story[0] and "Next: Relative logits" in story[1]
+    k = presses[0]["value_after"]
+    assert k != presses[0]["value_before"] and presses[0]["redraw_ms"] is not None
+    i, j = np.indices((64, 64))
+    np.testing.assert_array_equal(z, np.clip(j - i, -k, k) + k)
+
+
 def stats(median: float) -> dict:
     return {"median": median, "min": median, "max": median, "n": 1}
 
@@ -121,3 +148,30 @@ def test_the_goals_are_ratios_to_the_bare_page_and_a_key_press_in_ms() -> None:
     assert "| 1.10 (1.00x) | k redraws no chart | 0.10 | met |" in table
     other = ratio_markdown({"bare": bare_rows, "results": [row("?n=8", 9.0, 9.0, None)]})
     assert other.endswith("| 0.10 | no goal |")  # a query the goals do not name
+
+
+def test_the_frame_is_the_first_row_and_each_page_is_read_against_it() -> None:
+    def yardstick(name: str, fresh: float, cached: float, key: float) -> dict:
+        return {"yardstick": name, "loads": [{"idle_s": fresh, "ws_bytes": 1e5, "http_bytes": 8e6}],
+                "warm_loads": [{"idle_s": cached}], "keypresses": [{"redraw_ms": key}]}  # fmt: skip
+
+    floor, frame = yardstick("floor", 2.0, 0.4, 60.0), yardstick("frame", 2.5, 0.6, 120.0)
+    summary = {"idle_s": stats(2.9), "warm_idle_s": stats(0.9), "ws_mb": stats(0.2),
+               "key_redraw_ms": None}  # fmt: skip
+    page = {"path": "/p", "query": "?n=1024", "summary": summary, "keypresses": []}
+    table = ratio_markdown({"bare": [floor, frame], "results": [page]})
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    assert rows[0].endswith("| over the frame, cached s |")
+    # the frame judged as a default view: 1.25x and 1.50x the floor's opens, over 1.2x
+    assert rows[1] == (
+        "| frame (scripts/frame_app.py) | (default) | 2.50 (1.25x) | 0.60 (1.50x) | 120 (2.00x) "
+        "| 0.10 | fresh 1.25x > 1.2x; cached 1.50x > 1.2x | +0.00 |"
+    )
+    # the page: 1.45x and 2.25x the floor's (goal 1.5x at n = 1024); 0.30 s over the frame
+    assert (
+        rows[2]
+        == "| /p | ?n=1024 | 2.90 (1.45x) | 0.90 (2.25x) | – | 0.20 | cached 2.25x > 1.5x | +0.30 |"
+    )
+    # without the frame's rows, the table is the floor's alone
+    alone = ratio_markdown({"bare": [floor], "results": [page]})
+    assert "frame" not in alone and alone.endswith("| cached 2.25x > 1.5x |")
