@@ -16,7 +16,8 @@ page is idle (``measure_browser.measure_load``). The profile's samples are summe
 * waiting: ``(idle)``, the main thread with nothing to do: the server's run and the network
   (the profile's time past the idle moment, the quiet wait, taken off).
 
-The floor page (scripts/floor_app.py) is profiled the same way first, as the yardstick. Prints
+The floor page (scripts/floor_app.py) and the frame page (scripts/frame_app.py) are profiled
+the same way first, as the yardsticks. Prints
 the machine and a markdown table (ms, median over ``--repeats``).
 """
 
@@ -36,10 +37,10 @@ from playwright.sync_api import sync_playwright
 
 if __package__:  # imported as scripts.profile_open
     from .local_app import CHROMIUM, CHROMIUM_ARGS, served_app
-    from .measure_browser import BARE_PAGE, discover_pages, machine, measure_load, open_tab
+    from .measure_browser import YARDSTICKS, discover_pages, machine, measure_load, open_tab
 else:  # run as python scripts/profile_open.py
     from local_app import CHROMIUM, CHROMIUM_ARGS, served_app
-    from measure_browser import BARE_PAGE, discover_pages, machine, measure_load, open_tab
+    from measure_browser import YARDSTICKS, discover_pages, machine, measure_load, open_tab
 
 PARTS = ("plotly.js", "Streamlit", "native", "GC", "waiting")
 SAMPLING_US = 100
@@ -117,9 +118,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows = []
     with contextlib.ExitStack() as stack:
         pid = os.getpid()
-        floor_url, _ = stack.enter_context(
-            served_app(Path(f"/tmp/profile_open_floor_{pid}.log"), entry=BARE_PAGE)
-        )
+        yardsticks = {  # the floor page and the frame around its chart, profiled first
+            name: stack.enter_context(
+                served_app(Path(f"/tmp/profile_open_{name}_{pid}.log"), entry=entry)
+            )[0]
+            for name, entry in YARDSTICKS.items()
+        }
         if args.url:
             base_url = args.url.rstrip("/")
         else:
@@ -127,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             base_url, _ = stack.enter_context(served_app(log))
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            targets = [("floor", floor_url, "/", "")]
+            targets = [(name, url, "/", "") for name, url in yardsticks.items()]
             targets += [
                 (name, base_url, path, q) for name, path in pages.items() for q in args.queries
             ]
@@ -138,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     profiled_open(browser, url, args.quiet_ms, args.timeout)
                     for _ in range(args.repeats)
                 ]
-                shown = "floor (scripts/floor_app.py)" if name == "floor" else path
+                shown = f"{name} ({YARDSTICKS[name]})" if name in YARDSTICKS else path
                 rows.append({"path": shown, "query": query, "runs": runs})
             browser.close()
     load_end = ", ".join(f"{v:.2f}" for v in os.getloadavg())

@@ -3,20 +3,27 @@ here independently from the shipped checkpoints."""
 
 from __future__ import annotations
 
+import base64
+import html
+import io
 import math
 
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from explorer.figures.head_reading import read_head
+from explorer.figures.letters import text_colours
 from explorer.figures.notes import head_short
+from explorer.figures.scales import colour_at
 from explorer.frame.tex import plain
 from explorer.stories.predict import extension, heads, views
 from explorer.weights.reading import held_out_passage, shown
 from explorer.weights.trained import family_model
 from relpos_core.schemes.catalogue import ROPE_SCALINGS, rope_scaling
 from relpos_lab.family import load_with_vocabulary
+from relpos_lab.family.corpus import held_out_text
 from relpos_lab.family.long_context import ROPE_MODEL, scaled_bpc, scaling_config
 from relpos_lab.family.train import bits_per_character, eval_span
 from tests.app.conftest import assert_clean, chart_spec, open_page
@@ -154,6 +161,45 @@ def test_the_running_mean_ends_at_the_length_tables_bits(length: str) -> None:
     bits = trace_z(chart_spec(at, "predict_bits")["data"][0]).ravel()
     alibi = curves[next(label for label in curves if label.endswith("(alibi)"))]
     np.testing.assert_allclose(np.nanmean(bits), alibi[-1], rtol=1e-5)
+
+
+def test_a_long_passage_writes_its_characters_as_one_image_over_the_map() -> None:
+    """At 1,024 characters the cells' letters are an image laid over the heatmap: every cell
+    with a character has ink, a character looks the same wherever it is in the same colour and
+    unlike another one; the heatmap keeps each character for its hover. At 256 plotly.js
+    writes them itself."""
+    at = open_page("predict", predict_length="1024", predict_count="0")
+    assert_clean(at)
+    spec = chart_spec(at, "predict_bits")
+    heatmap = spec["data"][0]
+    assert heatmap.get("texttemplate") is None
+    passage = [shown(c) for c in held_out_text()[1:1025]]  # the span's first is context only
+    hover = [c for row in heatmap["text"] for c in row]
+    assert hover == [html.escape(c, quote=False) for c in passage]
+    (image,) = spec["layout"]["images"]
+    assert (image["xref"], image["yref"], image["sizex"], image["sizey"]) == ("x", "y", 64, 16)
+    header, data = image["source"].split(",", 1)
+    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGBA"))
+    height, width = pixels.shape[0] // 16, pixels.shape[1] // 64
+    z = trace_z(heatmap)
+    ink = text_colours(colour_at("sequential", np.clip(z / heatmap["zmax"], 0, 1)))
+    seen: dict[tuple, np.ndarray] = {}
+    for t, char in enumerate(passage):
+        row, col = divmod(t, 64)
+        crop = pixels[row * height : (row + 1) * height, col * width : (col + 1) * width]
+        assert (crop[..., 3] > 0).any(), (t, char)
+        key = (char, tuple(ink[row, col]))
+        if key in seen:
+            np.testing.assert_array_equal(crop, seen[key], err_msg=f"{t} {char!r}")
+        seen[key] = crop
+    white = {char: crop for (char, colour), crop in seen.items() if colour[0] == 255}
+    assert len(white) > 20 and all(
+        not np.array_equal(white[a], white[b]) for a in white for b in white if a < b
+    )
+    short = chart_spec(
+        open_page("predict", predict_length="256", predict_count="0"), "predict_bits"
+    )
+    assert short["data"][0]["texttemplate"] == "%{text}" and not short["layout"].get("images")
 
 
 def test_a_link_draws_the_same_characters_and_another_seed_others() -> None:

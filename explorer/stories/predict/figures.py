@@ -11,11 +11,12 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 
 from explorer.figures.heatmaps import panel_grid, pooled_note
+from explorer.figures.letters import SVG_CELLS_MAX, letters_source
 from explorer.figures.lines import legend_band
 from explorer.figures.notes import head_short
 from explorer.figures.panel_traces import Panel
 from explorer.figures.plots import axis_suffix
-from explorer.figures.scales import colourbar_trace, heatmap_colours, make_scale
+from explorer.figures.scales import colour_at, colourbar_trace, heatmap_colours, make_scale
 from explorer.figures.ticks import axis_ticks, escape_label, thinned_note
 from explorer.frame.screen import figure_width, is_phone
 from explorer.pair.marks import click_marker
@@ -24,6 +25,9 @@ from explorer.weights.reading import shown
 
 LINE = 64  # characters per line of the coloured passage: one line is the training length
 PHONE_LINE = 32  # on a phone: cells of about 10 px, each wide enough for its character
+# pixels of a cell in the characters' image (explorer/figures/letters.py), about twice the
+# cell's size on the screen: wide 12-14 x 20 px (64 a line), phone 9 x 20 px (32 a line)
+LETTER_CELL_PX, PHONE_LETTER_CELL_PX = (24, 36), (16, 36)
 COLOURS = pc.qualitative.D3
 
 
@@ -99,11 +103,12 @@ def bits_figure(
     chars = np.full((lines, per_line), "", dtype=object)
     chars.flat[:n] = [escape_label(shown(c)) for c in text]
     hover = "character %{customdata} '%{text}': %{z:.2f} bits<extra></extra>"
+    in_svg = z.size <= SVG_CELLS_MAX  # beyond, the characters travel as one image (letters.py)
     fig = go.Figure(
         go.Heatmap(
             z=z,
             text=chars,
-            texttemplate="%{text}",
+            texttemplate="%{text}" if in_svg else None,
             textfont=dict(size=font),
             customdata=np.arange(lines * per_line).reshape(lines, per_line),
             hovertemplate=None if clickable else hover,  # clickable: the markers' hover
@@ -149,6 +154,16 @@ def bits_figure(
         title="from character" if lines > 2 else None,
     )
     fig.update_xaxes(showticklabels=False, range=[-0.5, per_line - 0.5])
+    if not in_svg:
+        glyphs = np.full((lines, per_line), "", dtype=object)
+        glyphs.flat[:n] = [shown(c) for c in text]
+        cell_px = PHONE_LETTER_CELL_PX if per_line == PHONE_LINE else LETTER_CELL_PX
+        rgb = colour_at("sequential", np.clip(np.nan_to_num(z) / ceiling, 0.0, 1.0))
+        fig.add_layout_image(
+            source=letters_source(glyphs, rgb, cell_px),
+            xref="x", yref="y", x=-0.5, y=-0.5, sizex=per_line, sizey=lines,
+            xanchor="left", yanchor="top", sizing="stretch", layer="above",
+        )  # fmt: skip
     if context < n:
         fig.add_hline(y=context / per_line - 0.5, line=dict(color="crimson", width=3))
     fig.update_layout(height=max(120, 50 + 22 * lines), margin=dict(l=10, r=10, t=10, b=10))
