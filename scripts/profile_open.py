@@ -17,8 +17,8 @@ page is idle (``measure_browser.measure_load``). The profile's samples are summe
   (the profile's time past the idle moment, the quiet wait, taken off).
 
 The floor page (scripts/floor_app.py) and the frame page (scripts/frame_app.py) are profiled
-the same way first, as the yardsticks. Prints
-the machine and a markdown table (ms, median over ``--repeats``).
+the same way first, as the yardsticks. Prints the machine and a markdown table (ms, median over
+``--repeats``).
 """
 
 from __future__ import annotations

@@ -96,7 +96,8 @@ def bits_figure(
     transparent marker on each character (its customdata: [index, bits]), which a click
     selects and which carries the hover, with ``tops[t]``, the characters most likely at t."""
     n = len(text)
-    per_line, font = (PHONE_LINE, 8) if is_phone() else (LINE, 10)
+    phone = is_phone()
+    per_line, font = (PHONE_LINE, 8) if phone else (LINE, 10)
     lines = -(-n // per_line)
     z = np.full((lines, per_line), np.nan, np.float32)
     z.flat[:n] = bits
@@ -157,7 +158,7 @@ def bits_figure(
     if not in_svg:
         glyphs = np.full((lines, per_line), "", dtype=object)
         glyphs.flat[:n] = [shown(c) for c in text]
-        cell_px = PHONE_LETTER_CELL_PX if per_line == PHONE_LINE else LETTER_CELL_PX
+        cell_px = PHONE_LETTER_CELL_PX if phone else LETTER_CELL_PX
         rgb = colour_at("sequential", np.clip(np.nan_to_num(z) / ceiling, 0.0, 1.0))
         fig.add_layout_image(
             source=letters_source(glyphs, rgb, cell_px),
