@@ -80,5 +80,5 @@ def _letters_png(
             fill = tuple(int(v) for v in colours[row, col])
             draw.text(centre, written(char), font=glyphs, fill=fill, anchor="mm")
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=True)
+    image.save(buffer, format="PNG", compress_level=6)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
