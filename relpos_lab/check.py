@@ -5,7 +5,10 @@
 Imports FILE.py in this process (your code runs on your machine, with your packages), calls
 FUNCTION on float64 inputs at sizes chosen to expose each known bug, and prints the verdict of
 ``relpos_core.check_implementation``. Exit status: 0 equal (or equal up to a constant per
-softmax row), 1 differs, 2 the file or function cannot be loaded or called.
+softmax row), 1 differs, 2 no verdict: the file or function cannot be loaded or called, or the
+run was interrupted. Whatever your code raises, on import or when called (``sys.exit(0)``, a
+``KeyboardInterrupt``, a ``BaseException`` of its own), is a sentence and exit 2, never a
+traceback nor the status of your code's choosing; only ``os._exit`` ends the process first.
 
 From your own tests:
 
@@ -18,13 +21,17 @@ From your own tests:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import os
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from relpos_core.check import KINDS, check_implementation
+from relpos_core.check.verdict import raised
 
 EXIT_CANNOT = 2
 
@@ -57,18 +64,48 @@ def load_function(target: str) -> Callable:
     if spec is None or spec.loader is None:
         raise ValueError(f"cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.resolve().parent))  # its own imports of neighbouring files
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)  # its own imports of neighbouring files
     try:
         spec.loader.exec_module(module)
-    except Exception as error:  # the user's file: any failure is reported in words
-        raise ValueError(f"importing {path} raised {type(error).__name__}: {error}") from None
-    finally:
-        sys.path.remove(str(path.resolve().parent))
-    function = getattr(module, name, None)
-    if not callable(function):
+        function = getattr(module, name, None)  # a module __getattr__ is the user's code too
         found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
+    except KeyboardInterrupt:
+        raise ValueError(f"importing {path} was interrupted (KeyboardInterrupt)") from None
+    except BaseException as error:  # the user's file: any failure, an exit too, in words
+        raise ValueError(f"importing {path}: {raised(error)}") from None
+    finally:
+        with contextlib.suppress(ValueError):  # unless the file took it out itself
+            sys.path.remove(folder)
+    if not callable(function):
         raise ValueError(f"{path} has no function {name!r}; it has {', '.join(found) or 'none'}")
     return function
+
+
+@contextlib.contextmanager
+def kept_streams() -> Iterator[None]:
+    """The user's code runs here: stdout and stderr come back as they were (a file may replace
+    or close them), and what its threads and finalizers raise is one line, not a traceback."""
+    streams, hooks = (sys.stdout, sys.stderr), (sys.unraisablehook, threading.excepthook)
+
+    def ignored(what: str) -> Callable:
+        return lambda info: say(f"note: {what} {raised(info.exc_value)} (ignored)", sys.stderr)
+
+    sys.unraisablehook = ignored("a finalizer of the checked code:")
+    threading.excepthook = ignored("a thread of the checked code:")
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = streams
+        sys.unraisablehook, threading.excepthook = hooks
+
+
+def say(text: str, stream) -> None:
+    """Print ``text``; straight to the file descriptor when the stream was closed."""
+    try:
+        print(text, file=stream, flush=True)
+    except (OSError, ValueError):
+        os.write(2 if stream is sys.stderr else 1, (text + "\n").encode(errors="replace"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -81,15 +118,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("kind", choices=list(KINDS), metavar="KIND", help=", ".join(KINDS))
     parser.add_argument("target", metavar="FILE.py:FUNCTION", help="the function to check")
     args = parser.parse_args(argv)
+    out, err = sys.stdout, sys.stderr
     try:
-        function = load_function(args.target)
+        with kept_streams():
+            function = load_function(args.target)
+            verdict = check_implementation(args.kind, function)
     except ValueError as error:
-        print(f"cannot load {args.target}: {error}", file=sys.stderr)
+        say(f"cannot load {args.target}: {error}", err)
         return EXIT_CANNOT
-    verdict = check_implementation(args.kind, function)
-    print(f"{args.kind}: {verdict.text}")
+    except KeyboardInterrupt:  # a person stopping a call that hangs: no verdict
+        say(f"{args.kind}: no verdict: interrupted (KeyboardInterrupt) while checking "
+            f"{args.target}", err)  # fmt: skip
+        return EXIT_CANNOT
+    say(f"{args.kind}: {verdict.text}", out)
     return verdict.exit_code
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # the status is the verdict's: a thread or an atexit handler the checked file left behind
+    # ends with the process here, before it can exit with a status of its own
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)

@@ -9,8 +9,11 @@ cell by cell, on the cells that count:
                                              row: softmax over the row cancels it
     differs                                  the first case where it does not, which cells, and
                                              the known bug whose output it equals, if one does
-    cannot be called                         it raised, or returned the wrong shape, a dtype that
-                                             is not a number, NaN or inf
+    cannot be called                         it raised (an exit, ``SystemExit``, too), or returned
+                                             the wrong shape, a dtype that is not a number, NaN
+                                             or inf
+
+A ``KeyboardInterrupt`` is not the function's answer but a person stopping the run: it passes.
 
 A verdict is words and arrays, never a traceback.
 """
@@ -63,20 +66,49 @@ class Verdict:
 
 
 def as_output(value: object) -> np.ndarray:
-    """A torch tensor or numpy array returned by the user's function, as numpy (ValueError in
-    words for anything else)."""
+    """A torch tensor or numpy array returned by the user's function, as a plain numpy array
+    of its own (ValueError in words for anything else). A subclass's hooks run here, inside
+    the call's guard, never later in the comparison."""
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu()
         if value.is_complex() or value.dtype == torch.bool:
             raise ValueError(f"it returned a {value.dtype} tensor, not real numbers")
         if value.dtype == torch.bfloat16:
             value = value.float()
-        return value.numpy() if value.is_floating_point() else value.to(torch.int64).numpy()
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "fiu":
-            raise ValueError(f"it returned a numpy array of dtype {value.dtype}, not numbers")
-        return value
-    raise ValueError(f"it returned a {type(value).__name__}, not a torch tensor or numpy array")
+        value = value.numpy() if value.is_floating_point() else value.to(torch.int64).numpy()
+    elif not isinstance(value, np.ndarray):
+        raise ValueError(f"it returned a {type(value).__name__}, not a torch tensor or numpy array")
+    plain = np.ndarray.view(value, np.ndarray).copy()  # the base class's own methods
+    if plain.dtype.kind not in "fiu":
+        raise ValueError(f"it returned a numpy array of dtype {plain.dtype}, not numbers")
+    return plain
+
+
+def raised(error: BaseException) -> str:
+    """What the user's code raised, in words: ``it raised TypeError: <its first line>``, an
+    exit as the call it was. Safe against an exception whose name or message itself raises
+    (a ``__str__`` that calls ``sys.exit``)."""
+    try:
+        name = type(error).__name__
+        name = name if isinstance(name, str) else "an exception"
+    except BaseException:  # the user's class: anything may come back
+        name = "an exception"
+    if isinstance(error, SystemExit):
+        try:
+            code = error.code
+            code = repr(code) if code is None or isinstance(code, int | str) else "an object"
+        except BaseException:
+            code = "an object"
+        return (
+            f"it raised SystemExit (sys.exit({code[:80]})): a function under check must "
+            "return its output, not end the process"
+        )
+    try:
+        text = str(error).strip()
+        text = text.splitlines()[0] if text else ""
+    except BaseException:
+        text = ""
+    return f"it raised {name[:80]}" + (f": {text[:300]}" if text else "")
 
 
 def close(got: np.ndarray, want: np.ndarray, exact: bool) -> np.ndarray:
@@ -121,11 +153,10 @@ def check(kind: Kind, fn: Callable) -> Verdict:
         inputs = kind.inputs(case)
         try:
             got = as_output(fn(*kind.arguments(case, inputs)))
-        except Exception as error:  # the user's code: any failure is a verdict in words
-            text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            return cannot(
-                kind, case, f"it raised {type(error).__name__}" + (f": {text}" if text else "")
-            )
+        except KeyboardInterrupt:  # a person stopping the run: it stops (the command says so)
+            raise
+        except BaseException as error:  # the user's code: any failure, an exit or a
+            return cannot(kind, case, raised(error))  # BaseException of its own, in words
         verdict = judge(kind, case, inputs, got, convention)
         if not verdict.ok:
             return verdict
