@@ -19,12 +19,13 @@ found) and, usually, a config. Looked for:
 
 from __future__ import annotations
 
-import json
-import re
+import math
 from collections.abc import Callable
 
 import numpy as np
 
+from relpos_lab.extract.configured import MAX_HEADS, family_params, find_alibi, find_rope
+from relpos_lab.extract.fields import Fields, load_json
 from relpos_lab.extract.positions import FORMAT, Alibi, Positions, Rope, ShawLayer, T5Stack
 from relpos_lab.extract.safetensors_file import FileProblem
 
@@ -35,81 +36,123 @@ LOOKED_FOR = (
     "ALiBi in the config (alibi, attn_config.alibi, a BLOOM model type)",
     "RoPE in the config (rope_theta, rotary_emb_base, rope_scaling, a Llama-family model type)",
 )
-T5_KEY = re.compile(
-    r"(?:^|\.)(?P<stack>encoder|decoder)\.block\.(?P<layer>\d+)\."
-    r"(?:.*\.)?(?P<glob>global_)?relative_attention_bias\.weight$"
-)
-ROTARY_TYPES = {  # model types that use RoPE with no key naming it in their config
-    "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3",
-    "gpt_neox", "olmo", "olmo2", "starcoder2", "cohere", "stablelm", "gptj", "deepseek_v3",
-}  # fmt: skip
+T5_BIAS = ("relative_attention_bias", "global_relative_attention_bias")
 MAX_BUCKETS = 4096
 MAX_TABLE_ROWS = 2 * 65536 + 1
+MAX_TABLE_WIDTH = 65536
+MAX_VALUES = 2**24  # every position tensor read, together (a published model's: thousands)
+MAX_LAYER = 9999
 
 Shapes = dict[str, tuple[int, ...]]
 Getter = Callable[[str], np.ndarray]
 
 
-def find_positions(source: str, shapes: Shapes, get: Getter, config: dict) -> Positions:
+def find_positions(
+    source: str, shapes: Shapes, get: Getter, config: dict, config_name: str = "config.json"
+) -> Positions:
     """Every position parameter of one checkpoint: its tensors' ``shapes``, ``get(name)`` for
-    their values, and its ``config`` ({} when none came with it)."""
+    their values, and its ``config`` ({} when none came with it), named ``config_name`` in
+    messages."""
     notes: list[str] = []
-    t5 = tuple(find_t5(shapes, get, config, notes))
+    fields = Fields(config, config_name)
+    get = counted(get, shapes)
+    t5 = tuple(find_t5(shapes, get, fields, notes))
     shaw = tuple(find_shaw(shapes, get))
-    return Positions(source, t5, shaw, find_alibi(config), find_rope(config), tuple(notes))
+    alibi, rope = find_alibi(fields, notes), find_rope(fields, notes)
+    return Positions(source, t5, shaw, alibi, rope, tuple(notes))
 
 
-def layer_of(name: str, fallback: int) -> int:
-    """The first integer among a dotted name's parts (blocks.3.attn... -> 3)."""
-    for part in name.split("."):
-        if part.isdigit():
-            return int(part)
-    return fallback
+def counted(get: Getter, shapes: Shapes) -> Getter:
+    """``get`` that refuses once the tensors read would hold over MAX_VALUES values: a state
+    dict's tensor may be a view whose shape claims far more than its file holds."""
+    left = [MAX_VALUES]
+
+    def read(name: str) -> np.ndarray:
+        left[0] -= math.prod(shapes[name])
+        if left[0] < 0:
+            raise FileProblem(
+                f"the position tensors would hold over {MAX_VALUES:,} values (at "
+                f"{name[:80]!r}); a model's position parameters are far fewer"
+            )
+        return get(name)
+
+    return read
 
 
-def family_params(config: dict, scheme: str) -> dict | None:
-    """The scheme keywords of one of this library's family checkpoints for ``scheme``."""
-    if config.get("position") == scheme:
-        return dict(config.get("scheme_params") or {})
+def number_part(part: str) -> int | None:
+    """A dotted name's part as a layer number: at most 6 ASCII digits ('²' and '٣' are not)."""
+    if len(part) <= 6 and part.isascii() and part.isdigit():  # T5Stack refuses > MAX_LAYER
+        return int(part)
     return None
 
 
-def find_t5(shapes: Shapes, get: Getter, config: dict, notes: list[str]) -> list[T5Stack]:
+def t5_name(name: str) -> tuple[str, int, bool] | None:
+    """(stack, layer, global) of a name in T5's layout,
+    ``<encoder|decoder>.block.<L>.[...].[global_]relative_attention_bias.weight``; read part by
+    part, in time linear in the name's length."""
+    parts = name.split(".")
+    if len(parts) < 5 or parts[-1] != "weight" or parts[-2] not in T5_BIAS:
+        return None
+    for i in range(len(parts) - 4):  # stack, block, L, then the bias's own two parts
+        if parts[i] in ("encoder", "decoder") and parts[i + 1] == "block":
+            layer = number_part(parts[i + 2])
+            if layer is not None:
+                return parts[i], layer, parts[-2] == T5_BIAS[1]
+    return None
+
+
+def layer_of(name: str, fallback: int) -> int:
+    """The first layer number among a dotted name's parts (blocks.3.attn... -> 3)."""
+    for part in name.split("."):
+        if (number := number_part(part)) is not None:
+            return number
+    return fallback
+
+
+def t5_config(config: Fields) -> tuple[int | None, int | None]:
+    """(num_buckets, max_distance) the config states, each checked."""
     family = family_params(config, "t5")
+    if family is not None:
+        buckets = family.integer("num_buckets", 2, MAX_BUCKETS)
+        max_distance = family.integer("max_distance", 1, 2**40)
+        return (32 if buckets is None else buckets), (128 if max_distance is None else max_distance)
+    return (
+        config.integer("relative_attention_num_buckets", 2, MAX_BUCKETS),
+        config.integer("relative_attention_max_distance", 1, 2**40),
+    )
+
+
+def find_t5(shapes: Shapes, get: Getter, config: Fields, notes: list[str]) -> list[T5Stack]:
+    family = family_params(config, "t5") is not None
     found = []
     for name, shape in shapes.items():
-        match = T5_KEY.search(name)
-        if match:
-            stack = match["stack"] + (" (global)" if match["glob"] else "")
-            layer, bidirectional = int(match["layer"]), match["stack"] == "encoder"
-        elif family is not None and name.endswith("scheme.bias"):
+        parsed = t5_name(name)
+        if parsed:
+            stack, layer, glob = parsed
+            stack, bidirectional = stack + (" (global)" if glob else ""), stack == "encoder"
+        elif family and name.endswith("scheme.bias"):
             stack, layer, bidirectional = "model", layer_of(name, len(found)), False  # causal
         elif name.endswith("relative_attention_bias.weight"):
             stack, layer = "model", layer_of(name, len(found))
-            bidirectional = not config.get("is_decoder", False)
+            bidirectional = not config.flag("is_decoder")
         else:
             continue
-        if family is not None:
-            buckets = family.get("num_buckets", 32)
-            max_distance = family.get("max_distance", 128)
-        else:
-            buckets = config.get("relative_attention_num_buckets")
-            max_distance = config.get("relative_attention_max_distance")
-        if len(shape) != 2 or not 2 <= shape[0] <= MAX_BUCKETS or not 1 <= shape[1] <= 4096:
+        buckets, max_distance = t5_config(config)
+        if len(shape) != 2 or not 2 <= shape[0] <= MAX_BUCKETS or not 1 <= shape[1] <= MAX_HEADS:
             raise FileProblem(
                 f"{name[:100]} has shape {shape}; a T5 bias is (num_buckets, heads) with "
-                f"num_buckets 2 to {MAX_BUCKETS}"
+                f"num_buckets 2 to {MAX_BUCKETS} and 1 to {MAX_HEADS} heads"
             )
         if buckets is not None and shape[0] != buckets:
             raise FileProblem(
-                f"{name[:100]} has {shape[0]} rows but the config says "
+                f"{name[:100]} has {shape[0]} rows but {config.where} says "
                 f"relative_attention_num_buckets = {buckets}"
             )
         if max_distance is None:
             max_distance = 128
-            note = "no relative_attention_max_distance in a config: T5's 128 assumed"
+            note = f"no relative_attention_max_distance in {config.where}: T5's 128 assumed"
             notes.extend([note] if note not in notes else [])
-        found.append(T5Stack(stack, layer, float32(get(name)), bidirectional, int(max_distance)))
+        found.append(T5Stack(stack, layer, float32(get(name)), bidirectional, max_distance))
     order = {"encoder": 0, "encoder (global)": 1, "decoder": 2}
     return sorted(found, key=lambda s: (order.get(s.stack, 3), s.layer))
 
@@ -127,61 +170,23 @@ def find_shaw(shapes: Shapes, get: Getter) -> list[ShawLayer]:
                 tables.setdefault(name[: -len(suffix)], {})[part] = name
     layers = []
     for index, (prefix, names) in enumerate(tables.items()):
-        read = {part: float32(get(name)) for part, name in names.items()}
-        for part, table in read.items():
-            if table.ndim != 2 or table.shape[0] % 2 == 0 or table.shape[0] > MAX_TABLE_ROWS:
+        for name in names.values():  # the shape first: nothing is read that is not a table
+            shape = shapes[name]
+            if (
+                len(shape) != 2
+                or shape[0] % 2 == 0
+                or shape[0] > MAX_TABLE_ROWS
+                or not 1 <= shape[1] <= MAX_TABLE_WIDTH
+            ):
                 raise FileProblem(
-                    f"{names[part][:100]} has shape {table.shape}; a Shaw table is (2k + 1, d)"
+                    f"{name[:100]} has shape {shape}; a Shaw table is (2k + 1, d) with 2k + 1 "
+                    f"at most {MAX_TABLE_ROWS} and d 1 to {MAX_TABLE_WIDTH}"
                 )
-        if len({t.shape for t in read.values()}) > 1:
+        if len({shapes[name] for name in names.values()}) > 1:
             raise FileProblem(f"the key and value tables of {prefix[:80] or 'the layer'} differ")
+        read = {part: float32(get(name)) for part, name in names.items()}
         layers.append(ShawLayer(layer_of(prefix, index), read.get("key"), read.get("value")))
     return sorted(layers, key=lambda s: s.layer)
-
-
-def heads_of(config: dict) -> int | None:
-    for key in ("n_head", "num_attention_heads", "n_heads", "heads", "num_heads"):
-        value = config.get(key)
-        if isinstance(value, int) and 1 <= value <= 4096:
-            return value
-    return None
-
-
-def find_alibi(config: dict) -> Alibi | None:
-    attn = config.get("attn_config") if isinstance(config.get("attn_config"), dict) else {}
-    says = (
-        config.get("alibi") is True
-        or attn.get("alibi") is True
-        or config.get("model_type") == "bloom"
-        or config.get("position") == "alibi"
-    )
-    heads = heads_of(config)
-    if not says or heads is None:
-        return None
-    return Alibi(heads, float(attn.get("alibi_bias_max", 8.0)))
-
-
-def find_rope(config: dict) -> Rope | None:
-    family = family_params(config, "rope")
-    keys = ("rope_theta", "rotary_emb_base", "rope_scaling")
-    if family is None and not any(k in config for k in keys):
-        if config.get("model_type") not in ROTARY_TYPES:
-            return None
-    heads = heads_of(config)
-    width = config.get("hidden_size", config.get("d_model"))
-    head_dim = config.get("head_dim") or (width // heads if width and heads else None)
-    if not isinstance(head_dim, int) or head_dim < 2:
-        return None
-    share = config.get("partial_rotary_factor", config.get("rotary_pct", 1.0))
-    rotated = int(head_dim * share) // 2 * 2
-    base = (family or {}).get("base") or config.get("rope_theta") or config.get("rotary_emb_base")
-    scaling = config.get("rope_scaling")
-    return Rope(
-        float(base or 10000.0),
-        rotated,
-        json.dumps(scaling, sort_keys=True) if isinstance(scaling, dict) else None,
-        config.get("max_position_embeddings") or config.get("context"),
-    )
 
 
 def float32(array: np.ndarray) -> np.ndarray:
@@ -195,42 +200,55 @@ def float32(array: np.ndarray) -> np.ndarray:
 
 
 def read_extracted(source: str, shapes: Shapes, get: Getter, metadata: dict) -> Positions:
-    """A file the extractor wrote (``metadata["format"] == FORMAT``), checked as any upload."""
+    """A file the extractor wrote (``metadata["format"] == FORMAT``), checked as any upload:
+    each metadata entry is JSON text, parsed and read field by field."""
     if metadata.get("format") != FORMAT:
-        raise FileProblem(f"not an extracted file (format {metadata.get('format')!r})")
+        raise FileProblem(f"not an extracted file (format {str(metadata.get('format'))[:40]!r})")
+
+    def entry(key: str, default: str) -> object:
+        return load_json(metadata.get(key, default), f"the extracted file's metadata {key!r}")
+
+    t5_items, notes = entry("t5", "[]"), entry("notes", "[]")
+    if not isinstance(t5_items, list) or not isinstance(notes, list):
+        raise FileProblem("the extracted file's metadata 't5' and 'notes' must be lists")
+    t5 = []
+    for item in t5_items:
+        if not isinstance(item, dict):
+            raise FileProblem("the extracted file's metadata 't5' must list objects")
+        fields = Fields(item, "the extracted file's metadata", "t5[].")
+        name = fields.text("tensor")
+        if name not in shapes:
+            raise FileProblem(f"the metadata names a tensor {str(name)[:60]!r} the file lacks")
+        bidirectional = fields.flag("bidirectional")
+        layer, max_distance = (
+            fields.integer("layer", 0, MAX_LAYER),
+            fields.integer("max_distance", 1, 2**40),
+        )
+        stack = fields.text("stack", 40)
+        if None in (bidirectional, layer, max_distance, stack):
+            raise FileProblem("the extracted file's metadata 't5' lacks stack, layer, "
+                              "bidirectional or max_distance")  # fmt: skip
+        t5.append(T5Stack(stack, layer, float32(get(name)), bidirectional, max_distance))
+    alibi, rope = entry("alibi", "null"), entry("rope", "null")
     try:
-        t5_items = json.loads(metadata.get("t5", "[]"))
-        alibi = metadata.get("alibi")
-        rope = metadata.get("rope")
-        notes = tuple(str(n)[:200] for n in json.loads(metadata.get("notes", "[]")))
-        t5 = []
-        for item in t5_items:
-            name = item["tensor"]
-            if name not in shapes:
-                raise FileProblem(f"the metadata names a tensor {name[:60]!r} the file lacks")
-            t5.append(
-                T5Stack(
-                    str(item["stack"])[:40],
-                    int(item["layer"]),
-                    float32(get(name)),
-                    bool(item["bidirectional"]),
-                    int(item["max_distance"]),
-                )
-            )
-        alibi = Alibi(**json.loads(alibi)) if alibi else None
-        rope = Rope(**json.loads(rope)) if rope else None
-    except (KeyError, TypeError, ValueError) as error:
-        if isinstance(error, FileProblem):
-            raise
-        raise FileProblem(f"the extracted file's metadata is malformed ({error})") from None
+        alibi = Alibi(**alibi) if isinstance(alibi, dict) else None
+        rope = Rope(**rope) if isinstance(rope, dict) else None
+    except TypeError:  # a field Alibi or Rope does not have, or one missing
+        raise FileProblem("the extracted file's metadata 'alibi' or 'rope' is malformed") from None
     # shaw/<layer>/key -> <layer>.scheme.table_k: the names find_shaw reads
     parts = {"key": "scheme.table_k", "value": "scheme.table_v"}
     renamed = {}
     for name in shapes:
         pieces = name.split("/")
-        if len(pieces) == 3 and pieces[0] == "shaw" and pieces[1].isdigit() and pieces[2] in parts:
+        if (
+            len(pieces) == 3
+            and pieces[0] == "shaw"
+            and number_part(pieces[1]) is not None
+            and pieces[2] in parts
+        ):
             renamed[f"{pieces[1]}.{parts[pieces[2]]}"] = name
     shaw = find_shaw({new: shapes[old] for new, old in renamed.items()}, lambda n: get(renamed[n]))
     original = str(metadata.get("source", ""))[:200]
+    notes = tuple(str(n)[:200] for n in notes)
     notes = (f"extracted from {original}", *notes) if original else notes
     return Positions(source, tuple(t5), tuple(shaw), alibi, rope, notes)

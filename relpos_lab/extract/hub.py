@@ -10,21 +10,27 @@ a cap on the bytes read. ``host`` is for tests, which serve a file they wrote on
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from relpos_lab.extract.finders import T5_KEY, find_alibi, find_rope
+from relpos_lab.extract.configured import find_alibi, find_rope
+from relpos_lab.extract.fields import Fields, load_json
+from relpos_lab.extract.finders import t5_name
 from relpos_lab.extract.positions import Positions
 from relpos_lab.extract.safetensors_file import FileProblem, Reader, read_header
 from relpos_lab.extract.sources import parse_config, positions_in_header
 
 HUB = "https://huggingface.co"
 HUB_HOSTS = ("huggingface.co", ".huggingface.co", ".hf.co")  # where the Hub redirects downloads
-NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
+# The Hub's rule for a repository name: ASCII letters, digits, "-", "_", "." and at most one "/"
+# (an owner and a name), neither part starting with "-" or ".", no "--" or "..", 96 characters
+# at most each. \w and str.isalnum would let other scripts' letters and digits through.
+PART = "[A-Za-z0-9][A-Za-z0-9_.-]{0,95}"
+NAME = re.compile(f"{PART}(/{PART})?")
+ALLOWED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./")
 MAX_HEADER = 8 * 2**20
 MAX_TENSORS = 8 * 2**20  # the position tensors of any published model fit in far less
 TIMEOUT_S = 10.0
@@ -113,22 +119,42 @@ def budget_mb() -> int:
 
 
 def may_hold_position(name: str) -> bool:
-    return bool(T5_KEY.search(name)) or name.endswith(
+    if not isinstance(name, str):
+        return False
+    return t5_name(name) is not None or name.endswith(
         ("relative_attention_bias.weight", "embeddings_table", "scheme.table_k", "scheme.table_v")
     )
+
+
+def check_name(name: object) -> None:
+    """A HubProblem unless ``name`` follows the Hub's rule; the message names the first
+    character outside it (a Cyrillic 'а' looks like 'a', an Arabic-Indic '٣' is a digit)."""
+    rule = (
+        "a Hub name such as t5-small or google/flan-t5-base: ASCII letters, digits, '-', '_', "
+        "'.' and at most one '/'"
+    )
+    if not isinstance(name, str):
+        raise HubProblem(f"model name must be {rule}")
+    odd = next((c for c in name if c not in ALLOWED), None)
+    if odd is not None:
+        raise HubProblem(
+            f"model name must be {rule}; {name[:80]!r} has {odd!r} (U+{ord(odd):04X}), which is "
+            "not one of them"
+        )
+    if not NAME.fullmatch(name) or ".." in name or "--" in name:
+        raise HubProblem(
+            f"model name must be {rule}, each part starting with a letter or digit, without "
+            f"'--' or '..', at most 96 characters a part; got {name[:200]!r}"
+        )
 
 
 def from_hub(
     name: str, revision: str = "main", *, host: str = HUB, timeout: float = TIMEOUT_S
 ) -> tuple[Positions, int]:
     """The position parameters of Hub model ``name``, and the bytes received to find them."""
-    if not isinstance(name, str) or not NAME.match(name) or ".." in name:
-        raise HubProblem(
-            "model name must be a Hub name such as t5-small or google/flan-t5-base (letters, "
-            f"digits, '-', '_', '.', one '/'), got {str(name)[:80]!r}"
-        )
-    if not re.fullmatch(r"[\w.-]{1,64}", revision):
-        raise HubProblem(f"revision must be a branch, tag or commit, got {revision[:40]!r}")
+    check_name(name)
+    if not isinstance(revision, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", revision):
+        raise HubProblem(f"revision must be a branch, tag or commit, got {str(revision)[:40]!r}")
     fetch = Fetch(host, timeout)
     base = f"{host}/{name}/resolve/{revision}"
     try:
@@ -150,7 +176,7 @@ def from_hub(
 def from_hub_shards(fetch: Fetch, base: str, name: str, config: dict) -> Positions:
     """A sharded checkpoint: the index, then each shard that may hold a position tensor."""
     try:
-        index = json.loads(fetch.small(f"{base}/model.safetensors.index.json", 4 * 2**20))
+        data = fetch.small(f"{base}/model.safetensors.index.json", 4 * 2**20)
     except HubProblem as problem:
         if "answered 404" not in str(problem):
             raise
@@ -158,17 +184,21 @@ def from_hub_shards(fetch: Fetch, base: str, name: str, config: dict) -> Positio
             f"{name} has neither model.safetensors nor model.safetensors.index.json on the Hub "
             "(a private or gated model needs a token, which this page does not take)"
         ) from None
-    weight_map = index.get("weight_map", {}) if isinstance(index, dict) else {}
-    shards = sorted({f for n, f in weight_map.items() if may_hold_position(str(n))})
-    t5, shaw, notes = [], [], []
+    index = load_json(data, f"{name}'s model.safetensors.index.json")
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    if not isinstance(weight_map, dict):
+        raise HubProblem(f"{name}'s model.safetensors.index.json has no weight_map")
+    shards = {f for n, f in weight_map.items() if may_hold_position(n)}
     for shard in shards:
-        if not isinstance(shard, str) or not re.fullmatch(r"[\w.-]{1,120}", shard):
+        if not isinstance(shard, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,120}", shard):
             raise HubProblem(f"the index names a shard {str(shard)[:60]!r} that is not a file")
+    t5, shaw, notes = [], [], []
+    for shard in sorted(shards):
         read, size = fetch.reader(f"{base}/{shard}")
         part = positions_in_header(name, read_header(read, size), read, config)
         t5 += part.t5
         shaw += part.shaw
         notes += [note for note in part.notes if note not in notes]
-    return Positions(
-        name, tuple(t5), tuple(shaw), find_alibi(config), find_rope(config), tuple(notes)
-    )
+    fields = Fields(config, "config.json")
+    alibi, rope = find_alibi(fields, notes), find_rope(fields, notes)
+    return Positions(name, tuple(t5), tuple(shaw), alibi, rope, tuple(notes))

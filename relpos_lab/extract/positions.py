@@ -13,9 +13,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from relpos_lab.extract.fields import described
 from relpos_lab.extract.safetensors_file import FileProblem
 
 FORMAT = "relpos-positions/1"  # the __metadata__ value that marks an extracted file
+MAX_SCALING = 32768  # rope_scaling as JSON text (LongRoPE's lists of factors are the longest)
+
+
+def whole(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def real(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,7 @@ class Alibi:
     max_bias: float = 8.0  # the slopes' exponent: m_h = 2^(-max_bias h / H)
 
     def __post_init__(self) -> None:
-        if not 1 <= self.heads <= 4096 or not 0 < self.max_bias <= 64:
+        if not (whole(self.heads, 1, 4096) and real(self.max_bias) and 0 < self.max_bias <= 64):
             raise FileProblem(
                 f"ALiBi needs 1 to 4096 heads and a slope exponent in (0, 64], got "
                 f"{self.heads} heads and {self.max_bias}"
@@ -101,10 +111,26 @@ class Rope:
     max_positions: int | None = None  # the config's max_position_embeddings
 
     def __post_init__(self) -> None:
-        if not 1 < self.base <= 1e9 or not 2 <= self.head_dim <= 4096 or self.head_dim % 2:
+        if not (real(self.base) and 1 < self.base <= 1e9 and whole(self.head_dim, 2, 4096)):
             raise FileProblem(
                 f"RoPE needs a base in (1, 1e9] and an even head size 2 to 4096, got base "
-                f"{self.base:g} and {self.head_dim}"
+                f"{described(self.base)} and {described(self.head_dim)}"
+            )
+        if self.head_dim % 2:
+            raise FileProblem(
+                f"RoPE rotates pairs: its head size must be even, got {self.head_dim}"
+            )
+        if self.max_positions is not None and not whole(self.max_positions, 1, 2**31):
+            raise FileProblem(
+                f"RoPE's max_position_embeddings must be in [1, 2**31], got "
+                f"{described(self.max_positions)}"
+            )
+        if self.scaling is not None and not (
+            isinstance(self.scaling, str) and len(self.scaling) <= MAX_SCALING
+        ):
+            raise FileProblem(
+                f"RoPE's rope_scaling must be JSON text of at most {MAX_SCALING:,} characters, "
+                f"got {described(self.scaling)}"
             )
 
 

@@ -10,7 +10,6 @@ the same code serves a file on disk, an upload in memory and an HTTP range read.
 
 from __future__ import annotations
 
-import json
 import math
 import struct
 from collections.abc import Callable
@@ -59,10 +58,9 @@ def read_header(read: Reader, size: int) -> Header:
             f"the header claims {length} bytes but the file has {size - 8} after its first 8 "
             f"(and a header may take at most {MAX_HEADER // 2**20} MB)"
         )
-    try:
-        raw = json.loads(read(8, 8 + length))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise FileProblem(f"the header is not JSON ({error})") from None
+    from relpos_lab.extract.fields import load_json  # it names its problems as FileProblem
+
+    raw = load_json(read(8, 8 + length), "the header")
     if not isinstance(raw, dict):
         raise FileProblem("the header is not a JSON object")
     metadata = raw.pop("__metadata__", None) or {}
