@@ -9,6 +9,7 @@ from explorer.frame.widgets import choice
 from explorer.stories.long_context.views import (
     BASES,
     FACTORS,
+    AtDistance,
     Decay,
     Measured,
     Scaled,
@@ -40,9 +41,26 @@ def rows_of(m: Measured, rule: str) -> list[str]:
     return ["none", *(row for row in m.zero_shot if row.endswith(rule))]
 
 
-def arrays(w: Wavelengths, d: Decay, s: Scaled, m: Measured, layer: int) -> dict:
+def arrays(
+    w: Wavelengths,
+    d: Decay,
+    s: Scaled,
+    m: Measured,
+    layer: int,
+    sink_layer: int,
+    at: AtDistance | None = None,
+) -> dict:
+    """The page's arrays as drawn: the decay's curves in ``layer`` (its section's picker), the
+    sinks in ``sink_layer`` (theirs); with a picked pair, each rotary pair's angle at j - i."""
     layers, heads, _ = d.mean_logit.shape
     pairs = [str(t) for t in range(len(w.wavelength))]
+    picked = {}
+    if at is not None:
+        picked["picked_rotation"] = Labelled(
+            np.stack([at.angle, at.angle / (2 * np.pi)], 1),
+            f"(j - i) theta_t at the picked pair's j - i = {at.distance}, base {at.base:,.0f}",
+            rows=pairs, cols=["radians", "turns"], corner="pair t",
+        )  # fmt: skip
     return {
         "wavelengths": Labelled(
             w.wavelength[:, None], f"2 pi base^(2t/d), base {w.base:,.0f}, d {w.head_dim}",
@@ -68,9 +86,11 @@ def arrays(w: Wavelengths, d: Decay, s: Scaled, m: Measured, layer: int) -> dict
             cols=list(m.zero_shot), corner="length \\ scaling",
         ),
         "sink_share": Labelled(
-            np.stack([*(v[layer].max(0) for v in m.share.values()), m.uniform], 1),
-            f"largest head's share on the first 4 characters, layer {layer}; last column: "
+            np.stack([*(v[sink_layer].max(0) for v in m.share.values()), m.uniform], 1),
+            f"largest head's share on the first 4 characters, layer {sink_layer}; last column: "
             "the share a uniform query gives",
-            rows=[str(n) for n in m.lengths], cols=[*m.share, "uniform"], corner="n \\ model",
+            rows=[str(n) for n in m.lengths], cols=[*m.share, "uniform"],
+            corner="text length \\ model",
         ),
+        **picked,
     }  # fmt: skip

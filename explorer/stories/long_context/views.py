@@ -25,6 +25,8 @@ from relpos_lab.family.long_context import (
     FIXED_FACTOR,
     LONG_FILE,
     ROPE_MODEL,
+    SINK_ROWS,
+    SINKS,
     scaling_config,
     uniform_share,
 )
@@ -32,6 +34,7 @@ from relpos_lab.family.registry import describe
 
 BASES = (100, 1_000, 10_000, 100_000, 1_000_000)  # the base slider's stops
 DECAY = (DECAY_TEXTS, DECAY_LENGTH)  # held-out texts, and their length, of the mean logit
+SINK = (SINKS, SINK_ROWS)  # the first characters a sink is looked for in; the queries read
 FACTORS = (2, 4, 8, 16)  # the scaling factor's choices
 FIXED = FIXED_FACTOR  # the zero-shot table's fixed factor
 
@@ -161,4 +164,42 @@ def measured() -> Measured:
         uniform=np.array([uniform_share(int(n)) for n in lengths], np.float32),
         cache=int(record["window"]["cache"]),
         text=text,
+    )
+
+
+@dataclass(frozen=True)
+class AtDistance:
+    """The picked pair's distance read on the figures. RoPE's logit for query i and key j
+    rotates pair t by (j - i) theta_t, so a pair is read at its distance r = j - i alone."""
+
+    distance: int  # j - i
+    base: float  # the page's base (the wavelength figure's)
+    angle: np.ndarray  # (d/2,) (j - i) theta_t in radians, at the page's base
+    bound: float  # Su et al.'s mean |S_j| at |j - i| (its size is even in r), the page's base
+    bound_at_zero: float
+    mean_logit: np.ndarray | None  # (layers, heads) the trained mean logit at i - j; None when
+    # the key comes after the query (a causal model never reads it) or past the stored run
+    stored: int  # distances 0 .. stored - 1 of the stored mean logit
+
+    @property
+    def turned(self) -> int:
+        """How many pairs complete at least one turn over the pair's distance."""
+        return int((np.abs(self.angle) >= 2 * math.pi).sum())
+
+
+def at_distance(w: Wavelengths, d: Decay, distance: int) -> AtDistance:
+    """The rotation, the bound and the trained mean logit at the picked pair's j - i."""
+    theta, _ = rope_frequencies(w.head_dim, float(w.base))
+    bound = rope_decay_bound(torch.tensor([abs(distance), 0]), theta).tolist()
+    back = -distance  # i - j: the decay figure's r, >= 0 for a key at or before its query
+    stored = len(d.distance)
+    logit = d.mean_logit[:, :, back] if 0 <= back < stored else None
+    return AtDistance(
+        distance=distance,
+        base=float(w.base),
+        angle=(distance * theta.double()).numpy(),
+        bound=float(bound[0]),
+        bound_at_zero=float(bound[1]),
+        mean_logit=logit,
+        stored=stored,
     )
