@@ -128,8 +128,12 @@ start_replica() { # start_replica PORT
         # the shell joins the cgroup, then becomes the server: in it from its first allocation
         prefix=(bash -c 'echo $$ > "$0" && exec "$@"' "$cgroup/cgroup.procs")
     fi
-    (cd "$REPO" && exec "${prefix[@]}" "$python" -m streamlit run app.py \
+    # RELPOS_WARM_AT_START: the replica runs every page's default and n = 1024 views once, in the
+    # background, from its first script run (explorer/frame/warm.py); 0 in the environment: not
+    (cd "$REPO" && RELPOS_WARM_AT_START="${RELPOS_WARM_AT_START:-1}" exec "${prefix[@]}" \
+        "$python" -m streamlit run app.py \
         --server.headless true \
+        --server.scriptHealthCheckEnabled true \
         --server.port "$port" \
         --server.address 127.0.0.1 \
         --browser.gatherUsageStats false \
@@ -187,6 +191,8 @@ cmd_start() {
             fi
             sleep 0.25
         done
+        # its first script run, before any visitor's: it starts the replica's warm-up
+        curl -s --max-time 60 -o /dev/null "http://127.0.0.1:$port/_stcore/script-health-check" || true
         say "replica healthy: http://127.0.0.1:$port"
     done
 

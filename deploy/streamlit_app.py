@@ -15,6 +15,7 @@ Run it from the repository root, as Cloud does (Streamlit reads ``.streamlit/con
 the working directory): ``streamlit run deploy/streamlit_app.py``.
 """
 
+import os
 import runpy
 import sys
 from pathlib import Path
@@ -24,4 +25,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # app.py and the pages import explorer, relpos_core and relpos_lab from.
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+# A fresh deploy runs every page's default and n = 1024 views once, in the background, from the
+# first script run (Cloud's script health check): its first visitor waits as the second does
+# (explorer/frame/warm.py). RELPOS_WARM_AT_START=0 in the app's environment turns it off.
+os.environ.setdefault("RELPOS_WARM_AT_START", "1")
 runpy.run_path(str(REPO_ROOT / "app.py"), run_name="__main__")

@@ -25,6 +25,7 @@ from explorer.frame.host import collect_soon, configure_process
 from explorer.frame.memory import one_view_at_a_time
 from explorer.frame.navigation import DEFAULT, PAGES, SECTIONS, Page, neighbours
 from explorer.frame.offline_view import start_recording
+from explorer.frame.warm import computed_so_far, note_run_ended, start_warming
 from explorer.pair.controls import pair_caption, pair_inputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,10 +50,13 @@ def run_app(page_for: PageFor = page_file) -> None:
         layout="wide",
     )
     configure_process()  # torch threads and heaps for a small shared host (once per process)
+    start_warming()  # every page's default and n = 1024 views, once, in the background
+    computed = computed_so_far()
     try:
         with shown_failures():  # a limit a user reached, or a bug: never a traceback on the page
             frame(page_for)
     finally:
+        note_run_ended(computed)  # a visitor's run delays the next warm run
         collect_soon()  # the run's garbage and freed heap, once its last messages are sent
 
 

@@ -22,3 +22,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "core"))
+
+# Servers the tests start run no background warm-up (explorer/frame/warm.py) unless a test asks
+# for one: what they measure is their own views.
+os.environ.setdefault("RELPOS_WARM_AT_START", "0")
