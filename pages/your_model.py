@@ -21,7 +21,7 @@ files, hub_name = [], ""
 if origin == sources.UPLOAD:
     files = st.file_uploader(
         "your checkpoint (and its config.json)",
-        type=list(sources.UPLOAD_TYPES),
+        type=None,  # sources checks each name: Streamlit's own check fails the run in its box
         accept_multiple_files=True,
         key="your_model_upload",
         help=text.UPLOAD_HELP,

@@ -45,14 +45,15 @@ def load_json(data: bytes | str, what: str, max_depth: int = MAX_DEPTH) -> objec
 
 
 def too_deep(value: object, max_depth: int) -> bool:
-    """Whether lists and objects nest deeper than ``max_depth`` (walked without recursion)."""
+    """Whether lists, tuples and dicts (keys too) nest deeper than ``max_depth``, walked without
+    recursion."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
         if isinstance(item, (dict, list, tuple)):
             if depth > max_depth:
                 return True
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
     return False
 

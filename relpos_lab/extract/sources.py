@@ -67,7 +67,16 @@ def parse_config(data: bytes) -> dict:
 
 def from_upload(files: list[tuple[str, bytes]]) -> Positions:
     """Positions in uploaded files: one weights file and, optionally, its config.json (other
-    .json files of a model's folder, a tokenizer's or a generation config, are left aside)."""
+    .json files of a model's folder, a tokenizer's or a generation config, are left aside).
+    A name is the visitor's text: one with a control character (a NUL, which could hide a
+    second suffix, an escape, a right-to-left override) is refused, not read."""
+    for name, _ in files:
+        odd = next((c for c in name if not c.isprintable()), None)
+        if odd is not None:
+            raise FileProblem(
+                f"'{shown(name)}': a file name with a control character (U+{ord(odd):04X}) is "
+                "not read; rename the file"
+            )
     configs = [(n, d) for n, d in files if shown(n).lower() == "config.json"]
     weights = [(n, d) for n, d in files if suffix_of(shown(n)) in WEIGHTS]
     other = [n for n, _ in files if suffix_of(shown(n)) not in (*WEIGHTS, "json")]

@@ -14,6 +14,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from relpos_lab.extract.fields import MAX_DEPTH, too_deep
 from relpos_lab.extract.finders import find_positions
 from relpos_lab.extract.positions import Positions
 from relpos_lab.extract.safetensors_file import FileProblem
@@ -112,6 +113,11 @@ def from_state_dict(source: str, loaded: object, config: dict) -> Positions:
 
     if not isinstance(loaded, dict):
         raise FileProblem(f"the file holds a {type(loaded).__name__}, not a state dict")
+    if too_deep(loaded, MAX_DEPTH):  # nothing below may recurse into it (str, repr, hash)
+        raise FileProblem(
+            f"the file nests containers more than {MAX_DEPTH} levels deep; a state dict nests "
+            "two or three (a checkpoint with its optimizer a few more)"
+        )
     config_name = "config.json"
     if not config and isinstance(loaded.get("config"), dict):
         config, config_name = loaded["config"], "the checkpoint's config"  # a family checkpoint
