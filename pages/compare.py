@@ -5,7 +5,6 @@ import streamlit as st
 
 from explorer.figures import formulas
 from explorer.figures.draw import figure, source_caption, window_caption
-from explorer.figures.notes import weights_note
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import head_picker, md_escape
@@ -14,7 +13,7 @@ from explorer.pair.controls import pair_schemes
 from explorer.stories.family import exports, panels, text, views
 from explorer.stories.family.controls import scheme_picker, scheme_settings
 from explorer.weights.source import source_of
-from relpos_core.schemes.catalogue import scheme_entry, scheme_label
+from relpos_core.schemes.catalogue import scheme_entry
 
 params = current_params()
 source = source_of(params)
@@ -29,7 +28,6 @@ with left:
     a = scheme_picker("scheme A", "compare_a")
 with right:
     b = scheme_picker("scheme B", "compare_b")
-pair_schemes(a, b)
 head = head_picker(heads, "compare_head")  # a row of its own: eight heads fit
 settings = scheme_settings(params, compare_a=a, compare_b=b)
 for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):
@@ -45,45 +43,64 @@ for name in dict.fromkeys((a, b)):
             md_escape(f"{scheme_entry(name).title} cannot run on this view: {missing[name]}."),
             icon=":material/warning:",
         )
-if a in missing or b in missing:
+running = {letter: name for letter, name in (("A", a), ("B", b)) if name not in missing}
+pair_schemes(*dict.fromkeys(running.values()))  # each scheme drawn or refused on its own
+if not running:
     st.stop()
 window_caption(params)
-both = views.compare_view(params, settings.config(a, params), settings.config(b, params))
-side_by_side = panels.compare_weights(params, both, a, b, head)
-figure(side_by_side.figure, "compare_weights", shape=(2, n, n), caption=side_by_side.caption)
-pair_note("both schemes' weights and their difference", range(start, stop), range(start, stop))
-notes = [
-    weights_note(w[head], head, offset=start, unit=source.unit, labels=source.key_names())
-    for w in (both.weights_a, both.weights_b)
-]
-st.info(
-    md_escape(f"A, {scheme_label(a)}: {notes[0]} B, {scheme_label(b)}: {notes[1]}")
-    + (" Read on the window." if params.windowed else ""),
-    icon=":material/lightbulb:",
-)
-difference = panels.compare_difference(params, both, head)
-c1, c2 = st.columns([3, 2])
-with c1:
-    figure(difference.figure, "compare_diff", shape=(n, n), caption=difference.caption)
-with c2:
-    rows_text = f"query rows {start}-{stop - 1}, " if params.windowed else ""
-    st.metric(
-        f"largest |α_B - α_A|, head {head}",
-        f"{both.weight_diff[head]:.3g}",
-        help=f"Over {rows_text}every one of the {n} keys.",
+
+
+on_window = " Read on the window." if params.windowed else ""
+if len(running) == 1:  # the other scheme cannot run: this one alone, and no difference
+    ((letter, name),) = running.items()
+    weights = views.scheme_weights(params, settings.config(name, params))
+    alone = panels.one_scheme_weights(params, weights, letter, name, head)
+    figure(alone.figure, "compare_weights", shape=(n, n), caption=alone.caption)
+    pair_note(f"{letter}'s weights", range(start, stop), range(start, stop))
+    st.info(
+        md_escape(text.scheme_note(letter, name, weights, head, source)) + on_window,
+        icon=":material/lightbulb:",
     )
-    st.metric(f"largest |z_B - z_A|, head {head}", f"{both.output_diff[head]:.3g}")
-    st.caption(
+    st.caption(md_escape(text.alone_note(letter, "B" if letter == "A" else "A")))
+    arrays = exports.one_scheme_arrays(params, letter, name, weights)
+else:
+    both = views.compare_view(params, settings.config(a, params), settings.config(b, params))
+    side_by_side = panels.compare_weights(params, both, a, b, head)
+    figure(side_by_side.figure, "compare_weights", shape=(2, n, n), caption=side_by_side.caption)
+    pair_note("both schemes' weights and their difference", range(start, stop), range(start, stop))
+    st.info(
         md_escape(
-            "Over " + (rows_text or "every query, ") + "every key and channel. "
-            "z includes a value term where the scheme has one (Shaw; Music with values)."
+            text.scheme_note("A", a, both.weights_a, head, source)
+            + " "
+            + text.scheme_note("B", b, both.weights_b, head, source)
         )
+        + on_window,
+        icon=":material/lightbulb:",
     )
+    difference = panels.compare_difference(params, both, head)
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        figure(difference.figure, "compare_diff", shape=(n, n), caption=difference.caption)
+    with c2:
+        rows_text = f"query rows {start}-{stop - 1}, " if params.windowed else ""
+        st.metric(
+            f"largest |α_B - α_A|, head {head}",
+            f"{both.weight_diff[head]:.3g}",
+            help=f"Over {rows_text}every one of the {n} keys.",
+        )
+        st.metric(f"largest |z_B - z_A|, head {head}", f"{both.output_diff[head]:.3g}")
+        st.caption(
+            md_escape(
+                "Over " + (rows_text or "every query, ") + "every key and channel. "
+                "z includes a value term where the scheme has one (Shaw; Music with values)."
+            )
+        )
+    arrays = exports.compare_arrays(params, a, b, both)
 
 download_view(
     "compare",
     params,
-    exports.compare_arrays(params, a, b, both),
+    arrays,
     extra={
         "compare_a": a,
         "compare_b": b,

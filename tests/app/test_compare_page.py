@@ -68,9 +68,43 @@ def test_bad_scheme_in_the_url_warns_and_compares_the_default() -> None:
     )
 
 
-def test_a_scheme_that_cannot_run_stops_the_comparison_with_its_reason() -> None:
-    at = open_page("compare", d_model="8", heads="8", compare_a="rope", compare_b="t5")
+ODD = {"d_model": "8", "heads": "8"}  # head width 1: RoPE needs an even one
+
+
+def warnings_of(at) -> str:
+    return " ".join(w.value for w in at.warning).replace("\\", "")
+
+
+@pytest.mark.parametrize(("a", "b", "drawn"), [("rope", "t5", "B"), ("alibi", "rope", "A")])
+def test_a_scheme_that_cannot_run_leaves_the_other_drawn(a: str, b: str, drawn: str) -> None:
+    """RoPE's refusal at an odd head width is RoPE's alone: the other scheme is drawn, its
+    weights those of its definition, and no difference is claimed."""
+    at = open_page("compare", **ODD, compare_a=a, compare_b=b, compare_head="3")
     assert_clean(at)
-    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
-    assert "RoPE (Su et al. 2021) cannot run on this view: head_dim (d) must be even" in warnings
+    assert "RoPE (Su et al. 2021) cannot run on this view: head_dim (d) must be even" in (
+        warnings_of(at)
+    )
+    assert chart_keys(at) == {"compare_weights"}
+    params = ViewParams(d_model=8, heads=8)
+    runs = b if drawn == "B" else a
+    np.testing.assert_allclose(
+        panel_z(at, "compare_weights"), scheme_weights(params, runs, 3), **CLOSE
+    )
+    words = " ".join(c.value for c in at.caption).replace("\\", "")
+    other = "A" if drawn == "B" else "B"
+    assert f"Only {drawn} is drawn: {other} cannot run on this view" in words
+    assert not at.metric  # no |B - A| without both
+
+
+def test_two_schemes_that_cannot_run_are_each_refused() -> None:
+    at = open_page("compare", **ODD, compare_a="rope", compare_b="rope")
+    assert_clean(at)
+    assert warnings_of(at).count("cannot run on this view") == 1  # one scheme, said once
     assert not chart_keys(at)
+
+
+def test_an_even_head_width_draws_both() -> None:
+    at = open_page("compare", d_model="16", heads="8", compare_a="rope", compare_b="t5")
+    assert_clean(at)
+    assert "cannot run" not in warnings_of(at)
+    assert {"compare_weights", "compare_diff"} <= chart_keys(at)

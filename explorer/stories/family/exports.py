@@ -139,6 +139,19 @@ def compare_arrays(params: ViewParams, a: str, b: str, both: CompareView) -> dic
     }
 
 
+def one_scheme_arrays(
+    params: ViewParams, letter: str, name: str, weights: np.ndarray
+) -> dict[str, Labelled]:
+    """The Compare schemes page's arrays when only scheme ``letter`` runs: its weights."""
+    labels = position_labels(params, *params.window)
+    return {
+        f"weights_{letter.lower()}": Labelled(
+            weights, f"{name}: alpha per head, window", rows=labels, cols=labels,
+            corner="query i \\ key j", split="head",
+        )
+    }  # fmt: skip
+
+
 def compare_models(source: TensorSource, a: str, b: str) -> dict[str, object]:
     """The two trained models compared, in the order A, B, for params.json (nothing for random
     weights). A list, as earlier downloads recorded it, even when A and B are one scheme."""

@@ -106,6 +106,22 @@ def compare_weights(params: ViewParams, both: CompareView, a: str, b: str, head:
     return Drawn(panel_grid(panels, scale, columns=2, image_side=256), caption)
 
 
+def one_scheme_weights(
+    params: ViewParams, weights: np.ndarray, letter: str, name: str, head: int
+) -> Drawn:
+    """One scheme's attention weights of one head, alone: the other scheme cannot run."""
+    at = window_axes(params)
+    panels = [Panel(weights[head], title=f"{letter}: {scheme_label(name)}, α, head {head}", **at)]
+    scale = make_scale("weights", [p.z for p in panels], n_keys=params.length)
+    caption = (
+        scale.caption.replace("; one scale for every panel", "")
+        + text.mask_note(params)
+        + " "
+        + pooled_note(panels, 256)
+    )
+    return Drawn(panel_grid(panels, scale, max_width=480, image_side=256), caption)
+
+
 def compare_difference(params: ViewParams, both: CompareView, head: int) -> Drawn:
     """B - A of one head's weights, on a diverging scale of its own, bound at a quantile of
     |B - A|: the few cells near the diagonal where the schemes disagree most had washed every

@@ -3,6 +3,9 @@ captions and notes that read the numbers drawn (every string here is shown as it
 
 from __future__ import annotations
 
+import numpy as np
+
+from explorer.figures.notes import weights_note
 from explorer.figures.numbers import plural
 from explorer.frame.params import ViewParams
 from explorer.stories.family.controls import ProfileChoice
@@ -63,6 +66,25 @@ def compare_intro(source: TensorSource) -> str:
         "Two position schemes on the same queries, keys and values (the sidebar's): the "
         "content term q_i · k_j / √d is the same, so every difference in the weights comes from "
         "what each scheme adds for position."
+    )
+
+
+def scheme_note(
+    letter: str, name: str, weights: np.ndarray, head: int, source: TensorSource
+) -> str:
+    """Where one compared scheme's head puts its weight (read on the window, if any)."""
+    start = source.params.window[0]
+    note = weights_note(
+        weights[head], head, offset=start, unit=source.unit, labels=source.key_names()
+    )
+    return f"{letter}, {scheme_label(name)}: {note}"
+
+
+def alone_note(letter: str, other: str) -> str:
+    """Why only one scheme is drawn: the other cannot run on this view."""
+    return (
+        f"Only {letter} is drawn: {other} cannot run on this view (see above), so there is no "
+        "difference to draw. Pick another scheme for it, or change the sidebar's setting."
     )
 
 

@@ -139,6 +139,16 @@ def _attention_rows(scheme: PositionScheme, params: ViewParams):
 
 
 @cached(4)
+def scheme_weights(params: ViewParams, config: SchemeConfig) -> np.ndarray:
+    """(h, W, W) one scheme's attention weights on the window (NaN = masked): the page's view
+    when the other scheme of the pair cannot run on this view."""
+    start, stop = params.window
+    weights, _ = _attention_rows(scheme_for(params, config), params)
+    allowed = window_allowed(params).numpy()
+    return np.where(allowed, as_float32(weights[:, :, start:stop]), np.nan).astype(np.float32)
+
+
+@cached(4)
 def compare_view(params: ViewParams, config_a: SchemeConfig, config_b: SchemeConfig) -> CompareView:
     start, stop = params.window
     weights_a, z_a = _attention_rows(scheme_for(params, config_a), params)
