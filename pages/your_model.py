@@ -6,7 +6,8 @@ import streamlit as st
 from explorer.figures.draw import chart, figure
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
-from explorer.frame.widgets import choice, head_picker, md_escape, text_box
+from explorer.frame.widgets import choice, head_picker, int_number, md_escape, text_box
+from explorer.pair.controls import current_pair, mark_picked_distance
 from explorer.stories.your_model import exports, figures, sources, text, views
 
 MATRIX_MAX = 256  # queries and keys of the matrix drawn (it depends on j - i only)
@@ -41,13 +42,22 @@ st.markdown("\n".join(f"- {md_escape(line)}" for line in positions.summary()))
 arrays: dict = {}
 
 # ---- T5: one bias per head and bucket ---------------------------------------------------------
+pair = current_pair()
 if positions.t5:
     st.header("T5's bias by distance", divider="gray")
-    t5_views = [views.t5_view(stack, n) for stack in positions.t5]
-    labels = [view.stack.label for view in t5_views]
+    labels = [stack.label for stack in positions.t5]
     shown = choice("stack and layer", labels, "your_model_stack", kind="select")
+    stack = positions.t5[labels.index(shown)]
+    if picked.origin == sources.FAMILY:
+        trained_on = views.family_training_length()
+    else:
+        st.caption(md_escape(text.training_unknown(stack)))
+        trained_on = int_number("its training length (0: not known)", 0,
+                                views.MAX_TRAINING_LENGTH, "your_model_trained", 0)  # fmt: skip
+    t5_views = [views.t5_view(s, n, trained_on or None) for s in positions.t5]
     view = t5_views[labels.index(shown)]
-    fig, caption = figures.t5_figure(view)
+    fig, caption = figures.t5_figure(view, pair)
+    caption += mark_picked_distance(fig) + text.t5_pair_note(view, pair)
     chart(fig, "your_model_t5", formula="e_ij += b_h[bucket(j - i)]", note=caption)
     st.markdown(md_escape(text.t5_note(view, n)))
     head = head_picker(view.stack.heads, "your_model_head")
@@ -55,8 +65,11 @@ if positions.t5:
     matrix = figures.shown_matrix(view, head, size)
     fig, caption = figures.matrix_figure(matrix, view, head)
     where = f"its first {size} queries and keys (every window alike: it depends on j - i only)"
+    if size == 1:
+        where = "its one query and key"
     figure(fig, "your_model_matrix", shape=(size, size),
-           caption=f"What head {head}'s logits receive, {where}. {caption}")  # fmt: skip
+           caption=f"What head {head}'s logits receive, {where}. {caption}"
+           + text.matrix_pair_note(view, pair, head, size))  # fmt: skip
     arrays["t5_bias"] = exports.t5_table(t5_views)
     arrays.update(exports.t5_arrays(view, head, matrix))
 
@@ -67,10 +80,12 @@ if positions.shaw:
     layer = choice("layer", layers, "your_model_layer")
     view = views.shaw_view(positions.shaw[layers.index(layer)], n)
     fig, caption = figures.shaw_tables_figure(view)
-    figure(fig, "your_model_shaw_tables", latex=r"w_r,\ r = -k, \dots, k", caption=caption)
+    figure(fig, "your_model_shaw_tables", latex=r"w_r,\ r = -k, \dots, k",
+           caption=caption + text.shaw_pair_note(view, pair))  # fmt: skip
     st.markdown(text.SHAW_QUERIES)
-    chart(figures.shaw_norms_figure(view), "your_model_shaw_norms",
-          formula="|w_clip(j - i, k)|", note=text.shaw_note(view, n))  # fmt: skip
+    fig = figures.shaw_norms_figure(view)
+    note = text.shaw_note(view, n) + mark_picked_distance(fig)
+    chart(fig, "your_model_shaw_norms", formula="|w_clip(j - i, k)|", note=note)
     arrays.update(exports.shaw_tables(positions.shaw))
     arrays[f"shaw_norms_layer{layer}"] = exports.shaw_norms(view)
 
@@ -78,15 +93,18 @@ if positions.shaw:
 if positions.alibi:
     st.header("ALiBi's slopes", divider="gray")
     distance, slopes, values = views.alibi_view(positions.alibi, n)
-    chart(figures.alibi_figure(distance, slopes, values), "your_model_alibi",
-          formula="e_ij += -m_h |j - i|", note=text.alibi_note(slopes, n))  # fmt: skip
+    fig = figures.alibi_figure(distance, slopes, values)
+    note = (
+        text.alibi_note(slopes, n) + mark_picked_distance(fig) + text.alibi_pair_note(slopes, pair)
+    )
+    chart(fig, "your_model_alibi", formula="e_ij += -m_h |j - i|", note=note)
     arrays["alibi_slopes"] = slopes
     arrays["alibi_bias"] = exports.alibi_bias(distance, values)
 if positions.rope:
     st.header("RoPE's frequencies", divider="gray")
     rope = views.rope_view(positions.rope, n)
-    chart(figures.rope_figure(rope, n), "your_model_rope", formula="θ_t = base^(-2t/d)",
-          note=text.rope_note(rope, n))  # fmt: skip
+    chart(figures.rope_figure(rope, n, pair), "your_model_rope", formula="θ_t = base^(-2t/d)",
+          note=text.rope_note(rope, n) + text.rope_pair_note(rope, pair))  # fmt: skip
     arrays["rope_wavelengths"] = rope.wavelength
 
 st.info(text.COMMAND, icon=":material/terminal:")

@@ -18,6 +18,7 @@ from relpos_core.checks import check_bool, check_int, check_tensor
 from relpos_core.schemes.t5 import t5_bucket
 
 MAX_N = 2**16  # distances per call: (2n - 1) x heads values, never an (n, n) table per head
+MAX_TRAINING_LENGTH = 2**20  # positions: 2 * 2**20 distances bucketed at most
 
 
 def distances(n: int) -> torch.Tensor:
@@ -115,11 +116,40 @@ def rope_wavelengths(inverse_frequencies: torch.Tensor) -> torch.Tensor:
     return 2 * math.pi / inverse_frequencies.to(torch.float64)
 
 
+def trained_buckets(
+    num_buckets: int, bidirectional: bool, max_distance: int, length: int
+) -> torch.Tensor:
+    """Which of T5's buckets a model trained on sequences of ``length`` ever used: bool
+    (num_buckets,), True where some distance |r| <= length - 1 maps to the bucket. A bucket no
+    training distance reaches gets no gradient and keeps its initial value (a causal model's
+    keys after the query, bucket 0, are masked, but bucket 0 is r = 0's too).
+
+    >>> trained_buckets(32, False, 128, 64).nonzero().flatten().tolist()[-3:]  # r = -63: 26
+    [24, 25, 26]
+    >>> trained_buckets(32, True, 128, 512).logical_not().nonzero().flatten().tolist()
+    [16]
+
+    (Bucket 16 of a bidirectional 32 is used by no distance at all: r > 0 starts at 17.)
+    """
+    length = check_int("training length", length, 1, MAX_TRAINING_LENGTH)
+    reach = min(length - 1, check_int("max_distance", max_distance, 1, 2**40))  # beyond: last
+    r = torch.arange(-reach, reach + 1)
+    bucket = t5_bucket(r, check_bool("bidirectional", bidirectional), num_buckets, max_distance)
+    used = torch.zeros(num_buckets, dtype=torch.bool)
+    used[bucket] = True
+    return used
+
+
 # ---- heads by shape -----------------------------------------------------------------------------
 LOCAL_REACH = 2  # |r| <= this is near
-LOCAL_RATIO = 4.0  # a local head gives a near key at least this many times a far key's weight
+LOCAL_SHARE = 0.5  # a local head puts at least half its weight near
+NOTICE = 0.1  # "near and far": at least a tenth of the weight near
+FAVOUR = 2.0  # near favoured: a near key gets on average at least twice a far key's weight
 ONE_SIDE_SHARE = 0.9  # a one-direction head puts at least this share of the rest on one side
-SHAPES = ("local", "looks back", "looks ahead", "long-range")
+SHAPES = (
+    "local", "near and far", "looks back", "looks ahead", "long-range", "few far keys",
+    "every key near",
+)  # fmt: skip
 
 
 def bias_weights(values: torch.Tensor, n: int, causal: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -137,31 +167,53 @@ def bias_weights(values: torch.Tensor, n: int, causal: bool) -> tuple[torch.Tens
     return r[seen], torch.softmax(values.to(torch.float64)[:, seen], dim=-1)
 
 
-def head_shapes(values: torch.Tensor, n: int, causal: bool) -> list[str]:
-    """Each head's shape from ``bias_weights``: "local" when a key within |r| <= LOCAL_REACH
-    gets on average at least LOCAL_RATIO times the weight of a key beyond; else "looks back" /
-    "looks ahead" when at least ONE_SIDE_SHARE of the weight off r = 0 lies on one side (in a
-    bidirectional stack: a causal one only looks back); else "long-range".
+def near_share(r: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """(heads,) the weight on keys within |r| <= LOCAL_REACH, from ``bias_weights``."""
+    return weights[:, r.abs() <= LOCAL_REACH].sum(-1)
 
-    >>> r = distances(9).to(torch.float64)
-    >>> bias = torch.stack([-r.abs(), 0 * r, -(r - 8).abs(), -9.0 * (r > 0)])
-    >>> head_shapes(bias, 9, causal=False)
-    ['local', 'long-range', 'looks ahead', 'looks back']
+
+def head_shapes(values: torch.Tensor, n: int, causal: bool) -> list[str]:
+    """Each head's shape from ``bias_weights`` at length n, read from two numbers: s, the share
+    of its weight within |r| <= LOCAL_REACH, and f, a near key's mean weight over a far key's.
+    In order, the first that holds:
+
+    every key near   no key lies beyond LOCAL_REACH (n too short to tell)
+    local            s >= LOCAL_SHARE and f >= FAVOUR
+    near and far     s >= NOTICE and f >= FAVOUR (near keys favoured, most weight farther)
+    looks back/ahead (bidirectional) at least ONE_SIDE_SHARE of the weight off r = 0 one side
+    long-range       s < LOCAL_SHARE (so s < NOTICE, or f < FAVOUR)
+    few far keys     the rest: s >= LOCAL_SHARE but f < FAVOUR, most keys being near
+
+    >>> r = distances(64).to(torch.float64)
+    >>> bias = torch.stack([-r.abs(), 0 * r, -(r - 8).abs(), -9.0 * (r > 0), -0.1 * r.abs()])
+    >>> head_shapes(bias, 64, causal=False)
+    ['local', 'long-range', 'looks ahead', 'looks back', 'near and far']
+    >>> head_shapes(torch.zeros(1, 7), 4, causal=True), head_shapes(torch.zeros(1, 3), 2, True)
+    (['few far keys'], ['every key near'])
     """
     r, weights = bias_weights(values, n, causal)
     is_near = r.abs() <= LOCAL_REACH
-    near = weights[:, is_near].mean(-1)
-    far = weights[:, ~is_near].mean(-1) if (~is_near).any() else torch.full_like(near, math.inf)
+    s = near_share(r, weights)
+    far_keys = int((~is_near).sum())
+    if far_keys == 0:
+        return ["every key near"] * weights.shape[0]
+    near_mean = s / int(is_near.sum())
+    far_mean = (1 - s) / far_keys
+    favour = near_mean / far_mean.clamp(min=1e-300)
     back, ahead = weights[:, r < 0].sum(-1), weights[:, r > 0].sum(-1)
     off = (back + ahead).clamp(min=1e-300)
     shapes = []
     for h in range(weights.shape[0]):
-        if near[h] >= LOCAL_RATIO * far[h]:
+        if s[h] >= LOCAL_SHARE and favour[h] >= FAVOUR:
             shapes.append("local")
+        elif s[h] >= NOTICE and favour[h] >= FAVOUR:
+            shapes.append("near and far")
         elif not causal and back[h] / off[h] >= ONE_SIDE_SHARE:
             shapes.append("looks back")
         elif not causal and ahead[h] / off[h] >= ONE_SIDE_SHARE:
             shapes.append("looks ahead")
-        else:
+        elif s[h] < LOCAL_SHARE:
             shapes.append("long-range")
+        else:
+            shapes.append("few far keys")
     return shapes

@@ -145,9 +145,10 @@ def test_without_a_network_the_hub_says_so_in_words(monkeypatch) -> None:
 def test_the_smallest_lengths_draw_and_say_true_things(n) -> None:
     at = open_page("your_model", n=n)
     assert_clean(at)
-    said = " ".join(m.value for m in at.markdown).replace("\\", "")
-    assert f"the last query of {n} gives keys within |r| <= 2 100% to 100%" in said
-    assert "long-range" in said  # no key lies beyond |r| <= 2: nothing is called local
+    said = next(m.value for m in at.markdown if m.value.startswith("Shapes read")).replace("\\", "")
+    assert f"which sees {n} key{'s' * (n != '1')}, puts 100% of its weight within |r| <= 2" in said
+    assert "every key near: heads 0, 1, 2, 3" in said  # no key lies beyond |r| <= 2
+    assert "local" not in said and "long-range" not in said
 
 
 def test_alibi_and_rope_configs_draw_their_own_sections(tmp_path) -> None:
@@ -173,5 +174,5 @@ def test_alibi_and_rope_configs_draw_their_own_sections(tmp_path) -> None:
     wavelength = array_of(chart_spec(at, "your_model_rope")["data"][0]["y"])
     np.testing.assert_allclose(wavelength, 2 * np.pi * 10000.0 ** (np.arange(0, 16, 2) / 16))
     said = " ".join(c.value for c in at.caption).replace("\\", "")
-    turns = int((wavelength <= 10).sum())
-    assert f"{turns} of 8 rotary pairs complete a full turn within n = 10 positions" in said
+    turns = int((wavelength <= 9).sum())  # a full turn within the largest distance, n - 1
+    assert f"{turns} of 8 rotary pairs turn full circle within the largest distance" in said

@@ -11,12 +11,23 @@ import plotly.graph_objects as go
 
 from explorer.figures.heatmaps import Panel, panel_grid
 from explorer.figures.lines import horizontal_line
+from explorer.figures.numbers import count, percent, plural
 from explorer.figures.scales import colour_range, make_scale
+from explorer.frame.screen import is_phone
+from explorer.pair.definition import Pair
+from explorer.pair.marks import HALO
 from explorer.stories.your_model.views import RopeView, ShawView, T5View
+from relpos_core import by_distance as bd
 
 EDGES_MAX = 64  # bucket edges drawn at most (beyond: the caption says how many are left out)
 DISTANCE = "distance r = j - i (key - query)"
 FUTURE = "rgba(120,120,120,0.12)"
+UNTRAINED = "rgba(230,159,0,0.18)"  # Okabe-Ito orange, light: the buckets training never reached
+# Bucket numbers above the T5 chart: 9 px digits (about 5.6 px wide) and a gap, placed for the
+# narrowest plot the chart gets (a phone's 350 px, a wide page's column at a 1024 px window)
+# less its 70 px of side margins.
+LABEL_FONT_PX, LABEL_CHAR_PX, LABEL_GAP_PX = 9, 6, 6
+PHONE_PLOT_PX, WIDE_PLOT_PX = 280, 480
 
 
 def _lines(
@@ -44,52 +55,155 @@ def _lines(
     return fig
 
 
-def t5_figure(view: T5View) -> tuple[go.Figure, str]:
-    """Each head's b_h[bucket(r)] against r, grouped by shape in the legend; the edges between
-    buckets dotted, each bucket's number above it; a decoder's future shaded."""
-    curves = {f"head {h} · {view.shapes[h]}": view.bias[h] for h in view.order}
+def t5_figure(view: T5View, pair: Pair | None = None) -> tuple[go.Figure, str]:
+    """Each head's b_h[bucket(r)] against r, grouped by shape in the legend with its near share;
+    the edges between buckets dotted, bucket numbers above where they fit; distances whose bucket
+    was never trained shaded and labelled; a decoder's future shaded and labelled."""
+    near = view.near
+    curves = {
+        f"head {h} · {view.shapes[h]} ({percent(near[h])} within |r| ≤ {bd.LOCAL_REACH})": (
+            view.bias[h]
+        )
+        for h in view.order
+    }
     fig = _lines(view.distance, curves, "bias b_h[bucket(r)] (logit units)", step=True)
-    edges = [first - 0.5 for _, first, _ in view.spans[1:]]
+    for trace in fig.data:  # each distance's bucket in its hover
+        trace.customdata = view.bucket.astype(np.int16)
+        trace.hovertemplate = trace.hovertemplate.replace(
+            "<br>%{y", "<br>bucket %{customdata}<br>%{y"
+        )
+    low, high = shown_range(view, pair)
+    edges = [first - 0.5 for _, first, _ in view.spans[1:] if low < first - 0.5 < high]
     shapes = [
         {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
          "line": {"dash": "dot", "width": 1, "color": "#888"}}
         for x in edges[:EDGES_MAX]
     ]  # fmt: skip
-    labels = [
-        {"x": (first + last) / 2, "y": 1.0, "xref": "x", "yref": "paper", "text": str(bucket),
-         "showarrow": False, "yanchor": "bottom", "font": {"size": 9, "color": "#666"}}
-        for bucket, first, last in view.spans
-    ] if len(view.spans) <= 40 else []  # fmt: skip
+    labels = bucket_labels(view.spans, low, high, PHONE_PLOT_PX if is_phone() else WIDE_PLOT_PX)
+    annotations = [
+        {"x": x, "y": 1.0, "xref": "x", "yref": "paper", "text": str(b), "showarrow": False,
+         "yanchor": "bottom", "font": {"size": LABEL_FONT_PX, "color": "#555"}}
+        for b, x in labels
+    ]  # fmt: skip
+    regions = []  # (first r, last r, fill, words), shaded under the lines
+    untrained = view.untrained_distance
+    if untrained is not None:
+        regions += [(a, b, UNTRAINED, "never trained") for a, b in runs(view.distance, untrained)]
     if not view.stack.bidirectional and view.distance[-1] > 0:
-        shapes.append(
-            {"type": "rect", "xref": "x", "yref": "paper", "x0": 0.5, "x1": view.distance[-1] + 0.5,
-             "y0": 0, "y1": 1, "fillcolor": FUTURE, "line": {"width": 0}}
+        regions.append((1, int(view.distance[-1]), FUTURE, "masked: after the query"))
+    for first, last, fill, words in regions:
+        x0, x1 = max(first - 0.5, low), min(last + 0.5, high)
+        if x0 >= x1:
+            continue
+        shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": x0, "x1": x1,
+                       "y0": 0, "y1": 1, "fillcolor": fill, "line": {"width": 0},
+                       "layer": "below"})  # fmt: skip
+        annotations.append(
+            {"x": (x0 + x1) / 2, "y": 0.02, "xref": "x", "yref": "paper", "text": words,
+             "showarrow": False, "yanchor": "bottom", "font": {"size": 10, "color": "#333"},
+             "bgcolor": "rgba(255,255,255,0.7)"}
         )  # fmt: skip
-    fig.update_layout(shapes=shapes, annotations=labels, margin={"t": 40})
-    reach = 2 * view.stack.max_distance  # past max_distance every distance is the last bucket
-    zoomed = view.distance[-1] > reach
-    if zoomed:
-        fig.update_xaxes(range=[-reach - 0.5, reach + 0.5])
-    left_out = len(edges) - EDGES_MAX
-    caption = (
-        f"{len(view.spans)} runs of one bucket along r (numbers above the plot, edges dotted"
-        + (f"; the first {EDGES_MAX} edges drawn" if left_out > 0 else "")
-        + ")."
-        + (
-            f" Drawn for |r| <= {reach}, twice max_distance = {view.stack.max_distance}: every "
-            "distance beyond is in its direction's last bucket (double-click the chart for all "
-            f"{len(view.distance)} distances)."
-            if zoomed
-            else ""
-        )
-        + (
-            " Shaded: keys after the query, which a decoder's causal mask hides (T5 puts them "
-            "in bucket 0)."
-            if not view.stack.bidirectional
-            else ""
-        )
+    fig.update_layout(shapes=shapes, annotations=annotations, margin={"t": 40})
+    # the whole range stays the widest view: the bucket numbers were spaced for it
+    fig.update_xaxes(range=[low, high], minallowed=low, maxallowed=high)
+    return fig, t5_caption(view, low, high, len(labels), len(edges))
+
+
+def shown_range(view: T5View, pair: Pair | None) -> tuple[float, float]:
+    """The x range drawn: every distance, or |r| <= twice max_distance at a larger n (every
+    distance beyond is its direction's last bucket), widened to the picked pair's j - i."""
+    last = int(view.distance[-1])
+    reach = min(last, 2 * view.stack.max_distance)
+    if pair is not None:
+        reach = max(reach, min(last, abs(pair.distance)))
+    ahead = reach
+    if not view.stack.bidirectional:  # a decoder's r > 0 is bucket 0, masked: a strip of it
+        ahead = min(last, max(2, reach // 8, pair.distance if pair is not None else 0))
+    return -reach - 0.5, ahead + 0.5
+
+
+def bucket_labels(
+    spans: tuple[tuple[int, int, int], ...], low: float, high: float, plot_px: float
+) -> list[tuple[int, float]]:
+    """(bucket, x) of the bucket numbers written above the plot: each at the middle of its run's
+    part within [low, high], the widest runs first, each kept only if it clears every number
+    kept (LABEL_GAP_PX between them at ``plot_px`` pixels for the range).
+
+    >>> bucket_labels(((2, -5, -2), (1, -1, -1), (0, 0, 0)), -5.5, 0.5, 60)
+    [(2, -3.5), (1, -1.0)]
+    """
+    per_unit = plot_px / (high - low)
+    placed: list[tuple[int, float, float]] = []  # (bucket, x, half width in units)
+    visible = []
+    for bucket, first, last in spans:
+        a, b = max(first - 0.5, low), min(last + 0.5, high)
+        if a < b:
+            visible.append((b - a, bucket, (a + b) / 2))
+    for _, bucket, x in sorted(visible, key=lambda v: -v[0]):
+        half = (LABEL_CHAR_PX * len(str(bucket)) + LABEL_GAP_PX) / 2 / per_unit
+        if all(abs(x - x2) >= half + half2 for _, x2, half2 in placed):
+            placed.append((bucket, x, half))
+    return sorted(((b, x) for b, x, _ in placed), key=lambda p: p[1])
+
+
+def runs(distance: np.ndarray, flag: np.ndarray) -> list[tuple[int, int]]:
+    """(first r, last r) of each run of True in ``flag`` along ascending ``distance``.
+
+    >>> runs(np.arange(-3, 3), np.array([1, 1, 0, 0, 1, 0], bool))
+    [(-3, -2), (1, 1)]
+    """
+    edges = np.diff(np.concatenate([[0], flag.astype(np.int8), [0]]))
+    starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+    return [(int(distance[a]), int(distance[b])) for a, b in zip(starts, stops, strict=True)]
+
+
+def t5_caption(view: T5View, low: float, high: float, labelled: int, edges: int) -> str:
+    """What the T5 chart shows, in words: its runs, the numbers written, the range, the shading."""
+    runs_drawn = sum(1 for _, a, b in view.spans if a < high and b > low)
+    numbers = (
+        "each bucket's number above the plot"
+        if labelled == runs_drawn
+        else f"{labelled} of their bucket numbers above the plot, where they fit"
     )
-    return fig, caption
+    dotted = ""
+    if edges:
+        dotted = (
+            f"; edges dotted, the first {EDGES_MAX} of {edges}"
+            if edges > EDGES_MAX
+            else ("; edges dotted")
+        )
+    parts = [
+        f"{plural(runs_drawn, 'run')} of one bucket along r drawn ({numbers}; hover a line for "
+        f"any distance's bucket{dotted})."
+    ]
+    first, last = int(low + 0.5), int(high - 0.5)
+    beyond = []
+    if first > view.distance[0]:
+        beyond.append(
+            f"every distance past twice max_distance = {view.stack.max_distance} is in its "
+            "direction's last bucket, the value each line ends on"
+        )
+    if last < view.distance[-1] and not view.stack.bidirectional:
+        beyond.append("every r > 0 is in bucket 0")
+    if beyond:
+        parts.append(
+            f"Drawn for r = {first} to {last}: {' and '.join(beyond)} (the download holds all "
+            f"{count(len(view.distance))} distances)."
+        )
+    if (
+        view.untrained_distance is not None
+        and view.untrained_distance[(view.distance >= low) & (view.distance <= high)].any()
+    ):
+        parts.append(
+            f"Shaded and marked 'never trained': distances whose bucket no distance under the "
+            f"training length {view.training_length} reaches, so training never moved its bias."
+        )
+    if not view.stack.bidirectional and view.distance[-1] > 0:
+        parts.append(
+            "Shaded grey and marked 'masked': keys after the query, which a decoder's causal "
+            "mask hides (T5 puts them in bucket 0)."
+        )
+    return " ".join(parts)
 
 
 def shown_matrix(view: T5View, head: int, size: int) -> np.ndarray:
@@ -111,7 +225,8 @@ def matrix_figure(z: np.ndarray, view: T5View, head: int) -> tuple[go.Figure, st
 
 
 def shaw_tables_figure(view: ShawView) -> tuple[go.Figure, str]:
-    """Each table's rows w_r, r = -k..k, against the channel."""
+    """Each table's rows w_r, r = -k..k, against the channel. Each panel's axes are named
+    for the picked pair's outline: row clip(j - i, k) + k of the checkpoint's own k."""
     k = view.layer.k
     rows = [f"{r:+d}" if r else "0" for r in range(-k, k + 1)]
     panels = [
@@ -120,7 +235,12 @@ def shaw_tables_figure(view: ShawView) -> tuple[go.Figure, str]:
         for name, t in view.tables.items()
     ]  # fmt: skip
     scale = make_scale("diverging", [p.z for p in panels])
-    return panel_grid(panels, scale, columns=2, max_width=720), scale.caption
+    fig = panel_grid(panels, scale, columns=2, max_width=720)
+    for trace in fig.data:  # its rows are 0..2k, row k + r for distance r
+        meta = trace.meta if isinstance(trace.meta, dict) else None
+        if meta and meta.get("axes") == ["r", "c"]:
+            trace.meta = {**meta, "axes": ["row", "c"], "clip": k}
+    return fig, scale.caption
 
 
 def shaw_norms_figure(view: ShawView) -> go.Figure:
@@ -139,8 +259,10 @@ def alibi_figure(distance: np.ndarray, slopes: np.ndarray, values: np.ndarray) -
     return _lines(distance, curves, "bias -m_h |r| (logit units)", step=False)
 
 
-def rope_figure(view: RopeView, n: int) -> go.Figure:
-    """Each rotary pair's wavelength (log scale) beside the page's n and the configured length."""
+def rope_figure(view: RopeView, n: int, pair: Pair | None = None) -> go.Figure:
+    """Each rotary pair's wavelength (log scale) beside the largest distance at the page's n,
+    the configured length and the picked pair's |j - i| (a pair whose wavelength lies below a
+    line turns full circle over that distance)."""
     pairs = np.arange(len(view.wavelength))
     fig = go.Figure(
         go.Scatter(
@@ -158,12 +280,18 @@ def rope_figure(view: RopeView, n: int) -> go.Figure:
         yaxis={"type": "log", "title": "wavelength 2π/θ_t (positions)"},
         showlegend=False,
     )
-    marks = {"this page's n": n}
+    marks = {f"the largest distance at n = {n}: n - 1": n - 1} if n > 1 else {}
     if view.rope.max_positions:
         marks["the config's max_position_embeddings"] = view.rope.max_positions
-    values = [*view.wavelength, *marks.values()]
+    picked = abs(pair.distance) if pair is not None else 0
+    values = [*view.wavelength, *marks.values(), *([picked] if picked else [])]
     low, high = np.log10(min(values)) - 0.3, np.log10(max(values)) + 0.3
     fig.update_yaxes(range=[low, high])  # set: a line's label on a log axis would stretch it
     for label, y in marks.items():
         horizontal_line(fig, y, f"{label} = {y}")
+    if picked:  # solid black, as the picked distance on every chart; labelled at the right
+        fig.add_hline(y=picked, line={"color": HALO, "width": 1.5}, name="picked distance")
+        fig.add_annotation(xref="paper", x=0.99, y=np.log10(picked), xanchor="right",
+                           yanchor="top", showarrow=False, font={"size": 11, "color": HALO},
+                           text=f"picked pair: |j - i| = {picked}")  # fmt: skip
     return fig

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.figures.numbers import percent, plural
 from explorer.frame.widgets import md_escape
+from explorer.pair.definition import Pair
 from explorer.stories.your_model.sources import FAMILY, UPLOAD, Picked
 from explorer.stories.your_model.views import RopeView, ShawView, T5View
 from relpos_core import by_distance as bd
-from relpos_lab.extract import MAX_UPLOAD_MB
+from relpos_lab.extract import MAX_UPLOAD_MB, T5Stack
 
 INTRO = (
     "Bring a checkpoint and see what its position parameters hold, head by head: T5's bias "
@@ -63,23 +65,151 @@ def origin_caption(picked: Picked) -> str:
     )
 
 
+SHAPE_RULES = {  # each shape's rule, in words (relpos_core.by_distance.head_shapes)
+    "local": "at least half the weight near, a near key on average at least twice a far key's",
+    "near and far": "a near key on average at least twice a far key's weight, but only 10% to "
+    "half of the weight near",
+    "looks back": "at least 90% of the weight off r = 0 on keys before the query",
+    "looks ahead": "at least 90% of the weight off r = 0 on keys after the query",
+    "long-range": "less than half the weight near: under 10%, or a near key gets less than "
+    "twice a far key's",
+    "few far keys": "half the weight or more near, but a near key gets less than twice a far "
+    "key's: at this n most keys are near",
+    "every key near": f"no key lies beyond |r| <= {bd.LOCAL_REACH} at this n: too short to tell",
+}
+
+
+def share_range(values: np.ndarray) -> str:
+    low, high = float(values.min()), float(values.max())
+    return percent(low) if percent(low) == percent(high) else f"{percent(low)} to {percent(high)}"
+
+
+def reading_query(view: T5View) -> str:
+    seen, _ = view.weights
+    n = view.n
+    if view.stack.bidirectional:
+        who = f"the middle query (i = {(n - 1) // 2})"
+    else:
+        who = f"the last query (i = {n - 1})"
+    return f"{who}, which sees {plural(len(seen), 'key')}"
+
+
 def t5_note(view: T5View, n: int) -> str:
-    """Which heads are local, long-range or one-directional at this n, with each group's
-    weight near r = 0, read from the bias alone."""
-    seen, weights = view.weights
-    near = weights[:, np.abs(seen) <= bd.LOCAL_REACH].sum(-1)
-    who = "the last query" if not view.stack.bidirectional else f"query {(n - 1) // 2}"
-    groups = "; ".join(
+    """Each head's shape at this n, read from the bias drawn: the weights one query gives with
+    equal content scores, its share near r = 0 against an even spread's; the rule of each
+    shape named; where the training length is known, the weight on untrained buckets."""
+    seen, _ = view.weights
+    near = view.near
+    even = float((np.abs(seen) <= bd.LOCAL_REACH).mean())
+    groups = view.groups()
+    by_shape = "; ".join(
         f"{shape}: head{'s' * (len(heads) > 1)} {', '.join(map(str, heads))}"
-        for shape, heads in view.groups().items()
+        for shape, heads in groups.items()
     )
-    best = int(np.argmax(near))
+    rules = "; ".join(f"{shape}: {SHAPE_RULES[shape]}" for shape in groups)
+    parts = [
+        f"Shapes read from the bias drawn at n = {n}: with every content score equal, "
+        f"{reading_query(view)}, puts {share_range(near)} of its weight within |r| <= "
+        f"{bd.LOCAL_REACH} (an even spread: {percent(even)}; most: head {int(np.argmax(near))}).",
+        f"By shape: {by_shape} ({rules}).",
+    ]
+    return " ".join(parts + [untrained_note(view)]).strip()
+
+
+def untrained_note(view: T5View) -> str:
+    """Which buckets training never reached, and the weight on them at this n ('' unknown)."""
+    if view.trained is None:
+        return ""
+    never = view.never_trained
+    length = view.training_length
+    if not never:
+        return f"Trained on {length} positions, every bucket these distances use was trained."
+    words = (
+        f"Bucket{'s' * (len(never) > 1)} {ranges(never)} {'were' if len(never) > 1 else 'was'} "
+        f"never trained: no distance under the training length {length} reaches "
+        f"{'them' if len(never) > 1 else 'it'}, so {'their' if len(never) > 1 else 'its'} bias "
+        "kept its initial value."
+    )
+    share = view.untrained_weight
+    if share is not None and share.max() > 0:
+        return words + (
+            f" At n = {view.n} the reading query puts {share_range(share)} of its weight on "
+            "distances in them."
+        )
+    return words + f" At n = {view.n} the reading query sees no distance in them."
+
+
+def ranges(values: list[int]) -> str:
+    """'27-31' for a run, '3, 5-7' for runs.
+
+    >>> ranges([3, 5, 6, 7]), ranges([27, 28, 29, 30, 31])
+    ('3, 5-7', '27-31')
+    """
+    out: list[list[int]] = []
+    for v in values:
+        if out and v == out[-1][1] + 1:
+            out[-1][1] = v
+        else:
+            out.append([v, v])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in out)
+
+
+def training_unknown(stack: T5Stack) -> str:
+    """Why an upload's untrained buckets cannot be marked, and what would mark them."""
     return (
-        f"With equal content scores, {who} of {n} gives keys within |r| <= {bd.LOCAL_REACH} "
-        f"{near.min():.0%} to {near.max():.0%} of its weight from the bias alone (most: head "
-        f"{best}). By shape: {groups}. Local: a near key gets at least {bd.LOCAL_RATIO:g} times "
-        f"a far key's weight; one direction: at least {bd.ONE_SIDE_SHARE:.0%} of the weight off "
-        "r = 0 on one side."
+        "Which buckets were trained cannot be known from a checkpoint: it does not record the "
+        "lengths it was trained on. A model trained on sequences longer than max_distance = "
+        f"{stack.max_distance} used every bucket; one trained on shorter ones left the "
+        "buckets past its length at their initial values (the family's T5, trained on 64 "
+        "characters with max_distance 128, never trained buckets 27-31). Give its training "
+        "length to mark them; 0 leaves them unmarked."
+    )
+
+
+def values_by_head(values: np.ndarray) -> str:
+    """'head 0 0.12, head 1 -0.5' (more than 16 heads: the range and where it lies)."""
+    if len(values) <= 16:
+        return ", ".join(f"head {h} {v:.3g}" for h, v in enumerate(values))
+    low, high = int(np.argmin(values)), int(np.argmax(values))
+    return f"from {values[low]:.3g} (head {low}) to {values[high]:.3g} (head {high})"
+
+
+def t5_pair_note(view: T5View, pair: Pair | None) -> str:
+    """The picked pair on the lines: its distance's bucket and each head's bias there."""
+    if pair is None:
+        return ""
+    d = pair.distance
+    at = d + view.n - 1
+    bucket = int(view.bucket[at])
+    untrained = view.untrained_distance
+    state = ", never trained" if untrained is not None and untrained[at] else ""
+    said = (
+        f" At the pair's j - i = {d}, bucket {bucket}{state}: "
+        f"{values_by_head(view.bias[:, at])} (logit units)."
+    )
+    if not view.stack.bidirectional and d > 0:
+        said += f" Key {pair.j} comes after query {pair.i}: a decoder's causal mask hides it."
+    return said
+
+
+def matrix_pair_note(view: T5View, pair: Pair | None, head: int, size: int) -> str:
+    """Where the picked pair is on the matrix of its first ``size`` queries and keys."""
+    if pair is None:
+        return ""
+    d = pair.distance
+    value = float(view.bias[head, d + view.n - 1])
+    masked = not view.stack.bidirectional and d > 0
+    held = "is masked" if masked else f"holds {value:.4g}"
+    if pair.i < size and pair.j < size:
+        return f" The picked pair ({pair.i}, {pair.j}) is outlined: its cell {held}."
+    if abs(d) < size:
+        return (
+            f" The picked pair ({pair.i}, {pair.j}) lies beyond the first {size}; every cell "
+            f"on the dotted diagonal j - i = {d} {held}, as it does."
+        )
+    return (
+        f" The picked pair's j - i = {d} lies beyond this matrix; its value, {value:.4g}"
+        f"{' (masked)' if masked else ''}, is on the lines above."
     )
 
 
@@ -98,26 +228,79 @@ def shaw_note(view: ShawView, n: int) -> str:
     return f"{'; '.join(parts)}; {beyond}."
 
 
-def alibi_note(slopes: np.ndarray, n: int) -> str:
-    far = n - 1
+def shaw_pair_note(view: ShawView, pair: Pair | None) -> str:
+    """The row of the checkpoint's tables the picked pair reads, and its norms."""
+    if pair is None:
+        return ""
+    k, d = view.layer.k, pair.distance
+    r = max(-k, min(k, d))
+    norms = ", ".join(
+        f"|{name}_{r}| = {np.linalg.norm(t[r + k]):.3g}" for name, t in view.tables.items()
+    )
+    clipped = f"clip({d}, {k}) = {r}" if r != d else f"{d}"
     return (
-        f"{len(slopes)} heads, slopes {slopes.max():.4g} down to {slopes.min():.4g} (fixed by "
-        f"the head count, never trained). At r = ±{far} the bias is {-slopes.max() * far:.3g} "
-        f"in the steepest head and {-slopes.min() * far:.3g} in the flattest."
+        f" The picked pair's j - i = {d} reads row r = {clipped} of this layer's tables (its k = "
+        f"{k}, not the sidebar's; outlined above): {norms}."
     )
 
 
+def alibi_note(slopes: np.ndarray, n: int) -> str:
+    far = n - 1
+    heads = plural(len(slopes), "head")
+    fixed = "fixed by the head count, never trained"
+    if len(slopes) == 1:
+        start = f"{heads}, slope {slopes[0]:.4g} ({fixed})."
+    else:
+        start = f"{heads}, slopes {slopes.max():.4g} down to {slopes.min():.4g} ({fixed})."
+    if far == 0:
+        return f"{start} At n = 1 the only distance is r = 0, where every head's bias is 0."
+    return (
+        f"{start} At r = ±{far} the bias is {-slopes.max() * far:.3g} in the steepest head and "
+        f"{-slopes.min() * far:.3g} in the flattest."
+    )
+
+
+def alibi_pair_note(slopes: np.ndarray, pair: Pair | None) -> str:
+    if pair is None:
+        return ""
+    d = pair.distance
+    if d == 0:
+        return " At the pair's j - i = 0 every head's bias is 0."
+    return f" At the pair's j - i = {d}, -m_h |{d}|: {values_by_head(-slopes * abs(d))}."
+
+
 def rope_note(view: RopeView, n: int) -> str:
-    turns = int((view.wavelength <= n).sum())
+    """How many pairs turn full circle within the page's largest distance n - 1 (the dotted
+    line) and within the configured length."""
+    turns = int((view.wavelength <= n - 1).sum())
     pairs = len(view.wavelength)
     trained = view.rope.max_positions
     within = (
-        f"; {int((view.wavelength <= trained).sum())} within max_position_embeddings = {trained}"
+        f"; {int((view.wavelength <= trained).sum())} have a wavelength of at most "
+        f"max_position_embeddings = {trained}"
         if trained
         else ""
     )
     scaled = f" ({view.scaling})" if view.scaling else ""
     return (
-        f"{turns} of {pairs} rotary pairs complete a full turn within n = {n} positions{within}; "
-        f"the slowest pair turns once every {view.wavelength.max():.4g} positions{scaled}."
+        f"{turns} of {plural(pairs, 'rotary pair')} turn full circle within the largest distance "
+        f"at n = {n}, n - 1 = {n - 1} (wavelength at most {n - 1}){within}; the slowest pair "
+        f"turns once every {view.wavelength.max():.4g} positions{scaled}."
+    )
+
+
+def rope_pair_note(view: RopeView, pair: Pair | None) -> str:
+    """The rotation between the picked pair: each rotary pair turns by θ_t (j - i)."""
+    if pair is None:
+        return ""
+    d = pair.distance
+    if d == 0:
+        return " At the pair's j - i = 0 no rotary pair turns."
+    angle = 2 * np.pi * d / view.wavelength  # θ_t (j - i), radians
+    full = int((view.wavelength <= abs(d)).sum())
+    return (
+        f" Between the pair's positions (j - i = {d}, the solid line at {abs(d)}) pair t turns by "
+        f"θ_t·{d}: pair 0 by {angle[0]:.4g} rad ({angle[0] / (2 * np.pi):.3g} turns), the "
+        f"slowest by {angle[-1]:.3g} rad; {full} of {len(angle)} turn full circle or more "
+        "(wavelength at most |j - i|, below the solid line)."
     )

@@ -12,6 +12,9 @@ import torch
 from relpos_core import by_distance as bd
 from relpos_core.schemes import alibi_slopes, rope_frequencies
 from relpos_lab.extract import Alibi, Rope, ShawLayer, T5Stack
+from relpos_lab.family import results
+
+MAX_TRAINING_LENGTH = bd.MAX_TRAINING_LENGTH  # a visitor's training length, at most
 
 # h heads · m = 2n - 1 distances r = -(n - 1) .. n - 1
 
@@ -25,6 +28,41 @@ class T5View:
     spans: tuple[tuple[int, int, int], ...]  # (bucket, first r, last r), along r
     shapes: tuple[str, ...]  # per head, relpos_core.by_distance.SHAPES
     weights: tuple[np.ndarray, np.ndarray]  # (r seen, (h, seen)) the bias alone's softmax
+    training_length: int | None = None  # the lengths it was trained on, where known
+    trained: np.ndarray | None = None  # (num_buckets,) bool: some training distance used it
+
+    @property
+    def n(self) -> int:
+        return (len(self.distance) + 1) // 2
+
+    @property
+    def near(self) -> np.ndarray:
+        """(h,) the weight the reading query puts within |r| <= LOCAL_REACH."""
+        seen, weights = self.weights
+        return weights[:, np.abs(seen) <= bd.LOCAL_REACH].sum(-1)
+
+    @property
+    def never_trained(self) -> list[int]:
+        """The buckets some distance uses (at any length) that training never reached."""
+        if self.trained is None:
+            return []
+        s = self.stack
+        every = min(s.max_distance + 1, bd.MAX_TRAINING_LENGTH)  # beyond: the last buckets
+        used = bd.trained_buckets(s.num_buckets, s.bidirectional, s.max_distance, every).numpy()
+        return [int(b) for b in np.flatnonzero(used & ~self.trained)]
+
+    @property
+    def untrained_distance(self) -> np.ndarray | None:
+        """(m,) bool: r's bucket was never trained (None where that is not known)."""
+        return None if self.trained is None else ~self.trained[self.bucket]
+
+    @property
+    def untrained_weight(self) -> np.ndarray | None:
+        """(h,) the weight the reading query puts on distances of untrained buckets."""
+        if self.trained is None:
+            return None
+        seen, weights = self.weights
+        return weights[:, ~self.trained[self.bucket[seen + self.n - 1]]].sum(-1)
 
     @property
     def order(self) -> list[int]:
@@ -40,18 +78,25 @@ class T5View:
     def matrix(self, head: int, size: int) -> np.ndarray:
         """(size, size): what the logits of ``head`` receive, b_h[bucket(j - i)], its first
         ``size`` queries and keys (a function of j - i: every window of one size is alike)."""
-        n = (len(self.distance) + 1) // 2
+        n = self.n
         middle = slice(n - size, n + size - 1)  # the distances -(size-1)..size-1
         return bd.matrix_from_distances(torch.tensor(self.bias[head, middle]), size).numpy()
 
 
-def t5_view(stack: T5Stack, n: int) -> T5View:
+def t5_view(stack: T5Stack, n: int, training_length: int | None = None) -> T5View:
+    """``stack`` read at every distance of length n; with ``training_length``, which buckets
+    that training ever reached."""
     bucket, bias = bd.t5_bias_by_distance(
         torch.tensor(stack.bias), n, stack.bidirectional, stack.max_distance
     )
     r = bd.distances(n)
     causal = not stack.bidirectional
     seen, weights = bd.bias_weights(bias, n, causal)
+    trained = None
+    if training_length:
+        trained = bd.trained_buckets(
+            stack.num_buckets, stack.bidirectional, stack.max_distance, training_length
+        ).numpy()
     return T5View(
         stack,
         r.numpy(),
@@ -60,7 +105,14 @@ def t5_view(stack: T5Stack, n: int) -> T5View:
         tuple(bd.bucket_spans(bucket, r)),
         tuple(bd.head_shapes(bias, n, causal)),
         (seen.numpy(), weights.numpy()),
+        training_length or None,
+        trained,
     )
+
+
+def family_training_length() -> int:
+    """The length every family model was trained on (results.json's training settings)."""
+    return int(results()["training"]["context"])
 
 
 @dataclass(frozen=True)
