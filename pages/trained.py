@@ -71,6 +71,7 @@ figure(  # at its own width: each id in a cell wide enough for it
     plots.prediction_figure(view.tokens, view.target, view.prediction, blank=views.BLANK),
     "trained_prediction",
     shape=(3, n),
+    caption="✓: the prediction equals the target; ✗: it does not.",
 )
 grids, scale = plots.attention_grids(view.weights, gen.train_max_len)
 for layer_index, fig in enumerate(grids):

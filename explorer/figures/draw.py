@@ -7,11 +7,13 @@ download (explorer.frame.offline_view): pages call it, or :func:`chart` / :func:
 from __future__ import annotations
 
 import dataclasses
+import html
 from collections.abc import Callable, Sequence
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.figures.describe import describe
 from explorer.figures.heatmaps import (
     IMAGE_SIDE,
     Panel,
@@ -19,6 +21,8 @@ from explorer.figures.heatmaps import (
     inset_bounds,
     panel_grid,
 )
+from explorer.figures.palettes import active
+from explorer.figures.recolour import recolour, second_cue
 from explorer.figures.scales import Scale, make_scale, per_panel
 from explorer.figures.unread import unread_line
 from explorer.frame import tex
@@ -56,8 +60,14 @@ def plotly_chart(
     fig: go.Figure, *, key: str, formula: str = "", caption: str = "", **options: object
 ):
     """``st.plotly_chart(fig, key=key, **options)``, the figure recorded for the view's download
-    with the ``formula`` shown above it and the ``caption`` under it."""
+    with the ``formula`` shown above it and the ``caption`` under it.
+
+    On its way the figure takes the sidebar's palette and a dash or marker per coloured line
+    (explorer.figures.recolour), and a description in words goes before it, visually hidden,
+    for a screen reader (explorer.figures.describe)."""
     toolbar_band(fig)
+    second_cue(recolour(fig, active()))
+    st.html(f'<p class="sr-only">{html.escape(describe(fig, caption))}</p>')
     record_figure(ShownFigure(key, fig, formula, caption, options.get("config") or {}))
     return st.plotly_chart(fig, key=key, **options)
 

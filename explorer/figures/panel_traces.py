@@ -64,7 +64,7 @@ def png_source(z: np.ndarray, scale: Scale) -> str:
 @cached(64)
 def _png(digest: str, shape: tuple[int, ...], scale: Scale, _z: np.ndarray) -> str:
     """The PNG of ``_z`` (left out of the cache key: ``digest`` and ``shape`` stand for it)."""
-    rgb = colour_at(scale.kind, np.nan_to_num(scale.position(_z), nan=0.0))
+    rgb = colour_at(scale.kind, np.nan_to_num(scale.position(_z), nan=0.0), scale.colours)
     rgb[~np.isfinite(_z)] = MASKED_RGB
     buffer = io.BytesIO()
     Image.fromarray(rgb, mode="RGB").save(buffer, format="PNG", compress_level=6)

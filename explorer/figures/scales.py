@@ -12,6 +12,8 @@ One scale is fitted to all panels of a figure (or, with :func:`own_scales`, one 
 * ``index``: integer tables (distances, indices), Viridis over the given range;
 * ``sequential``: a value whose point is its size, not its sign (a similarity that peaks on the
   diagonal), Viridis from its smallest to its largest value.
+
+Colours: the active palette's (explorer/figures/palettes.py), carried by each scale.
 """
 
 from __future__ import annotations
@@ -22,19 +24,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import plotly.colors as pc
+
+from explorer.figures.palettes import active
 
 if TYPE_CHECKING:
     from explorer.figures.panel_traces import Panel
 
 WEIGHT_FLOOR_FACTOR = 10  # weights scale: floor = 1 / (factor * n_keys)
 TICK_EVERY_MAX = 12  # up to this many rows or columns, every one gets its tick
-COLOURS = {
-    "diverging": pc.diverging.RdBu_r,
-    "weights": pc.sequential.Blues,
-    "index": pc.sequential.Viridis,
-    "sequential": pc.sequential.Viridis,
-}
+KINDS = ("diverging", "weights", "index", "sequential")
 
 
 @dataclass(frozen=True)
@@ -46,6 +44,7 @@ class Scale:
     zmax: float
     stops: tuple[tuple[float, str], ...]
     caption: str
+    colours: tuple[str, ...] = ()  # the palette's list for ``kind`` (the stops are spread on it)
 
     def position(self, z: np.ndarray) -> np.ndarray:
         """Where each value sits on the colour bar, in [0, 1] (NaN stays NaN)."""
@@ -82,9 +81,10 @@ def _rgb(colours: Sequence[str]) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def colour_at(kind: str, p: np.ndarray) -> np.ndarray:
-    """RGB (..., 3) uint8 of the colour list ``kind`` at positions p in [0, 1]."""
-    rgb = _rgb(COLOURS[kind])
+def colour_at(kind: str, p: np.ndarray, colours: Sequence[str] = ()) -> np.ndarray:
+    """RGB (..., 3) uint8 of the colour list ``kind`` (of the active palette, or ``colours``)
+    at positions p in [0, 1]."""
+    rgb = _rgb(colours or active().scale(kind))
     grid = np.linspace(0, 1, len(rgb))
     out = np.stack([np.interp(p, grid, rgb[:, c]) for c in range(3)], axis=-1)
     return np.round(out).astype(np.uint8)
@@ -97,8 +97,9 @@ def make_scale(
     n_keys: int | None = None,
 ) -> Scale:
     """The one colour scale for ``panels``: see the module docstring for each ``kind``."""
-    if kind not in COLOURS:
-        raise ValueError(f"scale must be one of {', '.join(COLOURS)}, got {kind!r}")
+    if kind not in KINDS:
+        raise ValueError(f"scale must be one of {', '.join(KINDS)}, got {kind!r}")
+    colours = active().scale(kind)
     finite = np.concatenate([np.asarray(z, np.float32)[np.isfinite(z)] for z in panels] or [[]])
     if kind == "weights":
         keys = n_keys or max(np.asarray(z).shape[-1] for z in panels)
@@ -106,9 +107,9 @@ def make_scale(
         floor = min(1.0 / (WEIGHT_FLOOR_FACTOR * keys), top / WEIGHT_FLOOR_FACTOR)
         count = 16
         values = floor * (top / floor) ** (np.arange(count + 1) / count)
-        colours = colour_at("weights", np.arange(count + 1) / count)
-        stops = [(0.0, _css(colours[0]))] + [
-            (float(v / top), _css(c)) for v, c in zip(values, colours, strict=True)
+        rgb = colour_at("weights", np.arange(count + 1) / count, colours)
+        stops = [(0.0, _css(rgb[0]))] + [
+            (float(v / top), _css(c)) for v, c in zip(values, rgb, strict=True)
         ]
         stops[-1] = (1.0, stops[-1][1])
         caption = (
@@ -116,11 +117,11 @@ def make_scale(
             f"the largest weight shown, {top:.3g} (smaller weights take the lightest colour); "
             "one scale for every panel."
         )
-        return Scale(kind, 0.0, top, tuple(stops), caption)
+        return Scale(kind, 0.0, top, tuple(stops), caption, colours)
     if kind == "diverging":
         bound = float(np.abs(finite).max()) if finite.size else 1.0
         if bound == 0 and zrange is None:  # all zero: the centre's colour, on a bar about 0
-            return Scale(kind, -1.0, 1.0, _stops(kind), ZERO_CAPTION)
+            return Scale(kind, -1.0, 1.0, _stops(colours), ZERO_CAPTION, colours)
         low, high = (-bound, bound) if zrange is None else zrange
         high = high if high > low else low + 1.0
         caption = (
@@ -140,15 +141,14 @@ def make_scale(
             if kind == "sequential"
             else ""
         )
-    return Scale(kind, float(low), float(high), _stops(kind), caption)
+    return Scale(kind, float(low), float(high), _stops(colours), caption, colours)
 
 
 ZERO_CAPTION = "Every value is 0, drawn in the colour of 0, the centre of the diverging scale."
 
 
-def _stops(kind: str) -> tuple[tuple[float, str], ...]:
-    """The colour list of ``kind`` spread evenly over [zmin, zmax]."""
-    colours = COLOURS[kind]
+def _stops(colours: Sequence[str]) -> tuple[tuple[float, str], ...]:
+    """A colour list spread evenly over [zmin, zmax]."""
     return tuple((i / (len(colours) - 1), c) for i, c in enumerate(colours))
 
 
@@ -178,7 +178,7 @@ def colourbar_trace(scale: Scale, place: dict | None = None) -> dict:
             if floor <= m * 10.0**e <= scale.zmax
         ]
         marker.update(
-            colorscale=COLOURS["weights"],
+            colorscale=list(scale.colours or active().weights),
             cmin=math.log10(floor),
             cmax=math.log10(scale.zmax),
             color=[math.log10(scale.zmax)],

@@ -29,6 +29,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.pages_manager import PagesManager
 
+from explorer.frame import colour_vision, query_values
 from explorer.frame.params import (
     D_MODEL_CHOICES,
     D_MODEL_DEFAULT,
@@ -52,7 +53,6 @@ from explorer.frame.params import (
     ViewParams,
     tokenize,
 )
-from explorer.frame.query_values import clean_text
 from explorer.frame.url_query import DEFAULTS, QUERY_KEYS, ParsedQuery, parse_query
 from explorer.frame.view_url import start_view_url
 from explorer.frame.widgets import (
@@ -195,6 +195,7 @@ def sidebar_controls() -> tuple[ViewParams, ParsedQuery]:
         )
         if has_text and len(text.split()) > N_MAX:
             st.caption(f"Only the first {N_MAX} tokens are used.")
+        colour_vision.control()  # how every chart is coloured: no field of the view
     return params, parsed
 
 
@@ -205,7 +206,7 @@ def clean_typed_text() -> tuple[str, ...]:
     typed = st.session_state.get("text")
     if not isinstance(typed, str):
         return ()
-    cleaned, problem = clean_text(typed, "Sentence (URL parameter text)")
+    cleaned, problem = query_values.clean_text(typed, "Sentence (URL parameter text)")
     if cleaned == typed:
         return ()
     st.session_state["text"] = cleaned  # before the widget is drawn: the box shows it too

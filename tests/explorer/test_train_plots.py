@@ -44,7 +44,7 @@ def test_prediction_figure_marks_right_and_wrong_positions():
     assert [list(row) for row in fig.data[0].text] == [
         ["5", "6", "7"],
         ["·", "5", "6"],
-        ["·", "5", "9"],
+        ["·✓", "5✓", "9✗"],  # right and wrong by a mark as well as by colour
     ]
 
 

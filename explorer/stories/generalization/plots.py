@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from explorer.figures.heatmaps import Panel, mark_position, panel_grid
 from explorer.figures.lines import legend_band
+from explorer.figures.palettes import active
 from explorer.figures.plots import axis_suffix, heatmap
 from explorer.figures.scales import Scale, make_scale
 from explorer.figures.ticks import CHAR_EM, axis_ticks
@@ -25,7 +26,7 @@ from explorer.pair.marks import axes_meta
 
 MODEL_COLOURS = {"relative": "#1f77b4", "absolute": "#d62728"}
 OTHER_COLOUR = "#7f7f7f"
-RIGHT_COLOUR, WRONG_COLOUR = "#c7e9c0", "#fcbba1"
+RIGHT_MARK, WRONG_MARK = "✓", "✗"  # beside each predicted id: never said by colour alone
 
 
 def _layout(title: str, x_title: str, y_title: str, height: int, entries: int) -> dict:
@@ -142,7 +143,9 @@ def prediction_figure(
     tokens: np.ndarray, target: np.ndarray, prediction: np.ndarray, blank: int = 0
 ) -> go.Figure:
     """Three rows over the positions: input, target, prediction, ids written in the cells;
-    prediction cells green where they equal the target, red where not. ``blank`` shows as "·".
+    a prediction cell is marked ✓ and coloured (the palette's ``right``: light green, or sky blue
+    in the colour-blind safe palette) where it equals the target, ✗ and coloured ``wrong``
+    (salmon, or vermillion) where not. ``blank`` shows as "·".
     A long strip wraps onto several lines (see :func:`strip_lines`); trace t is line t.
     """
     tokens, target, prediction = (
@@ -155,7 +158,10 @@ def prediction_figure(
     def text(row: np.ndarray) -> list[str]:
         return ["·" if t == blank else str(int(t)) for t in row]
 
-    rows = np.array([text(tokens), text(target), text(prediction)], dtype=object)
+    marks = np.where(correct > 0, RIGHT_MARK, WRONG_MARK)
+    marked = [f"{t}{m}" for t, m in zip(text(prediction), marks, strict=True)]
+    rows = np.array([text(tokens), text(target), marked], dtype=object)
+    palette = active()
     per_line, cell_px = strip_lines(list(rows.ravel()), n, figure_width(980))
     line_px = 3 * STRIP_ROW_PX + STRIP_AXIS_PX
     lines = math.ceil(n / per_line)
@@ -167,7 +173,7 @@ def prediction_figure(
             {
                 "type": "heatmap", "z": z[:, a:b], "x": np.arange(a, b), "y": np.arange(3),
                 "xaxis": f"x{axis}", "yaxis": f"y{axis}",
-                "colorscale": [[0, WRONG_COLOUR], [1, RIGHT_COLOUR]], "zmin": 0.0, "zmax": 1.0,
+                "colorscale": [[0, palette.wrong], [1, palette.right]], "zmin": 0.0, "zmax": 1.0,
                 "showscale": False, "xgap": 1, "ygap": 1, "text": rows[:, a:b].tolist(),
                 "texttemplate": "%{text}", "textfont": {"size": STRIP_FONT_PX},
                 "hovertemplate": "position %{x}<br>%{text}<extra></extra>",

@@ -14,6 +14,7 @@ import plotly.colors
 import plotly.graph_objects as go
 from PIL import Image
 
+from explorer.figures.palettes import active
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
 from explorer.stories.shift.skew import SkewStep, SkewStory, skew_story
@@ -31,19 +32,19 @@ CELLS_MAX = 8192  # a step with more cells travels as an image
 
 
 @functools.cache
-def _lut() -> np.ndarray:
-    colours = plotly.colors.sample_colorscale(SCALE, np.linspace(0, 1, 256))
+def _lut(scale: tuple[str, ...]) -> np.ndarray:
+    colours = plotly.colors.sample_colorscale(list(scale), np.linspace(0, 1, 256))
     return np.array([plotly.colors.unlabel_rgb(c) for c in colours], dtype=np.float32)
 
 
 @cached(16)
-def step_png(params: ViewParams, head: int, masked: bool, name: str) -> str:
+def step_png(params: ViewParams, head: int, masked: bool, name: str, scale: tuple[str, ...]) -> str:
     """A step as a PNG data URI: one pixel per cell, greyed where not kept (cached)."""
     story = skew_story(params, head, masked)
     step = story.step(name)
     bound = colour_bound(story)
     level = np.clip((step.z / bound + 1) * 127.5, 0, 255).astype(np.uint8)
-    rgb = _lut()[level]
+    rgb = _lut(scale)[level]  # the palette's diverging colours (the sidebar's colours)
     rgb = np.where(step.kept[..., None], rgb, rgb * 0.28 + 255 * 0.72)
     buffer = io.BytesIO()
     Image.fromarray(rgb.round().astype(np.uint8), "RGB").save(buffer, "PNG", compress_level=1)
@@ -70,7 +71,7 @@ def image_figure(
     data = [
         {
             "type": "image",
-            "source": step_png(params, head, story.masked, name),
+            "source": step_png(params, head, story.masked, name, active().diverging),
             "x0": x0,
             "y0": y0,
             "dx": 1,
