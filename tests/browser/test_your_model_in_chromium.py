@@ -1,7 +1,8 @@
 """Your model in a real Chromium: a tiny T5 (save_pretrained's layout) and a tiny Shaw layer
 (torch.save of a state dict) go through the command line extractor, are uploaded through the
 page's own file input, and are drawn: the T5 bias lines hold the uploaded table's values, the
-Shaw tables the uploaded rows; no error box."""
+Shaw tables the uploaded rows; no error box. The words written over the family's T5 chart
+(bucket numbers, the shaded regions' labels) overlap nowhere at a long n, wide or on a phone."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from relpos_lab.extract import from_path
 from tests.lab.test_extract import shaw_model, tiny_t5
@@ -79,3 +80,40 @@ def test_a_tiny_shaw_layer_through_extract_upload_and_page(
     z = drawn(page, "your_model_shaw_tables", "(gd) => gd._fullData[0].z.map(r => Array.from(r))")
     np.testing.assert_allclose(np.asarray(z, dtype=float), table, rtol=1e-6)
     assert drawn(page, "your_model_shaw_norms", "(gd) => gd.data.length") == 2
+
+
+# Every text box plotly drew for the chart's annotations, and each pair whose boxes intersect.
+OVERLAPS = """(gd) => {
+  const boxes = [...gd.querySelectorAll('.annotation')].map((a) => [a.textContent,
+    a.querySelector('.annotation-text').getBoundingClientRect()]);
+  const hits = [];
+  for (let a = 0; a < boxes.length; a++) for (let b = a + 1; b < boxes.length; b++) {
+    const [s, A] = boxes[a], [t, B] = boxes[b];
+    if (Math.min(A.right, B.right) > Math.max(A.left, B.left)
+        && Math.min(A.bottom, B.bottom) > Math.max(A.top, B.top)) hits.push([s, t]);
+  }
+  return {texts: boxes.map(([s]) => s), hits};
+}"""
+
+
+@pytest.mark.parametrize("n", [2048, 4096])
+@pytest.mark.parametrize("screen", ["wide", "phone"])
+def test_the_words_over_the_t5_chart_never_overlap(
+    app_server: str, browser: Browser, playwright, wait_for_app_run, n, screen
+) -> None:
+    options = (
+        playwright.devices["iPhone 13"] if screen == "phone"
+        else {"viewport": {"width": 1440, "height": 1000}}
+    )  # fmt: skip
+    context = browser.new_context(**options)
+    try:
+        page = context.new_page()
+        page.goto(f"{app_server}/your_model?n={n}")
+        wait_for_app_run(page)
+        found = drawn(page, "your_model_t5", OVERLAPS)
+        numbers = [t for t in found["texts"] if t.isdigit()]
+        assert len(numbers) >= 8 and {"31", "0"} <= set(numbers)  # the far and the near named
+        assert "never trained" in found["texts"]
+        assert found["hits"] == []
+    finally:
+        context.close()

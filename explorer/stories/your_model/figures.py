@@ -19,7 +19,6 @@ from explorer.pair.marks import HALO
 from explorer.stories.your_model.views import RopeView, ShawView, T5View
 from relpos_core import by_distance as bd
 
-EDGES_MAX = 64  # bucket edges drawn at most (beyond: the caption says how many are left out)
 DISTANCE = "distance r = j - i (key - query)"
 FUTURE = "rgba(120,120,120,0.12)"
 UNTRAINED = "rgba(230,159,0,0.18)"  # Okabe-Ito orange, light: the buckets training never reached
@@ -28,6 +27,8 @@ UNTRAINED = "rgba(230,159,0,0.18)"  # Okabe-Ito orange, light: the buckets train
 # less its 70 px of side margins.
 LABEL_FONT_PX, LABEL_CHAR_PX, LABEL_GAP_PX = 9, 6, 6
 PHONE_PLOT_PX, WIDE_PLOT_PX = 280, 480
+EDGE_GAP_PX = 3  # bucket edges dotted at least this far apart
+REGION_CHAR_PX = 6  # a 10 px label's characters, for a shaded region's words
 
 
 def _lines(
@@ -73,13 +74,19 @@ def t5_figure(view: T5View, pair: Pair | None = None) -> tuple[go.Figure, str]:
             "<br>%{y", "<br>bucket %{customdata}<br>%{y"
         )
     low, high = shown_range(view, pair)
+    plot_px = PHONE_PLOT_PX if is_phone() else WIDE_PLOT_PX
+    per_unit = plot_px / (high - low)
     edges = [first - 0.5 for _, first, _ in view.spans[1:] if low < first - 0.5 < high]
+    dotted: list[float] = []  # edges EDGE_GAP_PX apart: denser ones grey the lines out
+    for x in edges:
+        if not dotted or (x - dotted[-1]) * per_unit >= EDGE_GAP_PX:
+            dotted.append(x)
     shapes = [
         {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
          "line": {"dash": "dot", "width": 1, "color": "#888"}}
-        for x in edges[:EDGES_MAX]
+        for x in dotted
     ]  # fmt: skip
-    labels = bucket_labels(view.spans, low, high, PHONE_PLOT_PX if is_phone() else WIDE_PLOT_PX)
+    labels = bucket_labels(view.spans, low, high, plot_px)
     annotations = [
         {"x": x, "y": 1.0, "xref": "x", "yref": "paper", "text": str(b), "showarrow": False,
          "yanchor": "bottom", "font": {"size": LABEL_FONT_PX, "color": "#555"}}
@@ -98,15 +105,17 @@ def t5_figure(view: T5View, pair: Pair | None = None) -> tuple[go.Figure, str]:
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": x0, "x1": x1,
                        "y0": 0, "y1": 1, "fillcolor": fill, "line": {"width": 0},
                        "layer": "below"})  # fmt: skip
-        annotations.append(
-            {"x": (x0 + x1) / 2, "y": 0.02, "xref": "x", "yref": "paper", "text": words,
-             "showarrow": False, "yanchor": "bottom", "font": {"size": 10, "color": "#333"},
+        upright = (x1 - x0) * per_unit >= REGION_CHAR_PX * len(words) + 8
+        annotations.append(  # a region too narrow for its words has them turned upright
+            {"x": (x0 + x1) / 2, "y": 0.02 if upright else 0.5, "xref": "x", "yref": "paper",
+             "text": words, "showarrow": False, "yanchor": "bottom" if upright else "middle",
+             "textangle": 0 if upright else -90, "font": {"size": 10, "color": "#333"},
              "bgcolor": "rgba(255,255,255,0.7)"}
         )  # fmt: skip
     fig.update_layout(shapes=shapes, annotations=annotations, margin={"t": 40})
     # the whole range stays the widest view: the bucket numbers were spaced for it
     fig.update_xaxes(range=[low, high], minallowed=low, maxallowed=high)
-    return fig, t5_caption(view, low, high, len(labels), len(edges))
+    return fig, t5_caption(view, low, high, len(labels), (len(dotted), len(edges)))
 
 
 def shown_range(view: T5View, pair: Pair | None) -> tuple[float, float]:
@@ -119,7 +128,8 @@ def shown_range(view: T5View, pair: Pair | None) -> tuple[float, float]:
     ahead = reach
     if not view.stack.bidirectional:  # a decoder's r > 0 is bucket 0, masked: a strip of it
         ahead = min(last, max(2, reach // 8, pair.distance if pair is not None else 0))
-    return -reach - 0.5, ahead + 0.5
+    pad = 0.5 + reach / 100  # a line at the last distance drawn stays off the plot's edge
+    return -reach - pad, ahead + pad
 
 
 def bucket_labels(
@@ -157,7 +167,7 @@ def runs(distance: np.ndarray, flag: np.ndarray) -> list[tuple[int, int]]:
     return [(int(distance[a]), int(distance[b])) for a, b in zip(starts, stops, strict=True)]
 
 
-def t5_caption(view: T5View, low: float, high: float, labelled: int, edges: int) -> str:
+def t5_caption(view: T5View, low: float, high: float, labelled: int, edges: tuple[int, int]) -> str:
     """What the T5 chart shows, in words: its runs, the numbers written, the range, the shading."""
     runs_drawn = sum(1 for _, a, b in view.spans if a < high and b > low)
     numbers = (
@@ -165,18 +175,16 @@ def t5_caption(view: T5View, low: float, high: float, labelled: int, edges: int)
         if labelled == runs_drawn
         else f"{labelled} of their bucket numbers above the plot, where they fit"
     )
-    dotted = ""
-    if edges:
-        dotted = (
-            f"; edges dotted, the first {EDGES_MAX} of {edges}"
-            if edges > EDGES_MAX
-            else ("; edges dotted")
-        )
+    drawn, every = edges
+    dotted = "; edges dotted" if every else ""
+    if drawn < every:
+        dotted = f"; {drawn} of the {every} edges dotted, those {EDGE_GAP_PX} px apart"
     parts = [
         f"{plural(runs_drawn, 'run')} of one bucket along r drawn ({numbers}; hover a line for "
         f"any distance's bucket{dotted})."
     ]
-    first, last = int(low + 0.5), int(high - 0.5)
+    first = max(int(view.distance[0]), int(np.ceil(low)))
+    last = min(int(view.distance[-1]), int(np.floor(high)))
     beyond = []
     if first > view.distance[0]:
         beyond.append(
