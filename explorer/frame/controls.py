@@ -62,6 +62,7 @@ from explorer.frame.widgets import (
     md_escape,
     set_from_code,
     text_box,
+    url_bound_keys,
     write_url,
 )
 
@@ -232,21 +233,32 @@ def report_other_keys(keys: Sequence[str], where) -> None:
 
     A page's own controls keep their values in session state under their key, so a key that
     is not there is not used by this view (a typo, another page's control, a control hidden
-    in this view, a tracking tag). It is removed from the address so a copied link is clean.
+    in this view, a tracking tag); nor is the key of a control that is not bound to the
+    address (a file uploader, a button). It is removed from the address so a copied link is
+    clean.
     """
-    unused = [key for key in keys if key not in st.session_state and key in st.query_params]
+    bound = url_bound_keys()
+    # a control the address cannot set (a file uploader, a button, a chart) is not read either
+    unused = [
+        key
+        for key in keys
+        if key in st.query_params and (key not in st.session_state or key not in bound)
+    ]
     if not unused:
         return
-    known = [*QUERY_KEYS, *(k for k in st.session_state if isinstance(k, str) and k[:1] != "_")]
+    known = [*QUERY_KEYS, *(k for k in st.session_state if isinstance(k, str) and k in bound)]
     for key in unused:
         near = difflib.get_close_matches(key, known, n=1)
         hint = f" (did you mean {near[0]}?)" if near else ""
+        what = (
+            "is not a setting the address can hold (uploads, buttons and charts are used on "
+            "the page itself)"
+            if key in st.session_state
+            else f"is not a setting of this page{hint}"
+        )
         with where:
             st.warning(
-                md_escape(
-                    f"URL parameter {key} is not a setting of this page{hint}; ignored and "
-                    "removed from the address"
-                ),
+                md_escape(f"URL parameter {key} {what}; ignored and removed from the address"),
                 icon=":material/warning:",
             )
         st.query_params.pop(key, None)

@@ -101,6 +101,12 @@ def never_drawn(values: Mapping[str, object]) -> dict[str, str]:
     return {key: str(value) for key, value in values.items() if key not in drawn}
 
 
+def url_bound_keys() -> set[str]:
+    """The keys of every widget this session has bound to the URL: each is drawn after
+    :func:`fit`, which records it. A key the URL names outside them is read by nothing."""
+    return set(st.session_state.get(_DEFAULTS_KEY, {}))
+
+
 def _bind_again(key: str) -> None:
     """A widget drawn unbound in its last run is bound again: its value is set once more, so
     that Streamlit writes into the URL a change the browser made while it was unbound."""

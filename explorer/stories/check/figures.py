@@ -1,6 +1,11 @@
 """The Check page's figures: one head of the definition's output, and with an upload the
-definition, the visitor's output and their difference side by side, the differing cells
-outlined. Cells the convention does not compare are blank."""
+definition, the visitor's output and their difference side by side, every differing cell
+outlined. Cells the convention does not compare are blank.
+
+The differing cells are hatched and outlined by one trace per panel (each run of them along a
+row one rectangle), not one layout shape per cell: plotly redraws every shape on every hover
+and slows past a few hundred, and 64 x 64 cells can differ.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,7 @@ from explorer.figures.heatmaps import Panel, panel_grid
 from explorer.figures.scales import colour_range, make_scale
 from relpos_core.check import KINDS
 
-OUTLINED_MAX = 256  # cells outlined per panel at most; beyond, the caption counts the rest
-OUTLINE = {"type": "rect", "line": {"color": "#111111", "width": 2}, "fillcolor": "rgba(0,0,0,0)"}
+INK = "#111111"  # the hatch and outline of differing cells
 
 
 def one_head(array: np.ndarray, head: int) -> np.ndarray:
@@ -47,7 +51,9 @@ def value_scale(kind: str, matrices: list[np.ndarray]):
 
 def panels_of(kind: str, titled: dict[str, np.ndarray], compared: np.ndarray) -> list[Panel]:
     rows, cols = axis_titles(kind)
-    symbols = {"query": "i", "key": "j", "position": "p", "channel": "c"}
+    # rel-shift's columns are the memory's keys, then the segment's: column c is not key j
+    key = "c" if kind == "rel-shift" else "j"
+    symbols = {"query": "i", "key": key, "position": "p", "channel": "c"}
     return [
         Panel(
             np.where(compared, z, np.nan),
@@ -88,19 +94,11 @@ def comparison_figure(
     zrange = None if bad.any() else (-bound, bound)
     gap = make_scale("diverging", [panels[2].z], zrange=zrange)
     fig = panel_grid(panels, [pair, pair, gap], columns=3, image_side=256)
-    cells = np.argwhere(bad)
-    shapes = [
-        {**OUTLINE, "xref": trace.xaxis or "x", "yref": trace.yaxis or "y",
-         "x0": col - 0.5, "x1": col + 0.5, "y0": row - 0.5, "y1": row + 0.5}
-        for trace in fig.data[: len(panels)]
-        for row, col in cells[:OUTLINED_MAX]
-    ]  # fmt: skip
-    fig.update_layout(shapes=[*fig.layout.shapes, *shapes])  # at once: add_shape is quadratic
-    count = len(cells)
+    fig.add_traces(hatch_traces(fig, len(panels), bad))
+    count = int(bad.sum())
     outlined = (
-        f"The {count} differing cell{'s' * (count != 1)} of this head are outlined"
-        + (f" (the first {OUTLINED_MAX})" if count > OUTLINED_MAX else "")
-        + "."
+        f"Every differing cell of this head is hatched and outlined in black ({count} of "
+        f"{int(mask.sum())} compared)."
         if count
         else "No cell of this head differs."
     )
@@ -116,3 +114,30 @@ def comparison_figure(
         f"drawn on ±{bound:.3g}, the values' own size, so it is white."
     )
     return fig, f"{outlined} {scales}"
+
+
+def hatch_traces(fig: go.Figure, panels: int, bad: np.ndarray) -> list[dict]:
+    """For each of the first ``panels`` subplots, one trace that hatches and outlines every
+    cell ``bad`` marks (bool, rows x cols): each run of differing cells along a row is one
+    closed rectangle in data units (so it fits cells of any shape, and a zoom), filled with a
+    diagonal hatch that leaves the cell's colour showing between its lines; no hover (the
+    heatmap's own hover and clicks pass through)."""
+    padded = np.pad(bad, ((0, 0), (1, 1))).astype(np.int8)
+    step = np.diff(padded, axis=1)
+    rows, first = np.nonzero(step == 1)  # row-major: each run's start and end pair up
+    last = np.nonzero(step == -1)[1] - 1
+    if not rows.size:
+        return []
+    left, right, top, bottom = first - 0.5, last + 0.5, rows - 0.5, rows + 0.5
+    gap = np.full(rows.size, np.nan)
+    x = np.stack([left, right, right, left, left, gap], 1).ravel().astype(np.float32)
+    y = np.stack([top, top, bottom, bottom, top, gap], 1).ravel().astype(np.float32)
+    pattern = {"shape": "/", "fgcolor": INK, "bgcolor": "rgba(0,0,0,0)", "size": 6}
+    return [
+        {"type": "scatter", "mode": "lines", "x": x, "y": y, "fill": "toself",
+         "fillcolor": "rgba(0,0,0,0)", "fillpattern": {**pattern, "solidity": 0.2},
+         "line": {"color": INK, "width": 1}, "hoverinfo": "skip", "showlegend": False,
+         "name": "differing cells", "xaxis": fig.data[t].xaxis or "x",
+         "yaxis": fig.data[t].yaxis or "y"}
+        for t in range(panels)
+    ]  # fmt: skip

@@ -4,7 +4,7 @@ that runs a visitor's function on them, and what a verdict means."""
 from __future__ import annotations
 
 from explorer.stories.check.inputs import N_MAX, PageInputs
-from explorer.stories.check.upload import FORMATS, MAX_MB
+from explorer.stories.check.upload import FORMATS, LIMIT_TEXT
 from explorer.weights.source import TensorSource
 
 INTRO = (
@@ -21,10 +21,11 @@ COMMAND = (
     "my_function).ok` (`from relpos_core.check import check_implementation`)."
 )
 NO_TENSORS = "this kind's inputs are sizes and distances, not a model's tensors"
+UPLOAD_LABEL = f"your output (.{', .'.join(FORMATS[:-1])} or .{FORMATS[-1]})"
 UPLOAD_HELP = (
     f"Your function's output on these inputs, one array: .{', .'.join(FORMATS)}, at most "
-    f"{MAX_MB} MB. A .pt file is read with weights_only=True (tensors only), .npy and .npz "
-    "without pickle: no file is ever run."
+    f"{LIMIT_TEXT}. A .pt file is read with weights_only=True (tensors only), .npy and .npz "
+    "from their header, without pickle: no file is ever run."
 )
 
 
@@ -80,3 +81,33 @@ def verdict_note(text: str, page_title: str) -> str:
     """The verdict in words (``text`` already escaped for markdown), and where the explorer
     explains that step."""
     return f"**Verdict:** {text}. The step is drawn, value by value, on the {page_title} page."
+
+
+# What each kind's inputs take of the sidebar's mask (its causal part, where the convention has
+# one); no convention here has a key-padding mask, so no kind's inputs have padded keys.
+MASK_TAKEN = {
+    "shaw": "its causal part is the call's causal={causal}",
+    "t5-bucket": "its causal part is the call's bidirectional={bidirectional}",
+    "skew": "the skew's layout is causal whatever the mask (cells j > i are not compared)",
+    "rel-shift": "Transformer-XL's shift takes no mask (cells past each query's last key are not "
+    "compared)",
+    "alibi": "ALiBi's bias takes no mask (cells j > i are not compared: the causal models it "
+    "was made for never read them)",
+    "rope": "RoPE rotates each position alone: it takes no mask",
+}
+
+
+def mask_note(kind: str, mask: str, causal: bool, padded: int) -> str:
+    """What the page's inputs take of the sidebar's ``mask`` (``padded``: its padded keys), in
+    words; '' without a mask."""
+    if mask == "none":
+        return ""
+    taken = MASK_TAKEN[kind].format(causal=causal, bidirectional=not causal)
+    text = f"The sidebar's mask is {mask}: {taken}."
+    if padded:
+        text += (
+            f" Its {padded} padded key(s) are not in these inputs: this kind's calling "
+            "convention has no padding mask, so every key here is a real one (the padding "
+            "applies on the other pages)."
+        )
+    return text

@@ -8,6 +8,7 @@ verdict the same ``judge`` the library's ``check_implementation`` and the comman
 from __future__ import annotations
 
 import io
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy as np
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
 from explorer.stories.check.inputs import ALIBI_HEADS_DEFAULT, PageInputs, page_inputs
-from explorer.stories.check.upload import read_upload
+from explorer.stories.check.upload import UploadProblem, read_upload
 from relpos_core.check import KINDS, Verdict
 from relpos_core.check.verdict import judge
 
@@ -58,3 +59,26 @@ def verdict_on_upload(
     ref = reference(kind, params, alibi_heads)
     got = read_upload(name, data)
     return judge(KINDS[kind], ref.inputs.case_dict, ref.inputs.tensors(), got)
+
+
+def remembered_verdict(
+    memo: MutableMapping,
+    file_id: str,
+    kind: str,
+    params: ViewParams,
+    name: str,
+    data: bytes,
+    alibi_heads: int = ALIBI_HEADS_DEFAULT,
+) -> Verdict | str:
+    """The verdict on an upload, or why it cannot be read (in words), kept in ``memo`` (the
+    visitor's session) for this file and view: a rerun (another head, a pick) neither reads
+    nor judges the file again, a refused one included."""
+    key = (file_id, kind, params, alibi_heads)
+    if memo.get("key") != key:
+        try:
+            result: Verdict | str = verdict_on_upload(kind, params, name, data, alibi_heads)
+        except UploadProblem as problem:
+            result = str(problem)
+        memo.clear()
+        memo.update(key=key, result=result)
+    return memo["result"]
