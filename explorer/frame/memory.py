@@ -11,8 +11,8 @@ is 32 MiB. So:
   each rerun its own copy, and the copies a page keeps for its download (about 40 MB per
   visitor at n = 1024, measured) would add up per visitor. Each value is entered, with its
   size in bytes, in one ledger shared by all of them; when
-  the ledger holds more than ``CACHE_BUDGET_BYTES`` the least recently used entries are cleared
-  from their Streamlit caches, and an entry larger than ``ENTRY_MAX_BYTES`` is not kept at all
+  the ledger holds more than ``CACHE_BUDGET_BYTES`` the entries cheapest to compute again per
+  byte (the least recently used among equals) are cleared from their Streamlit caches, and an entry larger than ``ENTRY_MAX_BYTES`` is not kept at all
   (a redraw computes it again);
 * a cached call runs while holding ``COMPUTE_SLOT``, one process-wide reentrant lock: two
   visitors' computations never add their peaks (on a host of one or two cores they would only
@@ -36,7 +36,7 @@ Why these sizes (measured with scripts/measure_host.py and the server's /proc/se
 with torch, plotly and Streamlit loaded and the landing page drawn the server holds about 200
 MB of anonymous memory and 100 MB of code mapped from files; once every page has run, about
 350 MB anonymous. A tour of every page at n = 8 and n = 1024 caches about 55 MiB of views; at
-32 MiB the least recently used go first. The rest of a 690 MB limit is room for one computation
+32 MiB what is cheapest to compute again per byte goes first (``cache_ledger.Ledger``). The rest of a 690 MB limit is room for one computation
 (at most about 75 MB at n = 1024, measured) and the figures of the reruns under way.
 """
 
@@ -99,7 +99,8 @@ def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
             with COMPUTE_SLOT:
                 started = time.perf_counter()
                 value = inner(*args, **kwargs)
-                if time.perf_counter() - started > COMPUTED_S:
+                took = time.perf_counter() - started
+                if took > COMPUTED_S:
                     trim_heap()  # a computation's freed temporaries: back to the system now
             try:
                 key = (call, args, tuple(sorted(kwargs.items())))
@@ -118,7 +119,10 @@ def cached(max_entries: int = 8, *, resource: bool = False) -> Callable:
             if size > ENTRY_MAX_BYTES:
                 forget()
             else:
-                LEDGER.enter(key, forget, size, max_entries, value)
+                # a value computed in less than COMPUTED_S counts as free to compute again:
+                # among those, the least recently used goes first
+                cost = took if took > COMPUTED_S else 0.0
+                LEDGER.enter(key, forget, size, max_entries, value, cost_s=cost)
             return value
 
         call.clear = inner.clear  # type: ignore[attr-defined]

@@ -28,6 +28,7 @@ import asyncio
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -91,12 +92,19 @@ def start_warming() -> None:
     thread.start()
 
 
-def computed_so_far() -> int:
-    """How many values the process's caches have computed: the frame reads it as a run starts."""
-    return sum(COMPUTED.values())
+def computed_so_far() -> Counter[str]:
+    """What the process's caches have computed, by function: the frame reads it as a run starts."""
+    return COMPUTED.copy()
 
 
-def note_run_ended(computed_before: int) -> None:
+def computed_since(before: Counter[str]) -> str:
+    """'3 values (views.a, views.b x2)': what was computed since ``before``."""
+    new = COMPUTED - before
+    names = ", ".join(f"{name} x{count}" if count > 1 else name for name, count in new.items())
+    return f"{sum(new.values())} values" + (f" ({names})" if names else "")
+
+
+def note_run_ended(computed_before: Counter[str]) -> None:
     """The frame calls this at the end of every run. A visitor's run delays the next warm run and,
     with warming on, says on the server's log what it computed: nothing, for a warmed view."""
     global _last_visitor_run
@@ -110,8 +118,8 @@ def note_run_ended(computed_before: int) -> None:
         page = ctx.pages_manager.get_pages().get(ctx.page_script_hash, {})
         query = f"?{ctx.query_string}" if ctx.query_string else ""
         LOG.info(
-            "a visitor's run of /%s%s computed %d values", page.get("url_pathname", ""), query,
-            computed_so_far() - computed_before,
+            "a visitor's run of /%s%s computed %s", page.get("url_pathname", ""), query,
+            computed_since(computed_before),
         )  # fmt: skip
 
 
@@ -134,8 +142,8 @@ def _warm_all(runtime) -> None:  # noqa: ANN001 (streamlit's Runtime, imported l
             ok = _run_view(runtime, view)
             count += ok
             LOG.info(
-                "warmed %s: %s, computed %d values in %.1f s", view.label,
-                "ok" if ok else "not finished", computed_so_far() - c0,
+                "warmed %s: %s, computed %s in %.1f s", view.label,
+                "ok" if ok else "not finished", computed_since(c0),
                 time.monotonic() - t0,
             )  # fmt: skip
     except Exception:  # a warm-up that fails leaves the server as it would be without one
@@ -143,7 +151,7 @@ def _warm_all(runtime) -> None:  # noqa: ANN001 (streamlit's Runtime, imported l
     finally:
         LOG.info(
             "warm-up finished: %d views, computed %d values in %.1f s", count,
-            computed_so_far() - computed_before, time.monotonic() - started,
+            sum((COMPUTED - computed_before).values()), time.monotonic() - started,
         )  # fmt: skip
         FINISHED.set()
 
@@ -155,9 +163,11 @@ def _run_view(runtime, view: View) -> bool:  # noqa: ANN001
     loop = runtime._get_async_objs().eventloop  # AppSession must be made on the server's loop
     session = asyncio.run_coroutine_threadsafe(_open_session(runtime, view), loop).result(30)
     try:
+        # The run may rerun itself (a URL corrected to the view's own form): the view is done
+        # when the session's script runner has ended, which it does after its last run.
         deadline = time.monotonic() + VIEW_TIMEOUT_S
         while time.monotonic() < deadline:
-            if SCRIPT_RUN_WITHOUT_ERRORS_KEY in session.session_state:
+            if session._scriptrunner is None:
                 return bool(session.session_state[SCRIPT_RUN_WITHOUT_ERRORS_KEY])
             time.sleep(POLL_S)
         return False

@@ -32,6 +32,37 @@ def test_ledger_clears_the_least_recently_used_beyond_its_budget():
     assert cleared == ["b", "a"] and ledger.bytes == 70
 
 
+def test_ledger_keeps_what_is_costly_to_compute_again_per_byte():
+    """GreedyDual-Size: a small value that took seconds (a model's pass over a passage) outlives
+    large maps computed in milliseconds, even when they were used after it; what is never used
+    again ages out all the same."""
+    cleared = []
+    ledger = Ledger(budget=1000)
+    ledger.enter(("pass", 0), lambda: cleared.append("pass"), 100, 8, cost_s=5.0)  # 0.05 s/B
+    for key in range(4):  # 400 B maps at 0.2 s: 0.0005 s/B, each used after the pass
+        ledger.start_run()  # each drawn by a view of its own
+        ledger.enter(("map", key), lambda key=key: cleared.append(key), 400, 8, cost_s=0.2)
+    assert cleared == [0, 1]  # the maps went, oldest first; least recently used was the pass
+    assert ledger.bytes == 900
+    # maps that keep coming raise the inflation until the pass, never used again, goes too
+    for key in range(4, 1000):
+        ledger.start_run()
+        ledger.enter(("map", key), lambda key=key: cleared.append(key), 400, 8, cost_s=0.2)
+    assert "pass" in cleared
+
+
+def test_a_views_own_values_go_last_whatever_they_cost():
+    cleared = []
+    ledger = Ledger(budget=1000)
+    ledger.enter(("pass", 0), lambda: cleared.append("pass"), 100, 8, cost_s=5.0)
+    ledger.start_run()  # a view whose maps together fill the budget
+    for key in range(3):
+        ledger.enter(("map", key), lambda key=key: cleared.append(key), 310, 8)
+    assert cleared == ["pass"]  # not its own first map, however cheap
+    ledger.enter(("map", 3), lambda: cleared.append(3), 310, 8)
+    assert cleared == ["pass", 0]  # then its own, least recently used first
+
+
 def test_ledger_follows_streamlits_own_entry_limit():
     ledger = Ledger(budget=10**9)
     for key in range(5):
