@@ -22,8 +22,10 @@ from explorer.frame.controls import (
 from explorer.frame.download_parts import start_parts
 from explorer.frame.failures import shown_failures
 from explorer.frame.host import collect_soon, configure_process
-from explorer.frame.memory import one_view_at_a_time
+from explorer.frame.memory import LEDGER, one_view_at_a_time
 from explorer.frame.navigation import DEFAULT, PAGES, SECTIONS, Page, neighbours
+from explorer.frame.route_bar import route_picker, where_on_route
+from explorer.frame.routes import EVERY_PAGE, Route
 from explorer.frame.offline_view import start_recording
 from explorer.frame.warm import computed_so_far, note_run_ended, start_warming
 from explorer.pair.controls import pair_caption, pair_inputs
@@ -62,8 +64,11 @@ def run_app(page_for: PageFor = page_file) -> None:
 
 def frame(page_for: PageFor) -> None:
     st.html(ASSETS / "layout.css")  # narrow screens: formulas, controls and tables fit
+    route_slot = st.sidebar.container()  # above the controls, drawn once the view's URL is begun
     params, parsed = sidebar_controls()
     st.session_state[PARAMS_STATE_KEY] = params
+    with route_slot:
+        route = route_picker()
     pair = pair_inputs(params)
     with st.sidebar:
         pair_note = st.container()  # filled after the page ran: only then is its scheme known
@@ -73,22 +78,28 @@ def frame(page_for: PageFor) -> None:
     # hide the last pages behind "View more"
     sections = {s.label: [pages[p.stem] for p in s.pages] for s in SECTIONS}
     page = st.navigation(sections, expanded=True)
+    stem = next(stem for stem, p in pages.items() if p == page)
     show_warnings(parsed.warnings)
+    where_on_route(route, stem, pages)
     notes = st.container()  # filled after the page ran: only then are its controls known
     start_recording()  # the charts this run draws, for the view's download
     start_parts()  # and the arrays its fragments draw
     with one_view_at_a_time():  # what a rerun holds is never held by two visitors at once
+        LEDGER.start_run()  # this view's cached values go last from the caches
         page.run()
     report_other_keys(parsed.other_keys, notes)
     if pair is not None:
         with pair_note:
             pair_caption(pair, params)
-    story_links(next(stem for stem, p in pages.items() if p == page), pages)
+    story_links(route, stem, pages)
 
 
-def story_links(stem: str, pages: dict[str, st.Page]) -> None:
-    """The previous and the next page of the story; the shared controls keep their values."""
-    before, after = neighbours(stem)
+def story_links(route: Route, stem: str, pages: dict[str, st.Page]) -> None:
+    """The previous and the next page of the route (of every page, off the route); the shared
+    controls keep their values."""
+    before, after = route.neighbours(stem)
+    if route.step(stem) is None:
+        before, after = neighbours(stem)
     st.divider()
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     if before is not None:
@@ -100,3 +111,5 @@ def story_links(stem: str, pages: dict[str, st.Page]) -> None:
             pages[after.stem], label=f"Next: {after.title}", icon=":material/arrow_forward:",
             icon_position="right",
         )  # fmt: skip
+    elif route != EVERY_PAGE:
+        row.caption(f"The end of the route {route.label!r}: every page stays in the navigation.")

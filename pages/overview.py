@@ -11,6 +11,7 @@ from explorer.figures.plots import heatmap, pair_customdata
 from explorer.frame import navigation
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import Labelled, download_view, position_labels
+from explorer.frame.route_bar import route_cards
 from explorer.pair.controls import pair_schemes
 from explorer.weights.reading import axis_labels
 from explorer.weights.source import no_model_caption
@@ -37,7 +38,14 @@ st.markdown(
     "every position, instead of adding an absolute position to each token."
 )
 
-st.subheader("The pages, in the order of the story")
+st.subheader("Routes: a short way for one question")
+st.caption(
+    "Pick one and the previous / next links at the foot of each page follow it; the sidebar "
+    "shows it (and the address keeps it). Every page stays in the navigation."
+)
+route_cards()
+
+st.subheader("Every page, in the order of the story")
 for section in navigation.SECTIONS:
     pages = [page for page in section.pages if page != navigation.DEFAULT]
     if pages:
@@ -99,10 +107,12 @@ with right:
     st.markdown(
         "Gathering $a^K_{ij}$ for every pair builds an $(n, n, d)$ tensor per head: for the "
         "paper's example, $n = 2048$ and all heads together $d_{\\text{model}} = 512$ wide, "
-        "that is 8.6 GB per layer in float32. The **skew** instead multiplies the "
-        "queries by one embedding per distance, $Q E_r^\\top$ of shape $(n, 2n - 1)$ (or "
-        "$(n, n)$ for causal attention), then moves each row into place with a pad, a reshape "
-        "and a slice: memory $O(n d)$."
+        "that is 8.6 GB per layer in float32. The **skew** instead stacks one embedding per "
+        "distance as the rows of a matrix $E_r$ ($2n - 1$ rows of width $d$), multiplies the "
+        "queries by it, $Q E_r^\\top$ of shape $(n, 2n - 1)$ (or $(n, n)$ for causal "
+        "attention), then moves each row into place with a pad, a reshape and a slice: the "
+        "extra memory is $O(n^2)$ per head, the size of the logits themselves, instead of "
+        "$O(n^2 d)$."
     )
     formulas.latex(formulas.SKEW)
 st.caption(
