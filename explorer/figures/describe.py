@@ -49,7 +49,10 @@ def _shown(trace) -> bool:
     if trace.visible is False or getattr(trace, "name", None) == "colour bar":
         return False
     marker = getattr(trace, "marker", None)
-    return not (trace.type == "scatter" and marker is not None and marker.opacity == 0)
+    if trace.type != "scatter" or marker is None:
+        return True
+    colour = marker.color if isinstance(marker.color, str) else ""
+    return marker.opacity != 0 and not colour.replace(" ", "").endswith(",0)")
 
 
 def _kind(traces: list) -> str:
@@ -104,7 +107,7 @@ def describe(fig: go.Figure, caption: str = "") -> str:
     """The chart in a few sentences (see the module docstring)."""
     traces = [t for t in fig.data if _shown(t)]
     title = plain(fig.layout.title.text)
-    parts = [f"Chart: {title}." if title else "Chart."]
+    parts = [f"Chart: {title}." if title else "Chart:"]
     parts.append(_kind(traces) + ".")
     parts.extend(_axes(fig, traces))
     z = np.concatenate([_numbers(t.z) for t in traces if t.type == "heatmap"] or [np.empty(0)])

@@ -53,7 +53,7 @@ OKABE_ITO = (
     "#F0E442", "#F0E442",
 )  # fmt: skip
 # Dark blue -> white -> orange: each arm monotone in lightness, the blue arm darker.
-BLUE_ORANGE = ("#08306b", "#2f5f98", "#7f9fc5", "#c6d4e6", "#f7f7f7", "#f6d9b0", "#eab46b",
+BLUE_ORANGE = ("#08306b", "#2f5f98", "#7f9fc5", "#b9c9df", "#f7f7f7", "#f8dfba", "#eab46b",
                "#d08a2a", "#a05a00")  # fmt: skip
 
 STANDARD = Palette(
