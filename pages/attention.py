@@ -46,7 +46,8 @@ weights = views.attention_weights_heads(params)  # (h, W, W)
 scale = make_scale("weights", list(weights), n_keys=n)
 st.subheader(f"Every head's weights α ({heads} heads)")
 grid = heads_figure(params, weights, scale)
-figure(grid.fig, "attention_heads", shape=grid.shape, caption=grid.caption)
+caption = text.weights_caption(weights, grid.caption)
+figure(grid.fig, "attention_heads", shape=grid.shape, caption=caption)
 
 head = head_picker(heads, "attention_head")
 view = views.attention_view(params, head)
@@ -63,8 +64,9 @@ with c2:
         inset(alpha.panels, alpha.scale, "attention_zoom")
 pair_card(params, pair, head)
 st.info(text.focus_text(params, view, head), icon=":material/lightbulb:")
-if params.windowed:
-    st.caption(text.weight_inside(view))
+inside = text.weight_inside(params, view) if params.windowed else None
+if inside:
+    st.caption(inside)
 
 if params.tokens:
     st.subheader("The tokens, as BertViz draws them")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from explorer.figures.numbers import percent
 from explorer.frame.params import ViewParams
 from explorer.frame.widgets import md_escape
 from explorer.stories.multihead.masks import mask_note
@@ -158,7 +159,8 @@ def test_random_view_past_the_drawn_keys_attends_to_every_key() -> None:
     )
     drawn = weights[:, :SHOWN, :SHOWN].sum(-1)
     note = next(info.value for info in at.info if "keys drawn hold" in info.value)
-    assert md_escape(f"between {float(drawn.min()):.1%}") in note
+    low, high = percent(float(drawn.min())), percent(float(drawn.max()))
+    assert md_escape(f"between {low} and {high} of a row's weight") in note
 
 
 @pytest.mark.parametrize("kind", ["padding", "look-ahead", "both"])

@@ -12,7 +12,12 @@ import plotly.graph_objects as go
 
 from explorer.figures.draw import shape_text
 from explorer.figures.heatmaps import Panel, grid_columns, panel_grid
-from explorer.figures.scales import make_scale, own_scales, own_scales_caption
+from explorer.figures.scales import (
+    WEIGHT_FLOOR_FACTOR,
+    make_scale,
+    own_scales,
+    own_scales_caption,
+)
 from explorer.stories.multihead.masks import MaskView
 from explorer.stories.multihead.plots import channel_cell_px
 from explorer.stories.multihead.views import MultiHeadView
@@ -69,7 +74,7 @@ def split_figure(view: MultiHeadView, split_of: str) -> Drawn:
         "latex": rf"{split_of}_m = {split_of}_{{[\,:,\; m d\,:\,(m+1) d\,]}},\quad d = "
         rf"d_{{model}} / h = {c}",
         "shape": _shapes(view)[f"{split_of.lower()}_heads"],
-        "caption": f"No new numbers: head m gets columns {c}m to {c}m + {c - 1} of {split_of} "
+        "caption": f"No new numbers: head m gets {_head_columns(c, 'column')} of {split_of} "
         "above (split_heads is a reshape and a transpose). " + scale.caption,
     }
 
@@ -88,6 +93,9 @@ def weights_figure(view: MultiHeadView, masked: bool) -> Drawn:
     ]
     scale = make_scale("weights", [p.z for p in panels], n_keys=view.keys)
     per_row = 2 if view.rows > 16 and h <= 4 else 4  # the main picture: larger cells, few heads
+    caption = floor_caption(scale.caption, view.keys)
+    if not np.any(view.weights):  # the scale would name a largest weight where none is drawn
+        caption = "Every key is hidden: no weight to draw."
     return panel_grid(panels, scale, columns=grid_columns(h, per_row)), {
         "latex": r"\alpha^{(m)} = \operatorname{softmax}_j\Bigl(\frac{Q_m K_m^\top}{\sqrt{d}} "
         r"+ M\Bigr),\qquad M_{ij} = -\infty \text{ where key } j \text{ is hidden, else } 0",
@@ -97,7 +105,7 @@ def weights_figure(view: MultiHeadView, masked: bool) -> Drawn:
             if masked
             else "No cell is hidden. "
         )
-        + scale.caption,
+        + caption,
     }
 
 
@@ -117,12 +125,34 @@ def output_figure(view: MultiHeadView) -> Drawn:
         r"\mathrm{head}_0, \dots, \mathrm{head}_{h-1}) \in \mathbb{R}^{n \times d_{model}},\qquad "
         r"\operatorname{MultiHead} = \operatorname{Concat}(\dots)\, W^O + b^O",
         "shape": shapes["output"],
-        "caption": f"Each head's output {shape_text(shapes['head_outputs'])}: row i is the "
-        "average of that head's value rows, weighted by row i of its weights. The concatenation "
-        f"sets them side by side (merge_heads): channels {c}m to {c}m + {c - 1} are head m's. "
+        "caption": f"Each head's output {shape_text(shapes['head_outputs'])}: "
+        + (
+            "row i is the average of that head's value rows, weighted by row i of its weights."
+            if np.any(view.weights)
+            else "0 in every row, which sees no key."
+        )
+        + " The concatenation "
+        f"sets them side by side (merge_heads): {_head_columns(c, 'channel')} "
+        f"{'is' if c == 1 else 'are'} head m's. "
         f"Both panels are (1, queries, d_model) = {shape_text(shapes['output'])}. "
         + own_scales_caption(scales),
     }
+
+
+def _head_columns(c: int, noun: str) -> str:
+    """Head m's columns of a d_model-wide tensor, c = d_model / h of them."""
+    return f"{noun} m" if c == 1 else f"{noun}s {c}m to {c}m + {c - 1}"
+
+
+def floor_caption(scale_caption: str, keys: int) -> str:
+    """The weights scale's caption with its floor's n written as the number it is: the keys
+    each query drawn is computed against (under the look-ahead mask the first SHOWN queries
+    need only the first SHOWN keys, whatever the sidebar's n)."""
+    factor = WEIGHT_FLOOR_FACTOR
+    return scale_caption.replace(
+        f"= 1/({factor} n)",
+        f"= 1/({factor} · {keys}), {keys} the keys each query drawn is computed against,",
+    )
 
 
 def _pair_at(masks: MaskView) -> dict[str, object]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from explorer.figures.notes import weights_note
-from explorer.figures.numbers import plural
+from explorer.figures.numbers import percent, plural
 from explorer.stories.multihead.views import MultiHeadView
 
 
@@ -51,12 +51,13 @@ def shares_note(head_share: np.ndarray) -> str:
     )
 
 
-def scope_note(view: MultiHeadView, length: int, trained: bool) -> str:
-    """What part of the sequence the page computes and draws, and why that part is exact."""
+def scope_note(view: MultiHeadView, length: int, trained: bool, padded: int = 0) -> str:
+    """What part of the sequence the page computes and draws, and why that part is exact
+    (``padded``: the sequence's last keys that are padding)."""
     rows, cols, keys = view.rows, view.cols, view.keys
     if length <= rows:
-        drawn = plural(length, "position")
-        return f"All {drawn} drawn; the shapes are those of this computation, b = 1."
+        drawn = {1: "The one position", 2: "Both positions"}.get(length, f"All {length} positions")
+        return f"{drawn} drawn; the shapes are those of this computation, b = 1."
     if trained:
         text = (
             f"The page runs the model on the first {rows} of the {length} characters: it is "
@@ -66,7 +67,8 @@ def scope_note(view: MultiHeadView, length: int, trained: bool) -> str:
     elif keys == rows:
         text = (
             f"The page computes the first {rows} of the {length} queries; under the look-ahead "
-            f"mask they see keys 0-{rows - 1} only, so those are all the keys they need."
+            f"mask they see keys 0-{rows - 1} only, so those are all the keys they need"
+            + (f" (the padded keys, from {length - padded} on, lie past them)." if padded else ".")
         )
     else:
         text = (
@@ -81,9 +83,16 @@ def drawn_note(view: MultiHeadView, unit: str = "position") -> str:
     hold; else where each head puts its weight (:func:`heads_note`)."""
     if view.keys <= view.cols:
         return heads_note(view.weights, view.hidden, unit, view.labels)
-    low, high = float(view.weight_drawn.min()), float(view.weight_drawn.max())
+    low, high = (
+        percent(float(share)) for share in (view.weight_drawn.min(), view.weight_drawn.max())
+    )
+    held = low if low == high else f"between {low} and {high}"
+    seen = view.keys - view.padded
+    over = f"all {plural(view.keys, 'key')}"
+    if view.padded:
+        over = f"the {plural(seen, 'key')} that are not padding (keys {seen}-{view.keys - 1} are)"
     return (
-        f"No look-ahead mask: every query row spreads its weight over all {view.keys} keys, "
-        f"and the {view.cols} keys drawn hold between {low:.1%} and {high:.1%} of a row's "
-        "weight (the rest falls on the keys not drawn)."
+        f"No look-ahead mask: every query row spreads its weight over {over}, and the "
+        f"{view.cols} keys drawn hold {held} of a row's weight (the rest falls on the keys not "
+        "drawn)."
     )

@@ -63,14 +63,19 @@ def source_caption(source: TensorSource) -> str:
 def shape_caption(view: MultiHeadView, params: ViewParams, source: TensorSource) -> str:
     """h, d_model, d (head dim), the mask in words, and the part of the sequence computed."""
     h, d = view.weights.shape[0], view.x.shape[1]
+    padded = (
+        "the last key is padding"
+        if params.n_pad == 1
+        else (f"the last {params.n_pad} keys are padding")
+    )
     mask_words = {
         "none": "no mask: every query sees every key",
         "causal": "look-ahead (causal) mask: query i sees keys j <= i",
-        "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
-        "causal-padding": f"look-ahead mask and the last {params.n_pad} key(s) as padding",
+        "padding": f"padding mask: {padded}",
+        "causal-padding": f"look-ahead mask, and {padded}",
     }[params.mask]
-    return f"h = {h} heads, d_model = {d}, d = d_model / h = {d // h}; {mask_words}. " + (
-        scope_note(view, params.length, source.trained)
+    return f"h = {plural(h, 'head')}, d_model = {d}, d = d_model / h = {d // h}; {mask_words}. " + (
+        scope_note(view, params.length, source.trained, params.n_pad)
     )
 
 

@@ -140,6 +140,7 @@ class MultiHeadView:
     weight_drawn: np.ndarray  # (h, rows) each row's weight on the keys drawn
     steps: tuple[tuple[str, str, tuple[int, ...]], ...]
     keys: int
+    padded: int  # of those keys, the last ``padded`` are padding (hidden from every query)
     labels: tuple[str, ...]  # axis labels of positions 0..cols-1; () for numbered axes
     definition_diff: float  # max |output - loop_definition|
     model_diff: float | None  # trained: max |output - the model's own attention|
@@ -202,6 +203,7 @@ def multihead_view(spec: HeadsSpec) -> MultiHeadView:
         weight_drawn=view_array(weights.sum(-1)),
         steps=steps,
         keys=keys,
+        padded=keys - min(spec.pad_from, keys) if "padding" in spec.mask else 0,
         labels=labels[:cols],
         definition_diff=float((trace.output[0] - reference).abs().max()),
         model_diff=None if own is None else float((trace.output - own[:, :rows]).abs().max()),

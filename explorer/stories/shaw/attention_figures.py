@@ -27,13 +27,10 @@ def logits_figure(params: ViewParams, view: AttentionView, head: int) -> Drawn:
     n = params.length
     panels = [Panel(view.masked_logits, title=f"logits e, head {head}", **window_axes(params))]
     scale = make_scale("diverging", [view.masked_logits])
-    return Drawn(
-        panel_grid(panels, scale, max_width=480),
-        panels,
-        scale,
-        shape=(n, n),
-        caption=scale.caption.replace("; one scale for every panel", ""),
-    )
+    caption = scale.caption.replace("; one scale for every panel", "")
+    if not np.isfinite(view.masked_logits).any():
+        caption = "Every cell is blank: every key is padding, so no logit enters a softmax."
+    return Drawn(panel_grid(panels, scale, max_width=480), panels, scale, (n, n), caption)
 
 
 def more_figure(params: ViewParams, view: AttentionView, what: str) -> Drawn:

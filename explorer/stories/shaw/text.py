@@ -3,7 +3,10 @@ figures, written from the view's sizes."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from explorer.figures.notes import band_note, clip_note, weights_note
+from explorer.figures.numbers import percent, plural
 from explorer.figures.token_view import LINES_PER_HEAD, WEIGHT_MIN, TokenView
 from explorer.figures.unread import rows_text
 from explorer.frame.params import ViewParams
@@ -128,19 +131,44 @@ def mask_caption(params: ViewParams) -> str:
             "without a mask; the trained models are causal: pick a mask in the sidebar). "
             f"d = {params.head_dim}."
         )
+    padded = padded_keys(params.n_pad)
     mask_text = {
         "causal": "causal mask: query i sees keys j <= i",
-        "padding": f"padding mask: the last {params.n_pad} key(s) are padding",
-        "causal-padding": f"causal mask and the last {params.n_pad} key(s) as padding",
+        "padding": f"padding mask: {padded}",
+        "causal-padding": f"causal mask, and {padded}",
     }[params.mask]
     return f"{mask_text}. Masked cells are blank (grey). d = {params.head_dim}."
 
 
+def padded_keys(count: int) -> str:
+    """ "the last 2 keys are padding", "the last key is padding"."""
+    return "the last key is padding" if count == 1 else f"the last {count} keys are padding"
+
+
+def keys_seen(params: ViewParams) -> str:
+    """Which keys a query row of the window sees, in words, under the view's mask."""
+    n, pad = params.length, params.n_pad
+    start, stop = params.window
+    real = n - pad  # keys 0 .. real - 1 are not padding
+    if not params.causal:
+        return (
+            f"all {count_keys(n)}" if pad == 0 else f"the {count_keys(real)} that are not padding"
+        )
+    low, high = min(start + 1, real), min(stop, real)  # keys row i sees: min(i + 1, real)
+    seen = f"{low}" if low == high else f"{low} to {high}"
+    where = "keys 0 to i, i + 1 of them" if pad == 0 else "keys 0 to i that are not padding"
+    return f"{where} ({seen} for rows {start}-{stop - 1})"
+
+
+def count_keys(count: int) -> str:
+    return plural(count, "key")
+
+
 def attention_window(params: ViewParams) -> str:
-    """On a window: why its query rows are exact though softmax reads every key."""
+    """On a window: why its query rows are exact though a softmax reads keys outside it."""
     return (
-        f"Each of the window's query rows is computed against all {params.length} keys (softmax "
-        "needs them all): rows are independent, so the window is exact."
+        "Each of the window's query rows is a softmax over every key its mask lets it see, in "
+        f"the window or not: {keys_seen(params)}. Rows are independent, so the window is exact."
     )
 
 
@@ -148,6 +176,11 @@ def focus_text(params: ViewParams, view: AttentionView, head: int) -> str:
     """Where the head puts its weight (the note engine every weights map uses), read on the
     window when there is one."""
     source, start = source_of(params), params.window[0]
+    if not np.isfinite(view.weights).any():
+        return md_escape(
+            f"Head {head}: every key is hidden from every query drawn (padding), so no row "
+            "has a key to attend to and every weight is 0."
+        )
     note = weights_note(
         view.weights, head, offset=start, unit=source.unit, labels=source.key_names()
     )
@@ -156,13 +189,33 @@ def focus_text(params: ViewParams, view: AttentionView, head: int) -> str:
     )
 
 
-def weight_inside(view: AttentionView) -> str:
-    """On a window: how much of each row's weight falls on the window's keys."""
-    low, high = view.weight_inside
+def weight_inside(params: ViewParams, view: AttentionView) -> str | None:
+    """On a window: how much of each row's weight falls on the window's keys (one number when
+    every row puts the same share there); None when no row has any weight."""
+    if view.weight_inside is None:
+        return None
+    if view.weight_inside[0] == 1:  # the keys outside are all hidden: after the row, or padding
+        return (
+            "The weights drawn are the window's keys only, and every key its rows see lies in "
+            "the window: each row puts 100% of its weight on them."
+        )
+    low, high = (percent(share) for share in view.weight_inside)
+    share = low if low == high else f"between {low} and {high}"
     return (
-        f"The weights drawn are the window's keys only: each row puts between {low:.1%} and "
-        f"{high:.1%} of its weight on them (100% over all keys)."
+        f"The weights drawn are the window's keys only: each row puts {share} of its weight on "
+        "them (100% over every key it sees)."
     )
+
+
+def blank_caption(what: str) -> str:
+    """The caption of a figure whose every cell the mask hides."""
+    return f"Every cell is blank: every key is padding, so no query has {what}."
+
+
+def weights_caption(weights: np.ndarray, caption: str) -> str:
+    """A weights figure's caption, unless the mask hides every cell: its scale would then name
+    a largest weight shown where none is."""
+    return caption if np.isfinite(weights).any() else blank_caption("a weight")
 
 
 def tokens_caption(tokens: TokenView, pair: Pair | None) -> str:

@@ -84,7 +84,8 @@ class AttentionView:
     content_output: np.ndarray  # (W, d) sum_j a_ij v_j over all n keys
     relative_output: np.ndarray  # (W, d) sum_j a_ij a^V_ij
     output: np.ndarray  # (W, d) z_i
-    weight_inside: tuple[float, float]  # least and most weight a row puts on the window's keys
+    # least and most share of its weight a row puts on the window's keys; None: no row has any
+    weight_inside: tuple[float, float] | None
     scale: float
 
 
@@ -109,7 +110,6 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
         trace=True,
     )
     allowed = trace.allowed[0, 0, :, start:stop]
-    inside = trace.weights[0, 0, :, start:stop]
 
     def block(t: torch.Tensor) -> np.ndarray:
         return view_array(t[0, 0, :, start:stop])
@@ -117,7 +117,6 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
     def blank(t: torch.Tensor) -> np.ndarray:
         return np.where(allowed.numpy(), block(t), np.nan).astype(np.float32)
 
-    mass = inside.sum(-1)  # (W,) weight each row puts on the window's keys
     return AttentionView(
         content_logits=block(trace.content_logits),
         relative_logits=block(trace.relative_logits),
@@ -128,9 +127,22 @@ def attention_view(params: ViewParams, head: int) -> AttentionView:
         content_output=view_array(trace.content_output[0, 0]),
         relative_output=view_array(trace.relative_output[0, 0]),
         output=view_array(trace.output[0, 0]),
-        weight_inside=(float(mass.min()), float(mass.max())),
+        weight_inside=_share_inside(trace.weights[0, 0].double(), start, stop),
         scale=trace.scale,
     )
+
+
+def _share_inside(weights: torch.Tensor, start: int, stop: int) -> tuple[float, float] | None:
+    """Least and most share of a row's weight (W, n) on keys start..stop-1, over the rows that
+    have any weight. Read from the weight outside, so a row whose every visible key lies in the
+    window is exactly 1 (a masked weight is exactly 0), not a float sum a rounding below 1."""
+    total = weights.sum(-1)
+    outside = weights[:, :start].sum(-1) + weights[:, stop:].sum(-1)
+    some = total > 0
+    if not some.any():
+        return None
+    share = 1 - outside[some] / total[some]
+    return float(share.min()), float(share.max())
 
 
 def attention_weights_heads(params: ViewParams) -> np.ndarray:
