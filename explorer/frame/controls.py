@@ -231,36 +231,22 @@ def fix_url(parsed: ParsedQuery) -> None:
 def report_other_keys(keys: Sequence[str], where) -> None:
     """After the page ran: warn about each URL key neither shared nor one of its controls.
 
-    A page's own controls keep their values in session state under their key, so a key that
-    is not there is not used by this view (a typo, another page's control, a control hidden
-    in this view, a tracking tag); nor is the key of a control that is not bound to the
-    address (a file uploader, a button). It is removed from the address so a copied link is
-    clean.
+    Only a page's controls bound to the address read it (their values are in session state):
+    any other key is not used by this view (a typo, another page's control, a control hidden
+    here, an uploader's or a button's key, a tag). It is removed so a copied link is clean.
     """
-    bound = url_bound_keys()
-    # a control the address cannot set (a file uploader, a button, a chart) is not read either
-    unused = [
-        key
-        for key in keys
-        if key in st.query_params and (key not in st.session_state or key not in bound)
-    ]
+    bound = url_bound_keys() & set(st.session_state)  # drawn, and read from the address
+    unused = [key for key in keys if key not in bound and key in st.query_params]
     if not unused:
         return
-    known = [*QUERY_KEYS, *(k for k in st.session_state if isinstance(k, str) and k in bound)]
+    known = [*QUERY_KEYS, *bound]
     for key in unused:
         near = difflib.get_close_matches(key, known, n=1)
-        hint = f" (did you mean {near[0]}?)" if near else ""
-        what = (
-            "is not a setting the address can hold (uploads, buttons and charts are used on "
-            "the page itself)"
-            if key in st.session_state
-            else f"is not a setting of this page{hint}"
-        )
-        with where:
-            st.warning(
-                md_escape(f"URL parameter {key} {what}; ignored and removed from the address"),
-                icon=":material/warning:",
-            )
+        what = f"is not a setting of this page{f' (did you mean {near[0]}?)' if near else ''}"
+        if key in st.session_state:  # an uploader's or a button's key: set on the page only
+            what = "is not a setting the address can hold (uploads and buttons are set on the page)"
+        text = md_escape(f"URL parameter {key} {what}; ignored and removed from the address")
+        where.warning(text, icon=":material/warning:")
         st.query_params.pop(key, None)
 
 

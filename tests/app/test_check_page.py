@@ -333,8 +333,8 @@ def test_a_url_key_of_a_control_the_address_cannot_set_is_named(key) -> None:
     assert_clean(at)
     shown = [w.value.replace("\\", "") for w in at.warning]
     assert shown == [
-        f"URL parameter {key} is not a setting the address can hold (uploads, buttons and "
-        "charts are used on the page itself); ignored and removed from the address"
+        f"URL parameter {key} is not a setting the address can hold (uploads and buttons are "
+        "set on the page); ignored and removed from the address"
     ]
     assert key not in at.query_params
 
