@@ -24,9 +24,9 @@ from explorer.frame.failures import shown_failures
 from explorer.frame.host import collect_soon, configure_process
 from explorer.frame.memory import LEDGER, one_view_at_a_time
 from explorer.frame.navigation import DEFAULT, PAGES, SECTIONS, Page, neighbours
+from explorer.frame.offline_view import start_recording
 from explorer.frame.route_bar import route_picker, where_on_route
 from explorer.frame.routes import EVERY_PAGE, Route
-from explorer.frame.offline_view import start_recording
 from explorer.frame.warm import computed_so_far, note_run_ended, start_warming
 from explorer.pair.controls import pair_caption, pair_inputs
 

@@ -11,6 +11,7 @@ from explorer.frame.downloads import Labelled, download_view, position_labels
 from explorer.pair.card import pair_note
 from explorer.pair.controls import pair_schemes
 from explorer.stories.family.length_curves import (
+    bits_per_character,
     curves_table,
     length_curves,
     length_figure,
@@ -45,6 +46,7 @@ st.markdown(
 st.subheader("What fails without position")
 WHY_MODELS = ("nope", "sinusoidal", "shaw")
 curves = length_curves(WHY_MODELS)
+st.markdown(bits_per_character(curves))
 longest = int(curves.lengths.max())
 figure(
     length_figure(curves),

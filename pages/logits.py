@@ -49,6 +49,7 @@ inset(terms.panels, terms.scale, "logits_zoom")
 pair_card(params, current_pair(), head, with_output=False)
 
 st.subheader("Every method, one relative term")
+st.markdown(text.METHODS_NOTE)
 with st.container(horizontal=True):
     for method, max_diff in view.max_diff.items():
         agreement_badge(text.badge_label(params, method, view.compared[method]), max_diff)

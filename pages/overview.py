@@ -37,6 +37,15 @@ st.markdown(
     "$j - i$ between query $i$ and key $j$ contributes, learned once per distance and shared by "
     "every position, instead of adding an absolute position to each token."
 )
+st.markdown(
+    "Two words every page uses. **Causal** attention: query $i$ sees only the keys $j \\le i$ "
+    "(a model that writes text one character at a time reads nothing ahead). "
+    "**The family**: six published position schemes (Shaw et al.'s, the Music Transformer's, "
+    "Transformer-XL's, T5's, ALiBi's and RoPE's), each trained into a small causal character "
+    "model, beside one model with no position and one with the sinusoid of the original "
+    "Transformer, all on the same text with the same budget. Pages draw these trained models "
+    "by default; the sidebar's weights switch draws seeded random tensors instead."
+)
 
 st.subheader("Routes: a short way for one question")
 st.caption(

@@ -10,10 +10,10 @@ is 32 MiB. So:
   (``st.cache_resource`` underneath, its arrays made read-only): ``st.cache_data`` would hand
   each rerun its own copy, and the copies a page keeps for its download (about 40 MB per
   visitor at n = 1024, measured) would add up per visitor. Each value is entered, with its
-  size in bytes, in one ledger shared by all of them; when
-  the ledger holds more than ``CACHE_BUDGET_BYTES`` the entries cheapest to compute again per
-  byte (the least recently used among equals) are cleared from their Streamlit caches, and an entry larger than ``ENTRY_MAX_BYTES`` is not kept at all
-  (a redraw computes it again);
+  size in bytes, in one ledger shared by all of them; when the ledger holds more than
+  ``CACHE_BUDGET_BYTES`` the entries cheapest to compute again per byte (the least recently
+  used among equals) are cleared from their Streamlit caches, and an entry larger than
+  ``ENTRY_MAX_BYTES`` is not kept at all (a redraw computes it again);
 * a cached call runs while holding ``COMPUTE_SLOT``, one process-wide reentrant lock: two
   visitors' computations never add their peaks (on a host of one or two cores they would only
   slow each other anyway). The slot is taken before Streamlit's own per-value lock, so a cached
@@ -36,8 +36,9 @@ Why these sizes (measured with scripts/measure_host.py and the server's /proc/se
 with torch, plotly and Streamlit loaded and the landing page drawn the server holds about 200
 MB of anonymous memory and 100 MB of code mapped from files; once every page has run, about
 350 MB anonymous. A tour of every page at n = 8 and n = 1024 caches about 55 MiB of views; at
-32 MiB what is cheapest to compute again per byte goes first (``cache_ledger.Ledger``). The rest of a 690 MB limit is room for one computation
-(at most about 75 MB at n = 1024, measured) and the figures of the reruns under way.
+32 MiB what is cheapest to compute again per byte goes first (``cache_ledger.Ledger``). The
+rest of a 690 MB limit is room for one computation (at most about 75 MB at n = 1024,
+measured) and the figures of the reruns under way.
 """
 
 from __future__ import annotations

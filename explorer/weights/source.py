@@ -12,7 +12,14 @@ from dataclasses import dataclass
 
 from explorer.frame.params import ViewParams
 from explorer.weights.reading import axis_labels, model_for, sequence
-from relpos_core.schemes.catalogue import scheme_entries, scheme_entry, scheme_label
+from relpos_core.schemes.catalogue import scheme_entries
+
+# what "the family" is, said wherever a trained view names one of its models
+FAMILY_GLOSS = (
+    "(small causal character models, one per position scheme, each of whose positions sees only "
+    "the characters before it, trained on the same text, Python's help topics, with the same "
+    "budget)"
+)
 
 
 @dataclass(frozen=True)
@@ -104,20 +111,18 @@ class TensorSource:
             if params.text
             else f"{characters} held out of the corpus (from its first sentence of prose)"
         )
+        from relpos_lab.family.registry import model_words  # torch only once a model is read
+
         if scheme == "each":
             model = (
-                f"each scheme's own model of the family (Shaw's is `{model_for(params)}`"
-                f", k = {params.k})"
+                "each scheme's own model of the family (Shaw's: "
+                f"{model_words(model_for(params))})"
             )
         else:
-            at_k = scheme_entry(scheme).from_view("k")
-            model = f"`{model_for(params, scheme)}`, the family's {scheme_label(scheme)} model" + (
-                f" with k = {params.k}" if at_k else ""
-            )
+            model = f"{model_words(model_for(params, scheme))} of the family"
         return (
-            f":material/school: **Weights: trained**: layer {params.layer} of {model}, a "
-            f"causal character model trained on Python's help topics, reading {reading}. Every "
-            "tensor below is the model's own."
+            f":material/school: **Weights: trained**: layer {params.layer} of {model} "
+            f"{FAMILY_GLOSS}, reading {reading}. Every tensor below is the model's own."
         )
 
 

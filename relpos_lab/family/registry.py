@@ -81,6 +81,26 @@ def clip_distance(name: str) -> int | None:
     return spec["scheme_params"]["max_relative_position"] if spec["position"] == "shaw" else None
 
 
+def model_words(name: str) -> str:
+    """Model ``name`` as a learner reads it: words, never the file name.
+
+    >>> model_words("shaw-k2"), model_words("nope"), model_words("shaw-keys-only")
+    ("Shaw's model, k = 2", 'the model without position', "Shaw's model with a^K only, k = 8")
+    >>> model_words("t5"), model_words("sinusoidal")
+    ('the T5 model', 'the sinusoidal model')
+    """
+    spec = specs()[name]
+    if spec["position"] == "nope":
+        return "the model without position"
+    if spec["position"] == "sinusoidal":
+        return "the sinusoidal model"
+    if spec["position"] == "shaw":
+        only = {"values": "a^K", "keys": "a^V"}
+        part = next((f" with {only[off]} only" for off in only if not spec.get(off, True)), "")
+        return f"Shaw's model{part}, k = {clip_distance(name)}"
+    return f"the {scheme_entry(spec['position']).label} model"
+
+
 def describe(name: str) -> str:
     """Model ``name`` in words: its scheme's title and the settings it was built with."""
     spec = specs()[name]

@@ -1,10 +1,17 @@
 """Routes: the previous / next links follow the route in the URL, each page on it says its step,
-a page off it says so and links back, and the Overview's buttons start each route."""
+a page off it says so and links back, and the Overview's buttons start each route; and a learner
+who follows a route never meets a word (``explorer.figures.terms``) before the route defines it,
+nor a model by its file name."""
 
 from __future__ import annotations
 
+import functools
+import json
+
 import pytest
 
+from explorer.figures.terms import MODEL_IDS, TERMS
+from explorer.frame.navigation import PAGES as NAVIGATION
 from explorer.frame.routes import EVERY_PAGE, FAMILY, OWN, ROUTE_KEY, ROUTES, SHAW
 from tests.app.conftest import assert_clean, open_page
 
@@ -69,3 +76,56 @@ def test_the_overview_button_starts_a_route() -> None:
     go = {link.proto.label: link.proto.page for link in at.get("page_link")}
     assert go["Taken: go to step 2, Lookup table"] == "lookup"
     assert links(at) == {"Next": "lookup"}
+
+
+# ---- the words each route uses, in its order ------------------------------------------------
+
+TOC = {page.what for page in NAVIGATION} | {  # the Overview's tables of contents: they name
+    text
+    for route in ROUTES
+    for text in (route.title, route.question)  # what later pages define
+}
+
+
+def page_text(at) -> str:  # noqa: ANN001 (an AppTest)
+    """Every word the page shows a learner: titles, text, notes, formulas, chart titles and axes
+    (the Overview's lists of pages and routes aside: they name what is to come)."""
+    parts = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "latex", "info",
+                 "warning", "success", "error"):  # fmt: skip
+        parts += [str(element.value) for element in getattr(at, kind)]
+    parts += [expander.proto.label for expander in at.get("expander")]
+    parts += [tab.proto.label for tab in at.get("tab")]
+    for chart in at.get("plotly_chart"):
+        layout = json.loads(chart.proto.spec).get("layout", {})
+        parts += [json.dumps(v) for k, v in layout.items() if "title" in k or "axis" in k]
+        parts += [json.dumps(a.get("text", "")) for a in layout.get("annotations", [])]
+    parts = [p for p in parts if not any(toc in p for toc in TOC)]
+    return "\n".join(part.replace("\\", "") for part in parts)  # markdown escapes dropped
+
+
+@functools.cache
+def text_of(stem: str) -> str:
+    at = open_page(stem, weights="trained")  # what a learner meets: the default view
+    assert_clean(at)
+    return page_text(at)
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: r.label)
+def test_a_route_never_uses_a_word_before_it_defines_it(route) -> None:  # noqa: ANN001
+    problems = []
+    for at, stem in enumerate(route.stems):
+        text = text_of(stem)
+        walked = route.stems[: at + 1]
+        for term in TERMS:
+            if term.used_in(text) and term.defined_on not in walked and not term.glossed_in(text):
+                problems.append(f"step {at + 1} ({stem}) uses {term.name!r}, defined on "
+                                f"{term.defined_on}")  # fmt: skip
+        problems += [f"step {at + 1} ({stem}) names a model by its id: {m[0]}"
+                     for m in MODEL_IDS.finditer(text)]  # fmt: skip
+    assert problems == []
+
+
+@pytest.mark.parametrize("term", TERMS, ids=lambda t: t.name)
+def test_each_term_is_defined_where_the_glossary_says(term) -> None:  # noqa: ANN001
+    assert term.defined_in(text_of(term.defined_on)), term.definition

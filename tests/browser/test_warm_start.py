@@ -59,9 +59,7 @@ def test_first_visitor_finds_the_views_warmed(tmp_path: Path, browser: Browser) 
             page.goto(base_url + path)
             page.wait_for_selector(APP_IDLE, timeout=120_000)
             # the page's first run; its URL then settles with the page's own defaults added
-            line = wait_for_line(
-                log, rf"a visitor's run of {re.escape(path)}(?:[?&][^ ]*)? computed (\d+) values", 60,
-                after=before,
-            )
+            run = rf"a visitor's run of {re.escape(path)}(?:[?&][^ ]*)? computed (\d+) values"
+            line = wait_for_line(log, run, 60, after=before)
             assert int(line[1]) == 0, f"the first visitor of {path} computed {line[1]} values"
         page.close()

@@ -9,6 +9,7 @@ characters at every length; past ``context`` it meets distances it never saw (Pr
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,7 @@ class LengthCurves:
     lengths: np.ndarray  # (m,) evaluation lengths
     bpc: dict[str, np.ndarray]  # model name -> (m,) bits per character
     corpus: str  # what the models were trained and scored on
+    vocabulary: int  # how many different characters it holds
 
     def at(self, name: str, length: int) -> float:
         """Bits per character of ``name`` at ``length`` (one of ``lengths``)."""
@@ -59,6 +61,7 @@ def length_curves(names: tuple[str, ...]) -> LengthCurves:
         lengths=np.array(lengths, dtype=np.int64),
         bpc=bpc,
         corpus=shipped["corpus"]["name"],
+        vocabulary=int(shipped["corpus"]["vocabulary_size"]),
     )
 
 
@@ -79,10 +82,23 @@ def family_lengths() -> LengthCurves:
     return length_curves(scheme_models())
 
 
+def bits_per_character(curves: LengthCurves) -> str:
+    """The measure the length curves are in, defined where a learner first meets it."""
+    return (
+        "How well a model predicts text it never trained on is measured in **bits per "
+        "character**: the average, over the characters of that held-out text, of "
+        "$-\\log_2$ of the probability the model gave the character that came next. Fewer is "
+        f"better; guessing each of the text's {curves.vocabulary} different characters as "
+        f"likely as any other spends $\\log_2 {curves.vocabulary} = "
+        f"{math.log2(curves.vocabulary):.1f}$."
+    )
+
+
 def lengths_caption(curves: LengthCurves) -> str:
-    """What the length curves are: which models (by name: Shaw's is not every page's Shaw
-    model), trained and scored on what, and what the dashed line and the shading mark."""
-    models = ", ".join(f"{name} ({describe(name)})" for name in curves.bpc)
+    """What the length curves are: which models (in words, with their settings: Shaw's is not
+    every page's Shaw model), trained and scored on what, and what the dashed line and the
+    shading mark."""
+    models = ", ".join(describe(name) for name in curves.bpc)
     return (
         f"Small character models of the family, identical but for position, trained on "
         f"{curves.context}-character windows of {curves.corpus}; held-out bits per character "

@@ -14,6 +14,7 @@ from explorer.stories.family.plots import DENSE_DISTANCE, shown_distances
 from explorer.stories.family.profiles import TOEPLITZ_RTOL, ProfileView
 from explorer.weights.source import TensorSource
 from relpos_core.schemes.catalogue import scheme_entries, scheme_entry, scheme_label
+from relpos_lab.family.registry import model_words
 
 
 def _names(schemes) -> str:
@@ -201,8 +202,8 @@ def beyond_intro(trained_length: int, marked: str) -> str:
 def learned_caption(learned: LearnedTerms, part: str, layer: int, picked: str) -> str:
     """The caption under the charts of what each trained scheme learned."""
     return (
-        f"Layer {layer} of each scheme's trained model (Shaw's: "
-        f"{learned.models[0]}), read on {len(learned.distance)} held-out characters, four "
+        f"Layer {layer} of each scheme's trained model ({model_words(learned.models[0])} for "
+        "Shaw's), read on {len(learned.distance)} held-out characters, four "
         f"times the training length: the position term in logit units "
         f"({scaling_words()}), "
         + (

@@ -14,6 +14,7 @@ from explorer.stories.long_context.views import (
     Scaled,
     Wavelengths,
 )
+from relpos_lab.family.registry import model_words
 
 
 def _verb(value: int, one: str, many: str) -> str:
@@ -90,6 +91,14 @@ def zero_shot_note(m: Measured, rows: list[str]) -> str:
     )
 
 
+def listed(names: list[str]) -> str:
+    """Models in words: "the T5 model, the RoPE model and the ALiBi model"."""
+    words = [model_words(name) for name in names]
+    if not words:
+        return "no model"
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def sink_note(m: Measured, layer: int) -> str:
     """The model whose largest head leans most on the first characters at the longest n,
     against the uniform share, and what keeping them in a window does."""
@@ -99,11 +108,10 @@ def sink_note(m: Measured, layer: int) -> str:
     helped = [n for n, w in m.window.items() if w["keep"] < w["drop"] - 0.01]
     hurt = [n for n, w in m.window.items() if w["keep"] > w["drop"] + 0.01]
     return (
-        f"In texts of {count(longest)} characters, in layer {layer}, {name}'s largest head puts "
-        f"{top[name]:.1%} of its attention on the first 4 characters (uniform: "
-        f"{m.uniform[-1]:.1%}). In a window of {plural(m.cache, 'key')}, keeping the first 4 helps "
-        f"{', '.join(helped) or 'no model'} and hurts {', '.join(hurt) or 'no model'} by more "
-        "than 0.01 bits."
+        f"In texts of {count(longest)} characters, in layer {layer}, the largest head of "
+        f"{model_words(name)} puts {top[name]:.1%} of its attention on the first 4 characters "
+        f"(uniform: {m.uniform[-1]:.1%}). In a window of {plural(m.cache, 'key')}, keeping the "
+        f"first 4 helps {listed(helped)} and hurts {listed(hurt)} by more than 0.01 bits."
     )
 
 

@@ -9,8 +9,8 @@ from explorer.figures.tables import markdown_table
 from explorer.frame.params import ViewParams
 from explorer.stories.multihead.masks import MaskView
 from explorer.stories.multihead.notes import scope_note
-from explorer.stories.multihead.views import TRAINED_MODEL, MultiHeadView
-from explorer.weights.source import TensorSource
+from explorer.stories.multihead.views import MultiHeadView
+from explorer.weights.source import FAMILY_GLOSS, TensorSource
 
 INTRO = (
     "Before any position scheme: Vaswani et al. (2017, section 3.2.2) run h attentions side "
@@ -50,13 +50,12 @@ def source_caption(source: TensorSource) -> str:
         else f"{plural(params.length, 'held-out character')} of the corpus"
     )
     return (
-        f":material/school: **Weights: trained**: layer {params.layer} of `{TRAINED_MODEL}`, "
-        "the family's model without position (plain causal multi-head attention, d_model = "
-        f"128, 4 heads, 3 layers), a character model trained on Python's help topics, reading "
-        f"{reading}. Its layer's W^Q, W^K, W^V (the three row blocks of its qkv weight) and W^O "
-        "are loaded into the multi-head module below with zero biases (the model has none), and "
-        "x is the layer's LayerNorm of the residual stream entering it. The sidebar's k does "
-        "not apply: no position scheme enters here."
+        f":material/school: **Weights: trained**: layer {params.layer} of the model without "
+        f"position of the family {FAMILY_GLOSS}: plain causal multi-head attention, d_model = "
+        f"128, 4 heads, 3 layers, reading {reading}. Its layer's W^Q, W^K, W^V (the three row "
+        "blocks of its qkv weight) and W^O are loaded into the multi-head module below with "
+        "zero biases (the model has none), and x is the layer's LayerNorm of the residual "
+        "stream entering it. The sidebar's k does not apply: no position scheme enters here."
     )
 
 
@@ -93,7 +92,7 @@ def steps_table(view: MultiHeadView) -> str:
 def model_badge(layer: int) -> str:
     """The label of the check against the trained model's own attention layer."""
     return (
-        f"output = what `{TRAINED_MODEL}`'s own attention layer {layer} returns "
+        f"output = what the model without position's own attention layer {layer} returns "
         "(torch's fused attention)"
     )
 

@@ -30,8 +30,8 @@ INTRO = (
     "that depend on position, (b) and (d), need one score per query and distance. The "
     "reference code computes them against every distance a query may see, in the *relative* "
     "layout (column c is the distance j - i = c - (n_k - 1)), and moves them to the *absolute* "
-    "layout (column j is key j) with `rel_shift`: a pad, a reshape and a slice, no gather "
-    "(Appendix B). The paper indexes its sinusoid R by i - j; every distance on this page is "
+    "layout (column j is key j) with Transformer-XL's **rel_shift**: a pad, a reshape and a "
+    "slice, no gather (Appendix B). The paper indexes its sinusoid R by i - j; every distance on this page is "
     "written j - i, as on every other page, so distance j - i = -3 reads R_3."
 )
 LIKE_THE_SKEW = (
