@@ -64,7 +64,7 @@ def test_every_chart_is_announced_by_its_description(
     page.goto(f"{app_server}/lookup?weights=random&n=6")
     wait_for_app_run(page)
     charts = page.locator('[data-testid="stPlotlyChart"]')
-    expect(charts.first).to_be_visible()
+    expect(charts.first.locator(".main-svg").first).to_be_visible(timeout=30_000)
     tree = page.locator('[data-testid="stMain"]').aria_snapshot()
     described = [line for line in tree.splitlines() if "Chart:" in line]
     assert len(described) == charts.count(), tree[:2000]
