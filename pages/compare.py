@@ -4,7 +4,7 @@ by side and the difference."""
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import figure, source_caption, window_caption
+from explorer.figures.draw import figure, read_on_window, source_caption, window_caption
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import head_picker, md_escape
@@ -50,7 +50,7 @@ if not running:
 window_caption(params)
 
 
-on_window = " Read on the window." if params.windowed else ""
+on_window = read_on_window(params)
 if len(running) == 1:  # the other scheme cannot run: this one alone, and no difference
     ((letter, name),) = running.items()
     weights = views.scheme_weights(params, settings.config(name, params))

@@ -76,7 +76,10 @@ with left:
         help="Whole numbers separated by spaces, one per token; 0 is the padding id.",
     )  # fmt: skip
 with right:
-    kind = choice("mask applied", list(MASK_KINDS), "multihead_mask", default="both")
+    kind = choice(
+        "mask applied in this section", list(MASK_KINDS), "multihead_mask", default="both",
+        help="This section's mask only; the sidebar's mask drives section 1.",
+    )  # fmt: skip
 tokens, problem = tokens_or_default(typed)
 if problem:
     st.warning(md_escape(problem), icon=":material/warning:")
@@ -87,7 +90,7 @@ figure(fig, "multihead_masks", **about)
 fig, about = figures.mask_weights_figure(masks, kind, params.seed)
 figure(fig, "multihead_mask_weights", **about)
 pair_note("the masks and the weights of these tokens", range(len(tokens)), range(len(tokens)))
-st.info(md_escape(mask_note(masks.mask, masks.weights)), icon=":material/lightbulb:")
+st.info(md_escape(mask_note(masks.mask, masks.weights, kind)), icon=":material/lightbulb:")
 agreement_badge("weights on hidden cells are exactly 0", masks.hidden_weight, tolerance=0.0)
 agreement_badge("each row that sees a key sums to 1", masks.row_sum_diff)
 

@@ -51,8 +51,9 @@ plotly_chart(fig, key="chart_speed_memory", width="stretch", config=png_config("
 st.caption(
     "Lines: `relpos_core.memory_bytes` at this view's d, heads and k (einsum and matmul "
     "coincide). The loop's flat line is the least memory but n² Python steps, by far the "
-    "slowest (Measure now). Stars: Huang et al.'s example at n = 2048, d = 512 (their L and "
-    "D), causal: the materialized a^K takes 8.6 GB per layer, the skew's Er 4.2 MB. Dotted: "
+    "slowest (Measure now). Stars: Huang et al.'s example at n = 2048, d_model = 512 (their L "
+    "and D, every head together), causal: the materialized a^K takes 8.6 GB per layer, the "
+    "skew's Er 4.2 MB. Dotted: "
     "the memory budget one request of this server may use."
 )
 st.info(notes.memory_note(curves, REQUEST_BUDGET_BYTES), icon=":material/lightbulb:")

@@ -115,8 +115,7 @@ class TensorSource:
 
         if scheme == "each":
             model = (
-                "each scheme's own model of the family (Shaw's: "
-                f"{model_words(model_for(params))})"
+                f"each scheme's own model of the family (Shaw's: {model_words(model_for(params))})"
             )
         else:
             model = f"{model_words(model_for(params, scheme))} of the family"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 import pytest
 
@@ -129,3 +130,15 @@ def test_a_route_never_uses_a_word_before_it_defines_it(route) -> None:  # noqa:
 @pytest.mark.parametrize("term", TERMS, ids=lambda t: t.name)
 def test_each_term_is_defined_where_the_glossary_says(term) -> None:  # noqa: ANN001
     assert term.defined_in(text_of(term.defined_on)), term.definition
+
+
+@pytest.mark.parametrize("stem", [page.stem for page in NAVIGATION])
+def test_d_is_the_head_width_on_every_page(stem: str) -> None:
+    """d is one head's width on every page, d_model the model's (glossary.py): at d_model = 8
+    with 8 heads no page writes the sidebar's d_model as "d = 8" nor its head width as
+    "d_model = 1" (other models' own sizes, a demo's d, may differ: their meaning may not)."""
+    at = open_page(stem, d_model="8", heads="8")
+    assert_clean(at)
+    text = page_text(at)
+    assert not re.findall(r"(?<![\w^])d = 8\b(?! /)", text)
+    assert not re.findall(r"\bd_model = 1\b", text)

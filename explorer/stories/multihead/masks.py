@@ -139,15 +139,16 @@ def mask_view(tokens: tuple[int, ...], kind: str, seed: int, d: int) -> MaskView
     )
 
 
-def mask_note(mask: np.ndarray, weights: np.ndarray) -> str:
-    """What the first and last rows see, and where their weight goes.
+def mask_note(mask: np.ndarray, weights: np.ndarray, kind: str | None = None) -> str:
+    """What the first and last rows see, and where their weight goes (under this section's
+    mask ``kind``, named when given).
 
     >>> print(mask_note(np.array([[0, 1], [0, 0.0]]), np.array([[1, 0], [0.4, 0.6]])))
     Row 0 sees 1 of 2 keys; its weights sum to 1 over that 1 and are exactly 0 on the other 1.
     Row 1 sees 2 of 2 keys; its weights sum to 1 over those 2.
     """
     n = mask.shape[1]
-    sentences = []
+    sentences = [] if kind is None else [f"With this section's mask ({kind}):"]
     for i in sorted({0, mask.shape[0] - 1}):
         seen = int((mask[i] == 0).sum())
         if seen == 0:

@@ -30,7 +30,9 @@ MASKS = (
     "Two masks, in the convention of the attention introduction and the TensorFlow tutorial "
     "it follows: **1 = hidden**, 0 = visible (the other pages draw the complement, *allowed*). "
     "The padding mask hides the keys whose token id is 0 from every query; the look-ahead mask "
-    "hides the keys after each query; together, a cell is hidden if either hides it."
+    "hides the keys after each query; together, a cell is hidden if either hides it. This "
+    "section reads its own token ids and its own control, **mask applied in this section**; "
+    "the sidebar's mask drives section 1 above (and every other page), not this one."
 )
 
 
@@ -73,7 +75,8 @@ def shape_caption(view: MultiHeadView, params: ViewParams, source: TensorSource)
         "padding": f"padding mask: {padded}",
         "causal-padding": f"look-ahead mask, and {padded}",
     }[params.mask]
-    return f"h = {plural(h, 'head')}, d_model = {d}, d = d_model / h = {d // h}; {mask_words}. " + (
+    shapes = f"h = {plural(h, 'head')}, d_model = {d}, d = d_model / h = {d // h}"
+    return f"{shapes}; the sidebar's {mask_words}. " + (
         scope_note(view, params.length, source.trained, params.n_pad)
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from explorer.figures.draw import read_on_window
 from explorer.figures.notes import band_note, clip_note, weights_note
 from explorer.figures.numbers import percent, plural
 from explorer.figures.token_view import LINES_PER_HEAD, WEIGHT_MIN, TokenView
@@ -23,7 +24,7 @@ def lookup_intro(params: ViewParams) -> str:
     n, k, d = params.length, params.k, params.head_dim
     return (
         "Pair (i, j) uses the learned vector for its clipped distance (Shaw et al. 2018, eqs. "
-        f"3-4). Here n = {n}, k = {k}: {2 * k + 1} table rows of size d = {d}."
+        f"3-4). Here n = {n}, k = {k}: {2 * k + 1} table rows of the head width d = {d}."
     )
 
 
@@ -141,7 +142,7 @@ def mask_caption(params: ViewParams) -> str:
         return (
             "No mask: every query sees every key, so no cell is blank (random weights open "
             "without a mask; the trained models are causal: pick a mask in the sidebar). "
-            f"d = {params.head_dim}."
+            f"Head width d = {params.head_dim}."
         )
     padded = padded_keys(params.n_pad)
     mask_text = {
@@ -149,7 +150,7 @@ def mask_caption(params: ViewParams) -> str:
         "padding": f"padding mask: {padded}",
         "causal-padding": f"causal mask, and {padded}",
     }[params.mask]
-    return f"{mask_text}. Masked cells are blank (grey). d = {params.head_dim}."
+    return f"{mask_text}. Masked cells are blank (grey). Head width d = {params.head_dim}."
 
 
 def padded_keys(count: int) -> str:
@@ -196,9 +197,7 @@ def focus_text(params: ViewParams, view: AttentionView, head: int) -> str:
     note = weights_note(
         view.weights, head, offset=start, unit=source.unit, labels=source.key_names()
     )
-    return md_escape(
-        note[:1].upper() + note[1:] + (" Read on the window." if params.windowed else "")
-    )
+    return md_escape(note[:1].upper() + note[1:] + read_on_window(params))
 
 
 def weight_inside(params: ViewParams, view: AttentionView) -> str | None:

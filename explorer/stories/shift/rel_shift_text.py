@@ -31,8 +31,8 @@ INTRO = (
     "reference code computes them against every distance a query may see, in the *relative* "
     "layout (column c is the distance j - i = c - (n_k - 1)), and moves them to the *absolute* "
     "layout (column j is key j) with Transformer-XL's **rel_shift**: a pad, a reshape and a "
-    "slice, no gather (Appendix B). The paper indexes its sinusoid R by i - j; every distance on this page is "
-    "written j - i, as on every other page, so distance j - i = -3 reads R_3."
+    "slice, no gather (Appendix B). The paper indexes its sinusoid R by i - j; every distance "
+    "on this page is written j - i, as on every other page, so distance j - i = -3 reads R_3."
 )
 LIKE_THE_SKEW = (
     "With no memory (M = 0) these are exactly the steps of the Music Transformer's masked skew "
