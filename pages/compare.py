@@ -4,7 +4,8 @@ by side and the difference."""
 import streamlit as st
 
 from explorer.figures import formulas
-from explorer.figures.draw import figure, read_on_window, source_caption, window_caption
+from explorer.figures.draw import figure, source_caption, window_caption
+from explorer.figures.notes import read_on_window
 from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import head_picker, md_escape

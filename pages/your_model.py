@@ -8,7 +8,7 @@ from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, head_picker, int_number, md_escape, text_box
 from explorer.pair.controls import current_pair, mark_picked_distance
-from explorer.stories.your_model import exports, figures, sources, text, views
+from explorer.stories.your_model import exports, figures, pair_notes, sources, text, views
 
 MATRIX_MAX = 256  # queries and keys of the matrix drawn (it depends on j - i only)
 
@@ -57,7 +57,7 @@ if positions.t5:
     t5_views = [views.t5_view(s, n, trained_on or None) for s in positions.t5]
     view = t5_views[labels.index(shown)]
     fig, caption = figures.t5_figure(view, pair)
-    caption += mark_picked_distance(fig) + text.t5_pair_note(view, pair)
+    caption += mark_picked_distance(fig) + pair_notes.t5_pair_note(view, pair)
     chart(fig, "your_model_t5", formula="e_ij += b_h[bucket(j - i)]", note=caption)
     st.markdown(md_escape(text.t5_note(view, n)))
     head = head_picker(view.stack.heads, "your_model_head")
@@ -69,7 +69,7 @@ if positions.t5:
         where = "its one query and key"
     figure(fig, "your_model_matrix", shape=(size, size),
            caption=f"What head {head}'s logits receive, {where}. {caption}"
-           + text.matrix_pair_note(view, pair, head, size))  # fmt: skip
+           + pair_notes.matrix_pair_note(view, pair, head, size))  # fmt: skip
     arrays["t5_bias"] = exports.t5_table(t5_views)
     arrays.update(exports.t5_arrays(view, head, matrix))
 
@@ -81,7 +81,7 @@ if positions.shaw:
     view = views.shaw_view(positions.shaw[layers.index(layer)], n)
     fig, caption = figures.shaw_tables_figure(view)
     figure(fig, "your_model_shaw_tables", latex=r"w_r,\ r = -k, \dots, k",
-           caption=caption + text.shaw_pair_note(view, pair))  # fmt: skip
+           caption=caption + pair_notes.shaw_pair_note(view, pair))  # fmt: skip
     st.markdown(text.SHAW_QUERIES)
     fig = figures.shaw_norms_figure(view)
     note = text.shaw_note(view, n) + mark_picked_distance(fig)
@@ -95,7 +95,9 @@ if positions.alibi:
     distance, slopes, values = views.alibi_view(positions.alibi, n)
     fig = figures.alibi_figure(distance, slopes, values)
     note = (
-        text.alibi_note(slopes, n) + mark_picked_distance(fig) + text.alibi_pair_note(slopes, pair)
+        text.alibi_note(slopes, n)
+        + mark_picked_distance(fig)
+        + pair_notes.alibi_pair_note(slopes, pair)
     )
     chart(fig, "your_model_alibi", formula="e_ij += -m_h |j - i|", note=note)
     arrays["alibi_slopes"] = slopes
@@ -104,7 +106,7 @@ if positions.rope:
     st.header("RoPE's frequencies", divider="gray")
     rope = views.rope_view(positions.rope, n)
     chart(figures.rope_figure(rope, n, pair), "your_model_rope", formula="θ_t = base^(-2t/d)",
-          note=text.rope_note(rope, n) + text.rope_pair_note(rope, pair))  # fmt: skip
+          note=text.rope_note(rope, n) + pair_notes.rope_pair_note(rope, pair))  # fmt: skip
     arrays["rope_wavelengths"] = rope.wavelength
 
 st.info(text.COMMAND, icon=":material/terminal:")

@@ -159,17 +159,6 @@ def window_caption(params: ViewParams, what: str = "every n x n heatmap") -> Non
         )
 
 
-def read_on_window(params: ViewParams) -> str:
-    """The sentence a note ends with when it was read on a window, not the whole matrix."""
-    if not params.windowed:
-        return ""
-    start, stop = params.window
-    return (
-        f" These numbers are read on the window of queries and keys {start}-{stop - 1} only, "
-        "not the whole matrix: move it with *window start* in the sidebar."
-    )
-
-
 def figure(
     fig: go.Figure,
     key: str,

@@ -16,6 +16,7 @@ from explorer.figures.head_reading import (
     spans,
 )
 from explorer.figures.numbers import count, percent, plural
+from explorer.frame.params import ViewParams
 
 
 def distance_word(r: int, unit: str = "position") -> str:
@@ -252,4 +253,15 @@ def favoured_distance_note(
     return (
         f"On average over its {int(cells.sum()):,} valid cells, {what} is largest at {at(high)} "
         f"and smallest at {at(low)}: it favours {favours}.{fewer}"
+    )
+
+
+def read_on_window(params: ViewParams) -> str:
+    """The sentence a note ends with when it was read on a window, not the whole matrix."""
+    if not params.windowed:
+        return ""
+    start, stop = params.window
+    return (
+        f" These numbers are read on the window of queries and keys {start}-{stop - 1} only, "
+        "not the whole matrix: move it with *window start* in the sidebar."
     )

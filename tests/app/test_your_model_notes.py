@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.stories.your_model import figures, text
+from explorer.stories.your_model import bucket_labels, figures, text
 from relpos_lab.family import results
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import array_of
@@ -161,7 +161,8 @@ def test_bucket_numbers_never_overlap_in_the_range_the_chart_allows(n, screen) -
     assert len(placed) >= 8  # the near buckets and the far ones both named
     per_unit = plot_px / (high - low)
     for (b1, x1), (b2, x2) in zip(placed, placed[1:], strict=False):
-        room = figures.LABEL_CHAR_PX * (len(str(b1)) + len(str(b2))) + 2 * figures.LABEL_GAP_PX
+        room = bucket_labels.LABEL_CHAR_PX * (len(str(b1)) + len(str(b2)))
+        room += 2 * bucket_labels.LABEL_GAP_PX
         assert (x2 - x1) * per_unit >= room / 2 - 1e-9
     drawn = [a for a in spec["layout"]["annotations"] if a["text"].isdigit()]
     wide = figures.bucket_labels(view.spans, low, high, figures.WIDE_PLOT_PX)
@@ -285,7 +286,7 @@ def test_alibi_and_rope_mark_the_pair_and_say_true_things_at_the_edges(tmp_path)
         assert f"{int((wavelength <= abs(d)).sum())} of 8 turn full circle or more" in said
 
 
-@pytest.mark.parametrize("module", ["figures", "text"])
+@pytest.mark.parametrize("module", ["bucket_labels", "text"])
 def test_the_worked_examples_hold(module) -> None:
-    outcome = doctest.testmod({"figures": figures, "text": text}[module])
+    outcome = doctest.testmod({"bucket_labels": bucket_labels, "text": text}[module])
     assert outcome.attempted > 0 and outcome.failed == 0

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from explorer.figures.draw import read_on_window
-from explorer.figures.notes import band_note, clip_note, weights_note
+from explorer.figures.notes import band_note, clip_note, read_on_window, weights_note
 from explorer.figures.numbers import percent, plural
 from explorer.figures.token_view import LINES_PER_HEAD, WEIGHT_MIN, TokenView
 from explorer.figures.unread import rows_text

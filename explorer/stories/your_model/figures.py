@@ -16,6 +16,7 @@ from explorer.figures.scales import colour_range, make_scale
 from explorer.frame.screen import is_phone
 from explorer.pair.definition import Pair
 from explorer.pair.marks import HALO
+from explorer.stories.your_model.bucket_labels import bucket_labels, runs
 from explorer.stories.your_model.views import RopeView, ShawView, T5View
 from relpos_core import by_distance as bd
 
@@ -25,7 +26,7 @@ UNTRAINED = "rgba(230,159,0,0.18)"  # Okabe-Ito orange, light: the buckets train
 # Bucket numbers above the T5 chart: 9 px digits (about 5.6 px wide) and a gap, placed for the
 # narrowest plot the chart gets (a phone's 350 px, a wide page's column at a 1024 px window)
 # less its 70 px of side margins.
-LABEL_FONT_PX, LABEL_CHAR_PX, LABEL_GAP_PX = 9, 6, 6
+LABEL_FONT_PX = 9
 PHONE_PLOT_PX, WIDE_PLOT_PX = 280, 480
 EDGE_GAP_PX = 3  # bucket edges dotted at least this far apart
 REGION_CHAR_PX = 6  # a 10 px label's characters, for a shaded region's words
@@ -130,41 +131,6 @@ def shown_range(view: T5View, pair: Pair | None) -> tuple[float, float]:
         ahead = min(last, max(2, reach // 8, pair.distance if pair is not None else 0))
     pad = 0.5 + reach / 100  # a line at the last distance drawn stays off the plot's edge
     return -reach - pad, ahead + pad
-
-
-def bucket_labels(
-    spans: tuple[tuple[int, int, int], ...], low: float, high: float, plot_px: float
-) -> list[tuple[int, float]]:
-    """(bucket, x) of the bucket numbers written above the plot: each at the middle of its run's
-    part within [low, high], the widest runs first, each kept only if it clears every number
-    kept (LABEL_GAP_PX between them at ``plot_px`` pixels for the range).
-
-    >>> bucket_labels(((2, -5, -2), (1, -1, -1), (0, 0, 0)), -5.5, 0.5, 60)
-    [(2, -3.5), (1, -1.0)]
-    """
-    per_unit = plot_px / (high - low)
-    placed: list[tuple[int, float, float]] = []  # (bucket, x, half width in units)
-    visible = []
-    for bucket, first, last in spans:
-        a, b = max(first - 0.5, low), min(last + 0.5, high)
-        if a < b:
-            visible.append((b - a, bucket, (a + b) / 2))
-    for _, bucket, x in sorted(visible, key=lambda v: -v[0]):
-        half = (LABEL_CHAR_PX * len(str(bucket)) + LABEL_GAP_PX) / 2 / per_unit
-        if all(abs(x - x2) >= half + half2 for _, x2, half2 in placed):
-            placed.append((bucket, x, half))
-    return sorted(((b, x) for b, x, _ in placed), key=lambda p: p[1])
-
-
-def runs(distance: np.ndarray, flag: np.ndarray) -> list[tuple[int, int]]:
-    """(first r, last r) of each run of True in ``flag`` along ascending ``distance``.
-
-    >>> runs(np.arange(-3, 3), np.array([1, 1, 0, 0, 1, 0], bool))
-    [(-3, -2), (1, 1)]
-    """
-    edges = np.diff(np.concatenate([[0], flag.astype(np.int8), [0]]))
-    starts, stops = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
-    return [(int(distance[a]), int(distance[b])) for a, b in zip(starts, stops, strict=True)]
 
 
 def t5_caption(view: T5View, low: float, high: float, labelled: int, edges: tuple[int, int]) -> str:
