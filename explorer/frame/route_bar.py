@@ -59,7 +59,7 @@ def route_cards() -> None:
         with st.container(border=True):
             st.markdown(f"**{route.title}** ({len(route.stems)} pages)")
             st.caption(f"At its end you can say {route.question}.")
-            st.markdown(" → ".join(f"{n}. {page.title}" for n, page in enumerate(route.pages, 1)))
+            st.markdown("Steps: " + " → ".join(page.title for page in route.pages))
             second = route.pages[1]
             if route == current:
                 st.page_link(
