@@ -27,10 +27,10 @@ n = length(params)
 
 st.title("Check your implementation")
 st.markdown(text.INTRO)
-kind = choice("what you implemented", list(KINDS), "check_kind", default="shaw")
+kind = choice("what you implemented", list(KINDS), "check_kind", default=next(iter(KINDS)))
 st.markdown(f"**The convention.** {md_escape(KINDS[kind].convention)}")
-heads = controls.alibi_heads(kind)
-reference = views.reference(kind, params, heads)
+own = controls.own_value(kind)
+reference = views.reference(kind, params, own)
 st.caption(source.caption() if reference.inputs.from_view else no_model_caption(text.NO_TENSORS))
 inputs_name = f"check_{kind}_inputs.npz"
 st.caption(text.inputs_caption(reference.inputs, n, text.source_words(source)))
@@ -66,7 +66,7 @@ verdict = None
 if upload is not None:
     memo = st.session_state.setdefault("_check_upload_verdict", {})
     verdict = views.remembered_verdict(
-        memo, upload.file_id, kind, params, upload.name, upload.getvalue(), heads
+        memo, upload.file_id, kind, params, upload.name, upload.getvalue(), own
     )
     if isinstance(verdict, str):  # the file could not be read
         st.warning(md_escape(verdict), icon=":material/report:")

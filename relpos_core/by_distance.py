@@ -2,20 +2,23 @@
 
 A model's position parameters are small tables; what attention receives is the table read at
 every distance the sequence has, r = -(n - 1), ..., n - 1, and then laid out as the (n, n) matrix
-that indexes it by r = j - i. Everything here is that reading, for T5's bucketed bias (one
-scalar per head and bucket), Shaw et al.'s clipped tables (a vector per clipped distance, shared
-by the heads), ALiBi's slopes and RoPE's frequencies; and a rule that sorts heads by the shape of
-their bias. Plain definitions, small tensors: every function takes n up to ``MAX_N``.
+that indexes it by r = j - i. Here: the distances, the matrix that
+indexes them, and a rule that sorts heads by the shape of their bias. Each scheme's own reading
+(T5's bucketed bias, Shaw et al.'s clipped tables, ALiBi's slopes, RoPE's frequencies) is its
+folder's ``by_distance`` module (``relpos_core/schemes/<name>/by_distance.py``); its functions
+are this module's names too, found by walking the folders (``readings()``). Plain definitions,
+small tensors: every function takes n up to ``MAX_N``.
 """
 
 from __future__ import annotations
 
-import math
+from types import ModuleType
+from typing import Any
 
 import torch
 
-from relpos_core.checks import check_bool, check_int, check_tensor
-from relpos_core.schemes.t5 import t5_bucket
+from relpos_core.checks import check_bool, check_int
+from relpos_core.schemes.folders import parts
 
 MAX_N = 2**16  # distances per call: (2n - 1) x heads values, never an (n, n) table per head
 MAX_TRAINING_LENGTH = 2**20  # positions: 2 * 2**20 distances bucketed at most
@@ -31,65 +34,17 @@ def distances(n: int) -> torch.Tensor:
     return torch.arange(-(n - 1), n)
 
 
-def t5_bias_by_distance(
-    bias: torch.Tensor, n: int, bidirectional: bool, max_distance: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(bucket(r), b_h[bucket(r)]) for every r of ``distances(n)``: int64 (2n - 1,) and
-    (heads, 2n - 1), from T5's table ``bias`` (num_buckets, heads) as checkpoints store it.
-
-    A unidirectional (decoder) stack puts every r > 0 in bucket 0, as T5 does; a causal mask
-    hides those keys anyway.
-
-    >>> table = torch.arange(8.0)[:, None]  # 8 buckets, 1 head, bias = bucket number
-    >>> t5_bias_by_distance(table, 3, True, 16)[1].tolist()
-    [[2.0, 1.0, 0.0, 5.0, 6.0]]
-    """
-    check_tensor("bias", bias, 2)
-    num_buckets = bias.shape[0]
-    r = distances(n)
-    bucket = t5_bucket(r, check_bool("bidirectional", bidirectional), num_buckets, max_distance)
-    return bucket, bias.to(torch.float64)[bucket].T  # (h, 2n-1)
+def readings() -> dict[str, ModuleType]:
+    """Each scheme folder's ``by_distance`` module, by its folder's package name."""
+    return dict(parts("by_distance"))
 
 
-def bucket_spans(bucket: torch.Tensor, r: torch.Tensor) -> list[tuple[int, int, int]]:
-    """(bucket, first r, last r) of each run of equal buckets along ascending ``r``.
-
-    >>> bucket, _ = t5_bias_by_distance(torch.zeros(8, 1), 6, True, 16)
-    >>> bucket_spans(bucket, distances(6))
-    [(2, -5, -2), (1, -1, -1), (0, 0, 0), (5, 1, 1), (6, 2, 5)]
-    """
-    spans: list[tuple[int, int, int]] = []
-    for b, d in zip(bucket.tolist(), r.tolist(), strict=True):
-        if spans and spans[-1][0] == b:
-            spans[-1] = (b, spans[-1][1], d)
-        else:
-            spans.append((b, d, d))
-    return spans
-
-
-def table_by_distance(table: torch.Tensor, n: int) -> torch.Tensor:
-    """Shaw et al.'s w_clip(r, k) for every r of ``distances(n)``: (2n - 1, d), from a table
-    (2k + 1, d) whose row k + r holds distance r.
-
-    >>> table_by_distance(torch.tensor([[-1.0], [0.0], [1.0]]), 3).flatten().tolist()
-    [-1.0, -1.0, 0.0, 1.0, 1.0]
-    """
-    check_tensor("table", table, 2)
-    rows = table.shape[0]
-    if rows % 2 == 0:
-        raise ValueError(f"table must have 2k + 1 rows (an odd count), got {rows}")
-    k = rows // 2
-    return table[distances(n).clamp(-k, k) + k]
-
-
-def alibi_by_distance(slopes: torch.Tensor, n: int) -> torch.Tensor:
-    """ALiBi's -m_h |r| for every head and r of ``distances(n)``: (heads, 2n - 1) float64.
-
-    >>> alibi_by_distance(torch.tensor([0.5]), 2).tolist()
-    [[-0.5, -0.0, -0.5]]
-    """
-    check_tensor("slopes", slopes, 1)
-    return -slopes.to(torch.float64)[:, None] * distances(n).abs()[None].to(torch.float64)
+def __getattr__(name: str) -> Any:
+    """A scheme's reading by its function's name (``t5_bias_by_distance``), from its folder."""
+    for module in readings().values():
+        if not name.startswith("__") and hasattr(module, name):
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def matrix_from_distances(values: torch.Tensor, n: int) -> torch.Tensor:
@@ -104,40 +59,6 @@ def matrix_from_distances(values: torch.Tensor, n: int) -> torch.Tensor:
         raise ValueError(f"values must have 2n - 1 = {2 * n - 1} distances, got {values.shape}")
     r = torch.arange(n)[None, :] - torch.arange(n)[:, None]  # (i, j) -> j - i
     return values[..., r + n - 1]
-
-
-def rope_wavelengths(inverse_frequencies: torch.Tensor) -> torch.Tensor:
-    """Each rotary pair's wavelength 2π / θ_t in positions: the distance of one full turn.
-
-    >>> rope_wavelengths(torch.tensor([1.0, 0.5])).tolist()  # doctest: +ELLIPSIS
-    [6.28..., 12.56...]
-    """
-    check_tensor("inverse_frequencies", inverse_frequencies, 1)
-    return 2 * math.pi / inverse_frequencies.to(torch.float64)
-
-
-def trained_buckets(
-    num_buckets: int, bidirectional: bool, max_distance: int, length: int
-) -> torch.Tensor:
-    """Which of T5's buckets a model trained on sequences of ``length`` ever used: bool
-    (num_buckets,), True where some distance |r| <= length - 1 maps to the bucket. A bucket no
-    training distance reaches gets no gradient and keeps its initial value (a causal model's
-    keys after the query, bucket 0, are masked, but bucket 0 is r = 0's too).
-
-    >>> trained_buckets(32, False, 128, 64).nonzero().flatten().tolist()[-3:]  # r = -63: 26
-    [24, 25, 26]
-    >>> trained_buckets(32, True, 128, 512).logical_not().nonzero().flatten().tolist()
-    [16]
-
-    (Bucket 16 of a bidirectional 32 is used by no distance at all: r > 0 starts at 17.)
-    """
-    length = check_int("training length", length, 1, MAX_TRAINING_LENGTH)
-    reach = min(length - 1, check_int("max_distance", max_distance, 1, 2**40))  # beyond: last
-    r = torch.arange(-reach, reach + 1)
-    bucket = t5_bucket(r, check_bool("bidirectional", bidirectional), num_buckets, max_distance)
-    used = torch.zeros(num_buckets, dtype=torch.bool)
-    used[bucket] = True
-    return used
 
 
 # ---- heads by shape -----------------------------------------------------------------------------

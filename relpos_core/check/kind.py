@@ -6,6 +6,11 @@ that expose each bug class, ``inputs(case)`` draws the float64 inputs of one (se
 definition's output (several when more than one convention is right, as RoPE's two layouts),
 ``compared`` the cells that count, and ``bugs`` the known wrong versions, each a function of
 (case, inputs) in words: the checker names a bug when the user's output equals one of them.
+
+Each kind lives in its scheme's folder (``relpos_core/schemes/<name>/reference.py``, its
+``KIND``), and says there what a page needs of it: ``example`` builds its inputs from a view's
+numbers (an :class:`Example`), ``control`` is an input of its own no view gives, ``mask_taken``
+what it takes of a mask, and ``pair`` where a picked pair (i, j) lies in its output.
 """
 
 from __future__ import annotations
@@ -19,6 +24,50 @@ import torch
 
 Case = Mapping[str, object]  # one size: n, clip, heads, causal, ...
 Inputs = Mapping[str, torch.Tensor]
+# Where a picked pair (i, j) lies in a kind's output:
+#   cell           the cell (i, j)
+#   memory cell    the cell (i, M + j): M memory keys come first (case "m" - "n" of them)
+#   query row      the row of query i (an output that sums over every key)
+#   position rows  the rows of positions i and j, each on its own
+PAIR_LAYOUTS = ("cell", "memory cell", "query row", "position rows")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A view's numbers a kind builds a page's inputs from: ``n`` positions, ``heads``, the
+    mask's causal part, ``tensors()`` -> (q, k, v) float64 (1, heads, n, d) and the clipped
+    tables (table_k, table_v) (2c + 1, d), computed when asked; ``own`` the value of the kind's
+    own control (None without one)."""
+
+    n: int
+    heads: int
+    causal: bool
+    tensors: Callable[[], tuple[np.ndarray, ...]]
+    own: int | None = None
+
+
+@dataclass(frozen=True)
+class PageCase:
+    """One kind's inputs on a page: the checker's case, the tensor arguments (what a visitor
+    downloads), the call with its other arguments written out, what the numbers are when they
+    are not the view's own tensors alone, and whether they are drawn from the view at all."""
+
+    case: tuple[tuple[str, object], ...]
+    arrays: tuple[tuple[str, np.ndarray], ...]
+    call: str
+    about: str = ""
+    from_view: bool = True
+
+
+@dataclass(frozen=True)
+class OwnControl:
+    """An input of a kind's own that no sidebar control gives: a picker of ``choices``."""
+
+    label: str
+    choices: tuple[int, ...]
+    url_key: str
+    default: int
+    help: str = ""
 
 
 @dataclass(frozen=True)
@@ -37,6 +86,12 @@ class Kind:
     exact: bool = False  # integers: compared exactly
     axes: tuple[str, ...] = ()  # the output's axes in words ("head", "query", "key", ...)
     page: str = ""  # the explorer page that explains this step
+    order: int = 100  # its place in every list of kinds, then by name
+    example: Callable[[Example], PageCase] | None = None  # its inputs on a page
+    control: OwnControl | None = None
+    mask_taken: str = ""  # what its inputs take of a mask ({causal}, {bidirectional} filled)
+    pair: str = "cell"  # one of PAIR_LAYOUTS
+    first_position: int = 0  # the position of its inputs' row 0 (rows counted from there)
 
 
 def seeded(case: Case, salt: int = 0) -> torch.Generator:
@@ -54,3 +109,19 @@ def describe(case: Case) -> str:
         else:
             parts.append(f"{key} = {value}")
     return ", ".join(parts)
+
+
+def read(rel: np.ndarray, row: np.ndarray, column: np.ndarray) -> np.ndarray:
+    """out[..., i, j] = rel[..., row[i, j], column[i, j]], and 0 where that is outside rel."""
+    n, width = rel.shape[-2:]
+    inside = (row >= 0) & (row < n) & (column >= 0) & (column < width)
+    picked = rel[..., np.where(inside, row, 0), np.where(inside, column, 0)]
+    return np.where(inside, picked, 0.0)
+
+
+def distance_logits(q: np.ndarray, table_k: np.ndarray, width: int) -> np.ndarray:
+    """(1, h, n, width): column c holds q_i · a^K at the distance key - query = c - (width - 1)
+    (the table's row clip(c - (width - 1), k) + k)."""
+    clip = (table_k.shape[0] - 1) // 2
+    rows = np.clip(np.arange(width) - (width - 1), -clip, clip) + clip
+    return np.einsum("bhid,rd->bhir", q, table_k[rows])

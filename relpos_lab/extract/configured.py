@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import math
 
+import relpos_core.schemes.alibi.checkpoints as alibi_layout
+import relpos_core.schemes.rope.checkpoints as rope_layout
 from relpos_lab.extract.fields import Fields
 from relpos_lab.extract.positions import MAX_SCALING, Alibi, Rope
 
-ROTARY_TYPES = {  # model types that use RoPE with no key naming it in their config
-    "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3",
-    "gpt_neox", "olmo", "olmo2", "starcoder2", "cohere", "stablelm", "gptj", "deepseek_v3",
-}  # fmt: skip
+ROTARY_TYPES = rope_layout.MODEL_TYPES  # model types that use RoPE with no key naming it
 HEAD_KEYS = ("n_head", "num_attention_heads", "n_heads", "heads", "num_heads")
 MAX_HEADS = 4096
 MAX_WIDTH = 2**20  # a model's hidden size (the largest published are near 2**15)
@@ -41,9 +40,9 @@ def heads_of(config: Fields) -> int | None:
 def find_alibi(config: Fields, notes: list[str]) -> Alibi | None:
     attn = config.table("attn_config") or Fields({}, config.where, "attn_config.")
     says = (
-        config.flag("alibi")
-        or attn.flag("alibi")
-        or config.text("model_type") == "bloom"
+        config.flag(alibi_layout.FLAG)
+        or attn.flag(alibi_layout.FLAG)
+        or config.text("model_type") in alibi_layout.MODEL_TYPES
         or family_params(config, "alibi") is not None
     )
     if not says:
@@ -52,14 +51,13 @@ def find_alibi(config: Fields, notes: list[str]) -> Alibi | None:
     if heads is None:
         notes.append(f"{config.where} says ALiBi but gives no head count ({', '.join(HEAD_KEYS)})")
         return None
-    max_bias = attn.real("alibi_bias_max", 0, 64, low_open=True)
+    max_bias = attn.real(alibi_layout.MAX_BIAS, 0, 64, low_open=True)
     return Alibi(heads, 8.0 if max_bias is None else max_bias)
 
 
 def find_rope(config: Fields, notes: list[str]) -> Rope | None:
     family = family_params(config, "rope")
-    keys = ("rope_theta", "rotary_emb_base", "rope_scaling")
-    if family is None and not any(k in config for k in keys):
+    if family is None and not any(k in config for k in rope_layout.FIELDS):
         if config.text("model_type") not in ROTARY_TYPES:
             return None
     head_dim = rotated_width(config)
@@ -69,10 +67,9 @@ def find_rope(config: Fields, notes: list[str]) -> Rope | None:
             "num_attention_heads)"
         )
         return None
-    base_keys = ("rope_theta", "rotary_emb_base")
     _, base = (family or Fields({}, "")).first(("base",), "real", 1, 1e9, low_open=True)
     if base is None:
-        _, base = config.first(base_keys, "real", 1, 1e9, low_open=True)
+        _, base = config.first(rope_layout.BASE_FIELDS, "real", 1, 1e9, low_open=True)
     if base is None:
         base = DEFAULT_BASE
         if family is None:

@@ -24,19 +24,21 @@ from collections.abc import Callable
 
 import numpy as np
 
+import relpos_core.schemes.shaw.checkpoints as shaw_layout
+import relpos_core.schemes.t5.checkpoints as t5_layout
+from relpos_core.schemes.folders import parts as folder_parts
 from relpos_lab.extract.configured import MAX_HEADS, family_params, find_alibi, find_rope
 from relpos_lab.extract.fields import Fields, load_json
 from relpos_lab.extract.positions import FORMAT, Alibi, Positions, Rope, ShawLayer, T5Stack
 from relpos_lab.extract.safetensors_file import FileProblem
 
-LOOKED_FOR = (
-    "T5's relative_attention_bias.weight (T5, mT5, LongT5, UMT5)",
-    "Shaw's relative_position_k / relative_position_v.embeddings_table",
-    "this library's scheme.table_k / scheme.table_v (or scheme.bias of its T5)",
-    "ALiBi in the config (alibi, attn_config.alibi, a BLOOM model type)",
-    "RoPE in the config (rope_theta, rotary_emb_base, rope_scaling, a Llama-family model type)",
+# What each scheme folder says checkpoints store it as (its checkpoints module), in its order.
+LOOKED_FOR = tuple(
+    line
+    for _, layout in sorted(folder_parts("checkpoints"), key=lambda found: found[1].ORDER)
+    for line in layout.LOOKED_FOR
 )
-T5_BIAS = ("relative_attention_bias", "global_relative_attention_bias")
+T5_BIAS = t5_layout.BIAS_NAMES
 MAX_BUCKETS = 4096
 MAX_TABLE_ROWS = 2 * 65536 + 1
 MAX_TABLE_WIDTH = 65536
@@ -94,7 +96,7 @@ def t5_name(name: str) -> tuple[str, int, bool] | None:
     if len(parts) < 5 or parts[-1] != "weight" or parts[-2] not in T5_BIAS:
         return None
     for i in range(len(parts) - 4):  # stack, block, L, then the bias's own two parts
-        if parts[i] in ("encoder", "decoder") and parts[i + 1] == "block":
+        if parts[i] in t5_layout.STACKS and parts[i + 1] == "block":
             layer = number_part(parts[i + 2])
             if layer is not None:
                 return parts[i], layer, parts[-2] == T5_BIAS[1]
@@ -115,10 +117,11 @@ def t5_config(config: Fields) -> tuple[int | None, int | None]:
     if family is not None:
         buckets = family.integer("num_buckets", 2, MAX_BUCKETS)
         max_distance = family.integer("max_distance", 1, 2**40)
-        return (32 if buckets is None else buckets), (128 if max_distance is None else max_distance)
+        buckets = t5_layout.DEFAULT_BUCKETS if buckets is None else buckets
+        return buckets, t5_layout.DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
     return (
-        config.integer("relative_attention_num_buckets", 2, MAX_BUCKETS),
-        config.integer("relative_attention_max_distance", 1, 2**40),
+        config.integer(t5_layout.CONFIG_BUCKETS, 2, MAX_BUCKETS),
+        config.integer(t5_layout.CONFIG_MAX_DISTANCE, 1, 2**40),
     )
 
 
@@ -130,7 +133,7 @@ def find_t5(shapes: Shapes, get: Getter, config: Fields, notes: list[str]) -> li
         if parsed:
             stack, layer, glob = parsed
             stack, bidirectional = stack + (" (global)" if glob else ""), stack == "encoder"
-        elif family and name.endswith("scheme.bias"):
+        elif family and name.endswith(t5_layout.FAMILY_BIAS):
             stack, layer, bidirectional = "model", layer_of(name, len(found)), False  # causal
         elif name.endswith("relative_attention_bias.weight"):
             stack, layer = "model", layer_of(name, len(found))
@@ -149,7 +152,7 @@ def find_t5(shapes: Shapes, get: Getter, config: Fields, notes: list[str]) -> li
                 f"relative_attention_num_buckets = {buckets}"
             )
         if max_distance is None:
-            max_distance = 128
+            max_distance = t5_layout.DEFAULT_MAX_DISTANCE
             note = f"no relative_attention_max_distance in {config.where}: T5's 128 assumed"
             notes.extend([note] if note not in notes else [])
         found.append(T5Stack(stack, layer, float32(get(name)), bidirectional, max_distance))
@@ -160,12 +163,7 @@ def find_t5(shapes: Shapes, get: Getter, config: Fields, notes: list[str]) -> li
 def find_shaw(shapes: Shapes, get: Getter) -> list[ShawLayer]:
     tables: dict[str, dict[str, str]] = {}  # prefix -> {"key": name, "value": name}
     for name in shapes:
-        for suffix, part in (
-            ("relative_position_k.embeddings_table", "key"),
-            ("relative_position_v.embeddings_table", "value"),
-            ("scheme.table_k", "key"),
-            ("scheme.table_v", "value"),
-        ):
+        for suffix, part in shaw_layout.TABLES:
             if name == suffix or name.endswith("." + suffix):
                 tables.setdefault(name[: -len(suffix)], {})[part] = name
     layers = []
@@ -242,7 +240,7 @@ def read_extracted(source: str, shapes: Shapes, get: Getter, metadata: dict) -> 
         pieces = name.split("/")
         if (
             len(pieces) == 3
-            and pieces[0] == "shaw"
+            and pieces[0] == shaw_layout.EXTRACTED
             and number_part(pieces[1]) is not None
             and pieces[2] in parts
         ):

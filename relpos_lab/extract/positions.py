@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import relpos_core.schemes.shaw.checkpoints as shaw_layout
 from relpos_lab.extract.fields import described
 from relpos_lab.extract.safetensors_file import FileProblem
 
@@ -191,7 +192,9 @@ def to_tensors(positions: Positions) -> tuple[dict[str, np.ndarray], dict[str, s
     for s in positions.shaw:
         for part, table in (("key", s.key), ("value", s.value)):
             if table is not None:
-                tensors[f"shaw/{s.layer}/{part}"] = np.ascontiguousarray(table, dtype=np.float32)
+                tensors[f"{shaw_layout.EXTRACTED}/{s.layer}/{part}"] = np.ascontiguousarray(
+                    table, dtype=np.float32
+                )
     metadata = {"format": FORMAT, "source": positions.source[:200], "t5": json.dumps(t5)}
     if positions.alibi:
         metadata["alibi"] = json.dumps(vars(positions.alibi))

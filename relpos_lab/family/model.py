@@ -31,7 +31,7 @@ from torch import nn
 from relpos_core.attention import relative_attention
 from relpos_core.checks import check_choice, check_int
 from relpos_core.encodings import sinusoidal_encoding
-from relpos_core.schemes import PositionScheme, ShawRelative, make_scheme
+from relpos_core.schemes import PositionScheme, ShawRelative, make_scheme, scheme_class
 from relpos_core.schemes.catalogue import scheme_names
 
 PLAIN = ("nope", "sinusoidal")  # no scheme object: plain causal attention
@@ -71,7 +71,10 @@ class ModelConfig:
         check_int("layers", self.layers, 1)
         check_int("ffn", self.ffn, 1)
         check_int("context", self.context, 1)
-        if self.position != "shaw" and not (self.keys and self.values):
+        known = self.position in scheme_names()
+        if not (known and issubclass(scheme_class(self.position), ShawRelative)) and not (
+            self.keys and self.values
+        ):
             raise ValueError(f"keys/values switches are Shaw's ablation, not {self.position}'s")
 
     @property

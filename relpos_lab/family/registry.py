@@ -75,10 +75,19 @@ def model_config(name: str, vocab: int, context: int) -> ModelConfig:
     return ModelConfig(vocab=vocab, context=context, **known[name])
 
 
+def clip_setting(position: str):
+    """The setting of scheme ``position`` that is the view's clip distance k (Shaw's), else
+    None (a baseline, or a scheme with no clip)."""
+    if position not in (e.name for e in scheme_entries()):
+        return None
+    return next((s for s in scheme_entry(position).settings if s.view == "k"), None)
+
+
 def clip_distance(name: str) -> int | None:
     """k of a Shaw model, else None."""
     spec = specs()[name]
-    return spec["scheme_params"]["max_relative_position"] if spec["position"] == "shaw" else None
+    setting = clip_setting(spec["position"])
+    return None if setting is None else spec["scheme_params"][setting.keyword]
 
 
 def model_words(name: str) -> str:
@@ -94,10 +103,12 @@ def model_words(name: str) -> str:
         return "the model without position"
     if spec["position"] == "sinusoidal":
         return "the sinusoidal model"
-    if spec["position"] == "shaw":
+    setting = clip_setting(spec["position"])
+    if setting is not None:
         only = {"values": "a^K", "keys": "a^V"}
         part = next((f" with {only[off]} only" for off in only if not spec.get(off, True)), "")
-        return f"Shaw's model{part}, k = {clip_distance(name)}"
+        label = scheme_entry(spec["position"]).label
+        return f"{label}'s model{part}, {setting.text(clip_distance(name), short=True)}"
     return f"the {scheme_entry(spec['position']).label} model"
 
 

@@ -14,11 +14,13 @@ import pytest
 import torch
 
 from explorer.frame.params import ViewParams
-from explorer.stories.check.inputs import ROPE_FIRST, T5_BUCKETS, T5_MAX, page_inputs
+from explorer.stories.check.inputs import page_inputs
 from explorer.weights.example import example_inputs
 from relpos_core import relative_attention
 from relpos_core.check import KINDS, check_implementation
 from relpos_core.schemes import alibi_slopes, rel_shift, t5_bucket
+from relpos_core.schemes.rope.reference import PAGE_FIRST
+from relpos_core.schemes.t5.reference import PAGE_BUCKETS, PAGE_MAX
 from relpos_core.skew import skew_masked
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
 from tests.app.panels import array_of, panel_z
@@ -83,7 +85,7 @@ def test_the_definition_drawn_is_the_librarys_own_computation() -> None:
         "shaw": relative_attention(q, k, v, tk, tv, causal=True)[0, 1],
         "alibi": -alibi_slopes(6)[1] * (torch.arange(n)[:, None] - torch.arange(n)[None]),
         "t5-bucket": t5_bucket(
-            torch.arange(16)[None] - torch.arange(16)[:, None], False, T5_BUCKETS, T5_MAX
+            torch.arange(16)[None] - torch.arange(16)[:, None], False, PAGE_BUCKETS, PAGE_MAX
         ),
     }
     for kind, want in expected.items():
@@ -111,7 +113,7 @@ def test_the_definition_drawn_is_the_librarys_own_computation() -> None:
     x = example_inputs(ViewParams(n=8, weights="random")).q[0, 0].double().numpy()
     d = x.shape[-1]
     theta = 10000.0 ** (-np.arange(0, d, 2) / d)
-    angle = (np.arange(n) + ROPE_FIRST)[:, None] * theta[None, :]
+    angle = (np.arange(n) + PAGE_FIRST)[:, None] * theta[None, :]
     half = d // 2
     first, second = x[:, :half], x[:, half:]
     halves = np.concatenate(
@@ -317,7 +319,7 @@ def test_the_picked_pair_is_outlined_with_its_numbers_for_every_kind() -> None:
     assert pair_boxes(at, "check_reference") == [(-0.5, 1.5, 7.5, 2.5)]
     # rope: the rows of positions i and j
     at = open_page("check", check_kind="rope", n="8", i="2", j="6")
-    assert f"rows 2 (position {ROPE_FIRST + 2}) and 6 (position {ROPE_FIRST + 6})" in pair_note(at)
+    assert f"rows 2 (position {PAGE_FIRST + 2}) and 6 (position {PAGE_FIRST + 6})" in pair_note(at)
     assert pair_boxes(at, "check_reference") == [(-0.5, 1.5, 7.5, 2.5), (-0.5, 5.5, 7.5, 6.5)]
 
 

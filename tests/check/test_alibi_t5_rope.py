@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 import torch
 
-from relpos_core.check.alibi import ALIBI, slopes
-from relpos_core.check.alibi import bias as alibi_bias
-from relpos_core.check.rope import HALVES, NEIGHBOURS, ROPE, rotated
-from relpos_core.check.t5 import T5_BUCKET, buckets
 from relpos_core.check.verdict import CANNOT, DIFFERS, EQUAL, ROW_CONSTANT, check, judge
 from relpos_core.schemes.alibi import alibi_slopes
+from relpos_core.schemes.alibi.reference import ALIBI, slopes
+from relpos_core.schemes.alibi.reference import bias as alibi_bias
 from relpos_core.schemes.rope import rotary_angles, rotate
+from relpos_core.schemes.rope.reference import HALVES, NEIGHBOURS, ROPE, rotated
 from relpos_core.schemes.t5 import t5_bucket
+from relpos_core.schemes.t5.reference import T5_BUCKET, buckets
 from tests.check.examples import alibi as alibi_examples
 from tests.check.examples import rope as rope_examples
 from tests.check.examples import t5 as t5_examples

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from relpos_core.check import CANNOT, DIFFERS, EQUAL, KINDS, check_implementation
-from relpos_core.check.shaw import attention
+from relpos_core.schemes.shaw.reference import attention
 from tests.check.examples import shaw as examples
 
 BUGS = {

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from relpos_core.check.rel_shift import REL_SHIFT
-from relpos_core.check.rel_shift import definition as rel_shift_definition
-from relpos_core.check.skew import SKEW
-from relpos_core.check.skew import definition as skew_definition
 from relpos_core.check.verdict import CANNOT, DIFFERS, EQUAL, check
+from relpos_core.schemes.music.reference import SKEW
+from relpos_core.schemes.music.reference import definition as skew_definition
 from relpos_core.schemes.shift import rel_shift
+from relpos_core.schemes.xl.reference import REL_SHIFT
+from relpos_core.schemes.xl.reference import definition as rel_shift_definition
 from relpos_core.skew import skew_masked
 from tests.check.examples import rel_shift as shift_examples
 from tests.check.examples import skew as skew_examples

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from relpos_core.check import KINDS
+from relpos_core.methods import METHOD_NAMES
 from relpos_core.schemes import make_scheme, scheme_class
 from relpos_core.schemes.catalogue import (
     SchemeEntry,
@@ -106,40 +108,43 @@ def test_registration_refuses_a_taken_name_or_url_key_and_undoes_itself() -> Non
     assert "rope2" not in scheme_names()
 
 
-# A scheme's name compared, tested for membership, or used as a dict key: a decision about it.
+# A scheme's (or a checker kind's) name compared, tested for membership, or used as a dict key:
+# a decision about it.
 DECIDES = re.compile(
-    r"""[=!]=\s*["'](?P<a>\w+)["']|["'](?P<b>\w+)["']\s+(not\s+)?in\b|^\s*["'](?P<c>\w+)["']\s*:"""
+    r"""[=!]=\s*["'](?P<a>[\w-]+)["']|["'](?P<b>[\w-]+)["']\s+(not\s+)?in\b|^\s*["'](?P<c>[\w-]+)["']\s*:"""
 )
-# Shaw et al.'s own experiments (Tables 2 and 3) are about Shaw's scheme by definition.
-SHAW_EXPERIMENTS = {"relpos_lab/family/registry.py", "relpos_lab/family/tables.py",
-                    "relpos_lab/family/model.py"}  # fmt: skip
 
 
-# The implementation checker's kinds (relpos_core/check, the Check page's story) share some names
-# with schemes (shaw, alibi, rope) but are kinds of code to check, not schemes.
-CHECK_KINDS = "check"
-# The checkpoint extractor (relpos_lab/extract) recognises other codebases' layouts (T5's key
-# names, a config's "alibi", this library's own family configs): names those files hold, read as
-# they are written there, not schemes of the catalogue decided anew.
-CHECKPOINT_LAYOUTS = "extract"
+def in_a_scheme_folder(path: Path) -> bool:
+    """Whether ``path`` lies in one scheme's own folder (relpos_core/schemes/<name>/)."""
+    schemes = ROOT / "relpos_core" / "schemes"
+    return path.parent.parent == schemes and (path.parent / "__init__.py").exists()
 
 
-def test_no_file_but_the_catalogue_decides_something_per_scheme() -> None:
-    names = set(scheme_names())
+def test_no_file_outside_a_scheme_folder_decides_something_per_scheme() -> None:
+    # a kind's name that also names a method of computing the logits (the skew) is read as the
+    # method where it is compared: budgets and views choose among methods, not kinds
+    names = set(scheme_names()) | (set(KINDS) - set(METHOD_NAMES))
     found = []
     for folder in ("explorer", "pages", "relpos_lab", "relpos_core", "scripts"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            where = str(path.relative_to(ROOT))
-            if (
-                where in SHAW_EXPERIMENTS
-                or path.name == "catalogue.py"
-                or CHECK_KINDS in path.parts
-                or CHECKPOINT_LAYOUTS in path.parts
-            ):
+            if in_a_scheme_folder(path):
                 continue
+            where = str(path.relative_to(ROOT))
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 code = line.split("#", 1)[0]
                 for match in DECIDES.finditer(code):
                     if (match["a"] or match["b"] or match["c"]) in names:
                         found.append(f"{where}:{number}: {line.strip()}")
-    assert not found, "decide it in relpos_core/schemes/catalogue.py:\n" + "\n".join(found)
+    assert not found, (
+        "decide it in the scheme's folder, relpos_core/schemes/<name>/:\n" + "\n".join(found)
+    )
+
+
+def test_the_guard_sees_a_decision_where_one_is_made(tmp_path: Path) -> None:
+    """The rule above finds each form of decision (and nothing in a plain call)."""
+    lines = ['if kind == "alibi":', 'x = "rope" in names', '    "t5-bucket": 1,', 'f("shaw")']
+    found = [m for line in lines for m in DECIDES.finditer(line)]
+    assert [m["a"] or m["b"] or m["c"] for m in found] == ["alibi", "rope", "t5-bucket"]
+    assert in_a_scheme_folder(ROOT / "relpos_core" / "schemes" / "t5" / "maths.py")
+    assert not in_a_scheme_folder(ROOT / "relpos_core" / "schemes" / "catalogue.py")

@@ -1,22 +1,23 @@
-"""The Check page's own controls beyond the kind: ALiBi's head count, the one input of a kind
-that no sidebar control gives (the sidebar's heads are powers of two, where ALiBi's slope rule
-for other counts never shows)."""
+"""The Check page's own controls beyond the kind: an input of a kind's own that no sidebar
+control gives (ALiBi's head count: the sidebar's heads are powers of two, where ALiBi's slope
+rule for other counts never shows), as the kind declares it in its scheme's folder."""
 
 from __future__ import annotations
 
 from explorer.frame.widgets import choice
-from explorer.stories.check.inputs import ALIBI_HEADS, ALIBI_HEADS_DEFAULT
+from relpos_core.check import KINDS
 
 
-def alibi_heads(kind: str) -> int:
-    """ALiBi's head count (URL key ``check_alibi_heads``), drawn only for that kind."""
-    if kind != "alibi":
-        return ALIBI_HEADS_DEFAULT
+def own_value(kind: str) -> int | None:
+    """The value of ``kind``'s own control (at its URL key), drawn only for a kind that has
+    one; None for the others."""
+    control = KINDS[kind].control
+    if control is None:
+        return None
     return choice(
-        "heads (H in m_h = 2^(-8h/H))",
-        list(ALIBI_HEADS),
-        "check_alibi_heads",
-        default=ALIBI_HEADS_DEFAULT,
-        help="Not a power of two by default: the paper's slopes then take the closest power "
-        "of two's, then every other slope of twice that, which is where implementations differ.",
+        control.label,
+        list(control.choices),
+        control.url_key,
+        default=control.default,
+        help=control.help,
     )

@@ -51,8 +51,9 @@ def value_scale(kind: str, matrices: list[np.ndarray]):
 
 def panels_of(kind: str, titled: dict[str, np.ndarray], compared: np.ndarray) -> list[Panel]:
     rows, cols = axis_titles(kind)
-    # rel-shift's columns are the memory's keys, then the segment's: column c is not key j
-    key = "c" if kind == "rel-shift" else "j"
+    # a memory cell layout's columns are the memory's keys, then the segment's: column c is not
+    # key j
+    key = "c" if KINDS[kind].pair == "memory cell" else "j"
     symbols = {"query": "i", "key": key, "position": "p", "channel": "c"}
     return [
         Panel(

@@ -1,15 +1,17 @@
 """The sidebar's picked pair (i, j) on the Check page: where it lies in each kind's output, its
 outline on the maps, and its numbers from the definition and from the visitor's output.
 
-    skew, alibi, t5-bucket   the cell (i, j): the pair's skewed logit, bias or bucket
-    rel-shift                the cell (i, M + j): Transformer-XL's M memory keys come first
-    shaw                     the row z_i: query i's output, a sum over every key j
-    rope                     the rows of positions i and j, each rotated by its own position
-                             (q_i · k_j then depends on j - i alone)
+Each kind says where (its ``pair``, one of ``relpos_core.check.kind.PAIR_LAYOUTS``):
+
+    cell            the cell (i, j): the skew's logit, ALiBi's bias, T5's bucket
+    memory cell     the cell (i, M + j): Transformer-XL's M memory keys come first
+    query row       the row z_i: query i's output (Shaw's), a sum over every key j
+    position rows   the rows of positions i and j, each rotated by its own position (RoPE's:
+                    q_i · k_j then depends on j - i alone)
 
 The (i, j) maps get the pair's cell outlined by the explorer's own pair marks (a click on a cell
-picks it there too); here are the marks those cannot place: rel-shift's column M + j and
-RoPE's two rows.
+picks it there too); here are the marks those cannot place: a memory cell's column M + j and
+the two position rows.
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ import plotly.graph_objects as go
 from explorer.pair.definition import Pair
 from explorer.pair.marks import pair_shapes
 from explorer.stories.check.figures import one_head
-from explorer.stories.check.inputs import ROPE_FIRST
+from relpos_core.check import KINDS
 
 SHOWN = 4  # entries of a row written out
-ROWS = {"shaw": "z", "rope": "x"}  # kinds whose pair is read along rows of channels
+ROWS = ("query row", "position rows")  # layouts whose pair is read along rows of channels
 
 
 @dataclass(frozen=True)
@@ -51,18 +53,20 @@ def pair_place(
             f"Picked pair (i, j) = ({pair.i}, {pair.j}): this page checks positions 0-"
             f"{positions - 1}, so the pair is not on its maps."
         )
-    if kind in ROWS:
-        rows = (pair.i,) if kind == "shaw" else tuple(dict.fromkeys((pair.i, pair.j)))
+    layout = KINDS[kind].pair
+    if layout in ROWS:
+        rows = (pair.i,) if layout == "query row" else tuple(dict.fromkeys((pair.i, pair.j)))
         return PairPlace(pair, rows, None)
-    memory = int(case["m"]) - int(case["n"]) if kind == "rel-shift" else 0
+    memory = int(case["m"]) - int(case["n"]) if layout == "memory cell" else 0
     return PairPlace(pair, (pair.i,), memory + pair.j)
 
 
 def mark_pair(fig: go.Figure, kind: str, place: PairPlace) -> None:
     """Outline on ``fig`` what the explorer's pair marks cannot place themselves."""
-    if kind == "rel-shift":
+    layout = KINDS[kind].pair
+    if layout == "memory cell":
         marks = [{"i": place.rows[0], "c": place.column}]
-    elif kind == "rope":
+    elif layout == "position rows":
         marks = [{"p": row} for row in place.rows]
     else:
         return
@@ -88,18 +92,19 @@ def where_text(kind: str, place: PairPlace) -> str:
     """Where the pair is, in words (the first sentence of its note)."""
     p = place.pair
     head = f"Picked pair (i, j) = ({p.i}, {p.j}), j - i = {p.distance}: "
-    if kind == "shaw":
+    layout, first = KINDS[kind].pair, KINDS[kind].first_position
+    if layout == "query row":
         return head + (
             f"row {p.i} is z_{p.i}, query {p.i}'s output, a sum over every key (key {p.j} "
             "among them); it is outlined."
         )
-    if kind == "rope":
-        rows = " and ".join(f"{r} (position {ROPE_FIRST + r})" for r in place.rows)
+    if layout == "position rows":
+        rows = " and ".join(f"{r} (position {first + r})" for r in place.rows)
         return head + (
             f"rows {rows} are rotated each by its own position, so that q_i · k_j depends on "
             f"j - i alone; {'they are' if len(place.rows) > 1 else 'it is'} outlined."
         )
-    if kind == "rel-shift":
+    if layout == "memory cell":
         return head + (
             f"its cell is row {p.i}, column {place.column} (the {place.column - p.j} memory "
             f"keys come first: key j is column M + j), outlined."

@@ -6,6 +6,7 @@ from __future__ import annotations
 from explorer.stories.check.inputs import N_MAX, PageInputs
 from explorer.stories.check.upload import FORMATS, LIMIT_TEXT
 from explorer.weights.source import TensorSource
+from relpos_core.check import KINDS
 
 INTRO = (
     "Writing relative attention yourself? Run your code on this page's inputs, upload what it "
@@ -83,26 +84,14 @@ def verdict_note(text: str, page_title: str) -> str:
     return f"**Verdict:** {text}. The step is drawn, value by value, on the {page_title} page."
 
 
-# What each kind's inputs take of the sidebar's mask (its causal part, where the convention has
-# one); no convention here has a key-padding mask, so no kind's inputs have padded keys.
-MASK_TAKEN = {
-    "shaw": "its causal part is the call's causal={causal}",
-    "t5-bucket": "its causal part is the call's bidirectional={bidirectional}",
-    "skew": "the skew's layout is causal whatever the mask (cells j > i are not compared)",
-    "rel-shift": "Transformer-XL's shift takes no mask (cells past each query's last key are not "
-    "compared)",
-    "alibi": "ALiBi's bias takes no mask (cells j > i are not compared: the causal models it "
-    "was made for never read them)",
-    "rope": "RoPE rotates each position alone: it takes no mask",
-}
-
-
 def mask_note(kind: str, mask: str, causal: bool, padded: int) -> str:
     """What the page's inputs take of the sidebar's ``mask`` (``padded``: its padded keys), in
     words; '' without a mask."""
     if mask == "none":
         return ""
-    taken = MASK_TAKEN[kind].format(causal=causal, bidirectional=not causal)
+    # each kind says what its inputs take (its causal part, where the convention has one); no
+    # convention here has a key-padding mask, so no kind's inputs have padded keys
+    taken = KINDS[kind].mask_taken.format(causal=causal, bidirectional=not causal)
     text = f"The sidebar's mask is {mask}: {taken}."
     if padded:
         text += (

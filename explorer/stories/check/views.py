@@ -15,7 +15,7 @@ import numpy as np
 
 from explorer.frame.memory import cached
 from explorer.frame.params import ViewParams
-from explorer.stories.check.inputs import ALIBI_HEADS_DEFAULT, PageInputs, page_inputs
+from explorer.stories.check.inputs import PageInputs, page_inputs
 from explorer.stories.check.upload import UploadProblem, read_upload
 from relpos_core.check import KINDS, Verdict
 from relpos_core.check.verdict import judge
@@ -33,9 +33,10 @@ class Reference:
 
 
 @cached(8)
-def reference(kind: str, params: ViewParams, alibi_heads: int = ALIBI_HEADS_DEFAULT) -> Reference:
-    """The definition's output for ``kind`` on this view's inputs."""
-    inputs = page_inputs(kind, params, alibi_heads)
+def reference(kind: str, params: ViewParams, own: int | None = None) -> Reference:
+    """The definition's output for ``kind`` on this view's inputs (``own``: the value of the
+    kind's own control, its default when None)."""
+    inputs = page_inputs(kind, params, own)
     references = KINDS[kind].references(inputs.case_dict, inputs.tensors())
     convention, output = next(iter(references.items()))
     mask = KINDS[kind].compared(inputs.case_dict)
@@ -53,10 +54,10 @@ def inputs_file(ref: Reference) -> bytes:
 
 
 def verdict_on_upload(
-    kind: str, params: ViewParams, name: str, data: bytes, alibi_heads: int = ALIBI_HEADS_DEFAULT
+    kind: str, params: ViewParams, name: str, data: bytes, own: int | None = None
 ) -> Verdict:
     """The checker's verdict on an uploaded output (UploadProblem for a file it cannot read)."""
-    ref = reference(kind, params, alibi_heads)
+    ref = reference(kind, params, own)
     got = read_upload(name, data)
     return judge(KINDS[kind], ref.inputs.case_dict, ref.inputs.tensors(), got)
 
@@ -68,15 +69,15 @@ def remembered_verdict(
     params: ViewParams,
     name: str,
     data: bytes,
-    alibi_heads: int = ALIBI_HEADS_DEFAULT,
+    own: int | None = None,
 ) -> Verdict | str:
     """The verdict on an upload, or why it cannot be read (in words), kept in ``memo`` (the
     visitor's session) for this file and view: a rerun (another head, a pick) neither reads
     nor judges the file again, a refused one included."""
-    key = (file_id, kind, params, alibi_heads)
+    key = (file_id, kind, params, own)
     if memo.get("key") != key:
         try:
-            result: Verdict | str = verdict_on_upload(kind, params, name, data, alibi_heads)
+            result: Verdict | str = verdict_on_upload(kind, params, name, data, own)
         except UploadProblem as problem:
             result = str(problem)
         memo.clear()

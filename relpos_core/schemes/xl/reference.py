@@ -27,8 +27,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from relpos_core.check.kind import Kind, seeded
-from relpos_core.check.skew import read
+from relpos_core.check.kind import Example, Kind, PageCase, distance_logits, read, seeded
 
 CONVENTION = (
     "fn(x) -> (b, h, n, m), the same shape, m >= n (m - n memory positions): x (b, h, n, m), "
@@ -115,6 +114,20 @@ def increasing(case, x) -> np.ndarray:
     return read(x, i, m - n + i - j)
 
 
+def page_example(example: Example) -> PageCase:
+    """The skew's numbers after n // 2 memory positions (at least one), as Transformer-XL
+    orders them: m = n + memory columns, column c the distance query - key = m - 1 - c."""
+    q, _, _, table_k, _ = example.tensors()
+    n = example.n
+    m = n + max(1, n // 2)  # keys: the memory, then the segment
+    about = (
+        f"after {m - n} memory positions, x[i, c] = q_i · a^K at the distance query - key "
+        f"= {m} - 1 - c, from the view's q and w^K"
+    )
+    arrays = (("x", distance_logits(q, table_k, m)),)
+    return PageCase((("n", n), ("m", m), ("heads", example.heads)), arrays, "fn(x)", about)
+
+
 REL_SHIFT = Kind(
     name="rel-shift",
     convention=CONVENTION,
@@ -137,4 +150,11 @@ REL_SHIFT = Kind(
     compared=compared,
     axes=("batch", "head", "query", "key"),
     page="rel_shift.py",
+    order=2,
+    example=page_example,
+    mask_taken="Transformer-XL's shift takes no mask (cells past each query's last key are not "
+    "compared)",
+    pair="memory cell",
 )
+
+KIND = REL_SHIFT  # the checker's kind: relpos_core.check collects it

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from relpos_core.check.kind import Kind, seeded
+from relpos_core.check.kind import Example, Kind, PageCase, seeded
 
 CONVENTION = (
     "fn(q, k, v, table_k, table_v, clip, causal) -> z (b, h, n, d): q, k, v (b, h, n, d); "
@@ -89,6 +89,16 @@ def attention(
     return z + np.einsum("bhij,ijd->bhid", weights, a_v) if values else z
 
 
+def page_example(example: Example) -> PageCase:
+    """The view's q, k, v, w^K, w^V; clip = the view's k, causal as the mask."""
+    q, k, v, table_k, table_v = example.tensors()
+    clip = (table_k.shape[0] - 1) // 2
+    case = {"n": example.n, "clip": clip, "heads": example.heads, "causal": example.causal}
+    arrays = (("q", q), ("k", k), ("v", v), ("table_k", table_k), ("table_v", table_v))
+    call = f"fn(q, k, v, table_k, table_v, clip={clip}, causal={example.causal})"
+    return PageCase(tuple(case.items()), arrays, call)
+
+
 SHAW = Kind(
     name="shaw",
     convention=CONVENTION,
@@ -112,4 +122,10 @@ SHAW = Kind(
     },
     axes=("batch", "head", "query", "channel"),
     page="attention.py",
+    order=0,
+    example=page_example,
+    mask_taken="its causal part is the call's causal={causal}",
+    pair="query row",
 )
+
+KIND = SHAW  # the checker's kind: relpos_core.check collects it

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from relpos_core.check.kind import Kind, seeded
+from relpos_core.check.kind import Example, Kind, PageCase, distance_logits, read, seeded
 
 CONVENTION = (
     "fn(rel) -> (b, h, n, n): rel (b, h, n, n), rel[..., i, r] = q_i·E_r for the distance "
@@ -57,14 +57,6 @@ def compared(case) -> np.ndarray:
     """The causal cells j <= i: above the diagonal the skew's output is not a logit."""
     n = int(case["n"])
     return np.tril(np.ones((n, n), bool))
-
-
-def read(rel: np.ndarray, row: np.ndarray, column: np.ndarray) -> np.ndarray:
-    """out[..., i, j] = rel[..., row[i, j], column[i, j]], and 0 where that is outside rel."""
-    n, width = rel.shape[-2:]
-    inside = (row >= 0) & (row < n) & (column >= 0) & (column < width)
-    picked = rel[..., np.where(inside, row, 0), np.where(inside, column, 0)]
-    return np.where(inside, picked, 0.0)
 
 
 def definition(case, x) -> np.ndarray:
@@ -116,6 +108,15 @@ def reversed_table(case, x) -> np.ndarray:
     return read(rel, i, i - j)
 
 
+def page_example(example: Example) -> PageCase:
+    """rel[i, r] = q_i · a^K at the distance r - (n - 1): the view's q and table."""
+    q, _, _, table_k, _ = example.tensors()
+    rel = distance_logits(q, table_k, example.n)
+    about = "rel[i, r] = q_i · a^K at the distance r - (n - 1), from the view's q and w^K"
+    case = (("n", example.n), ("heads", example.heads))
+    return PageCase(case, (("rel", rel),), "fn(rel)", about)
+
+
 SKEW = Kind(
     name="skew",
     convention=CONVENTION,
@@ -134,4 +135,9 @@ SKEW = Kind(
     compared=compared,
     axes=("batch", "head", "query", "key"),
     page="skew.py",
+    order=1,
+    example=page_example,
+    mask_taken="the skew's layout is causal whatever the mask (cells j > i are not compared)",
 )
+
+KIND = SKEW  # the checker's kind: relpos_core.check collects it

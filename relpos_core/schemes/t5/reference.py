@@ -26,7 +26,7 @@ import math
 import numpy as np
 import torch
 
-from relpos_core.check.kind import Kind
+from relpos_core.check.kind import Example, Kind, PageCase
 
 CONVENTION = (
     "fn(relative_position, bidirectional, num_buckets, max_distance) -> buckets: "
@@ -107,6 +107,30 @@ def buckets(
     return bucket + np.where(distance < max_exact, distance, large)
 
 
+PAGE_BUCKETS, PAGE_MAX, PAGE_GRID_MIN = 16, 12, 16
+
+
+def page_example(example: Example) -> PageCase:
+    """The grid of j - i over max(n, 16) positions, both directions unless causal, 16 buckets
+    and max distance 12: small, so that the grid reaches every branch of the bucketing and each
+    known bug gives numbers of its own."""
+    causal, side = example.causal, max(example.n, PAGE_GRID_MIN)
+    grid = np.arange(side)[None, :] - np.arange(side)[:, None]  # (query i, key j): j - i
+    case = {"distances": f"j - i, i, j < {side}", "bidirectional": not causal,
+            "num_buckets": PAGE_BUCKETS, "max_distance": PAGE_MAX}  # fmt: skip
+    call = (
+        f"fn(relative_position, bidirectional={not causal}, num_buckets={PAGE_BUCKETS}, "
+        f"max_distance={PAGE_MAX})"
+    )
+    about = (
+        f"the distances j - i over {side} positions (at least {PAGE_GRID_MIN}), both "
+        f"directions unless the sidebar's mask is causal; {PAGE_BUCKETS} buckets and max "
+        f"distance {PAGE_MAX}, small, so that the grid reaches every branch of the bucketing"
+    )
+    arrays = (("relative_position", grid),)
+    return PageCase(tuple(case.items()), arrays, call, about, False)
+
+
 T5_BUCKET = Kind(
     name="t5-bucket",
     convention=CONVENTION,
@@ -130,4 +154,9 @@ T5_BUCKET = Kind(
     exact=True,
     axes=("query", "key"),  # the grid case; a line of distances is named by index
     page="family.py",
+    order=4,
+    example=page_example,
+    mask_taken="its causal part is the call's bidirectional={bidirectional}",
 )
+
+KIND = T5_BUCKET  # the checker's kind: relpos_core.check collects it

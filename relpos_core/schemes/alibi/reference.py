@@ -19,7 +19,7 @@ import math
 import numpy as np
 import torch
 
-from relpos_core.check.kind import Kind
+from relpos_core.check.kind import Example, Kind, OwnControl, PageCase
 
 CONVENTION = (
     "fn(heads, n) -> bias (heads, n, n): bias[h, i, j] = -m_h·(i - j) for key j ≤ query i "
@@ -72,6 +72,21 @@ def bias(case, x, *, sign: int = -1, **keywords) -> np.ndarray:
     return sign * m[:, None, None] * (i - j)[None].astype(np.float64)
 
 
+PAGE_HEADS = (1, 2, 3, 4, 6, 8, 12)  # a page's own choice: most are not powers of two
+PAGE_HEADS_DEFAULT = 6
+
+
+def page_example(example: Example) -> PageCase:
+    """A head count of the page's own (not a power of two by default, as no sidebar choice is)
+    and n: ALiBi's inputs are sizes, not tensors."""
+    n, heads = example.n, example.own
+    about = (
+        f"two sizes: n = {n} and a head count of this page's own, {heads} (the sidebar's are "
+        "powers of two, where the paper's slope rule for other counts never shows)"
+    )
+    return PageCase((("heads", heads), ("n", n)), (), f"fn(heads={heads}, n={n})", about, False)
+
+
 ALIBI = Kind(
     name="alibi",
     convention=CONVENTION,
@@ -93,4 +108,18 @@ ALIBI = Kind(
     row_constant=True,
     axes=("head", "query", "key"),
     page="family.py",
+    order=3,
+    example=page_example,
+    control=OwnControl(
+        "heads (H in m_h = 2^(-8h/H))",
+        PAGE_HEADS,
+        "check_alibi_heads",
+        PAGE_HEADS_DEFAULT,
+        help="Not a power of two by default: the paper's slopes then take the closest power "
+        "of two's, then every other slope of twice that, which is where implementations differ.",
+    ),
+    mask_taken="ALiBi's bias takes no mask (cells j > i are not compared: the causal models it "
+    "was made for never read them)",
 )
+
+KIND = ALIBI  # the checker's kind: relpos_core.check collects it

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from relpos_core.check.kind import Kind, seeded
+from relpos_core.check.kind import Example, Kind, PageCase, seeded
 
 HALVES = "the two halves (GPT-NeoX / Llama)"
 NEIGHBOURS = "neighbouring pairs (GPT-J / RoFormer)"
@@ -139,6 +139,20 @@ def bugs() -> dict[str, object]:
     return found
 
 
+PAGE_BASE = 10_000.0
+PAGE_FIRST = 10  # the first position: an implementation that counts from 0 shows
+
+
+def page_example(example: Example) -> PageCase:
+    """The view's q as x at positions 10..n+9 (not from 0), base 10000."""
+    q = example.tensors()[0]
+    n, last = example.n, PAGE_FIRST + example.n - 1
+    case = {"n": n, "d": q.shape[-1], "base": PAGE_BASE, "positions": f"{PAGE_FIRST}..{last}"}
+    arrays = (("x", q), ("positions", np.arange(PAGE_FIRST, last + 1, dtype=np.int64)))
+    about = f"x is the view's q; the positions start at {PAGE_FIRST}, not 0"
+    return PageCase(tuple(case.items()), arrays, f"fn(x, positions, base={PAGE_BASE})", about)
+
+
 ROPE = Kind(
     name="rope",
     convention=CONVENTION,
@@ -149,4 +163,11 @@ ROPE = Kind(
     bugs=bugs(),
     axes=("batch", "head", "position", "channel"),
     page="family.py",
+    order=5,
+    example=page_example,
+    mask_taken="RoPE rotates each position alone: it takes no mask",
+    pair="position rows",
+    first_position=PAGE_FIRST,
 )
+
+KIND = ROPE  # the checker's kind: relpos_core.check collects it

@@ -1,0 +1,9 @@
+"""Raffel et al. 2020 (T5): one learned scalar per head per log-spaced bucket.
+
+Everything the project knows of this scheme is in this folder (see ``relpos_core.schemes.folders``
+for what each module holds); its maths module's names are this package's, imported when asked.
+"""
+
+from relpos_core.schemes.folders import maths_attribute
+
+__getattr__ = maths_attribute(__name__)
