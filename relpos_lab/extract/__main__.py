@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from relpos_lab.extract import LOOKED_FOR, FileProblem, from_path, to_bytes
+from relpos_lab.extract import FileProblem, from_path, looked_for, to_bytes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if positions.empty:
         print(f"{args.path}: no position parameters found. Looked for:", file=sys.stderr)
-        for item in LOOKED_FOR:
+        for item in looked_for():
             print(f"  - {item}", file=sys.stderr)
         for note in positions.notes:
             print(f"  ({note})", file=sys.stderr)

@@ -32,12 +32,15 @@ from relpos_lab.extract.fields import Fields, load_json
 from relpos_lab.extract.positions import FORMAT, Alibi, Positions, Rope, ShawLayer, T5Stack
 from relpos_lab.extract.safetensors_file import FileProblem
 
-# What each scheme folder says checkpoints store it as (its checkpoints module), in its order.
-LOOKED_FOR = tuple(
-    line
-    for _, layout in sorted(folder_parts("checkpoints"), key=lambda found: found[1].ORDER)
-    for line in layout.LOOKED_FOR
-)
+
+def looked_for() -> tuple[str, ...]:
+    """What each scheme folder says checkpoints store it as (its checkpoints module), in its
+    order: one line each, for a learner told that nothing was found."""
+    layouts = sorted(folder_parts("checkpoints"), key=lambda found: found[1].ORDER)
+    return tuple(line for _, layout in layouts for line in layout.LOOKED_FOR)
+
+
+LOOKED_FOR = looked_for()  # the folders' lines when the extractor was imported
 T5_BIAS = t5_layout.BIAS_NAMES
 MAX_BUCKETS = 4096
 MAX_TABLE_ROWS = 2 * 65536 + 1

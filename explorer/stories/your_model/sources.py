@@ -134,8 +134,8 @@ def pick(origin: str, files: list, hub_name: str) -> Picked:
 
 
 def nothing_found(source: str) -> str:
-    from relpos_lab.extract import LOOKED_FOR
+    from relpos_lab.extract import looked_for
 
     return f"{source} holds no position parameters this page reads. Looked for: " + "; ".join(
-        LOOKED_FOR
+        looked_for()
     )
