@@ -11,15 +11,6 @@ from dataclasses import dataclass
 
 import torch
 
-from relpos_core.checks import (
-    check_bool,
-    check_generator,
-    check_int,
-    check_max_bytes,
-    check_real,
-    check_same_dtype,
-    check_tensor,
-)
 from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.masks import mask_cells, user_mask
@@ -28,6 +19,15 @@ from relpos_core.methods import FLEX, METHOD_NAMES, TRITON, Method, choose_metho
 from relpos_core.precision import HALF_DTYPES, compute_itemsize
 from relpos_core.regions import regions_apply
 from relpos_core.triton_attention import triton_unsupported
+from relpos_core.validation import (
+    check_bool,
+    check_generator,
+    check_int,
+    check_max_bytes,
+    check_real,
+    check_same_dtype,
+    check_tensor,
+)
 
 
 @dataclass(frozen=True)

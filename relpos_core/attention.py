@@ -22,13 +22,13 @@ import torch
 
 from relpos_core.admission import AttentionCall, admit_call, check_attention_inputs
 from relpos_core.banded_attention import banded_attention
-from relpos_core.checks import all_finite, distinct_view
 from relpos_core.flex import flex_attention_relative
 from relpos_core.masks import combine_masks, masked_softmax
 from relpos_core.methods import FLEX, METHOD_NAMES, TRITON
 from relpos_core.precision import no_autocast, upcast
 from relpos_core.trace import Trace
 from relpos_core.triton_attention import triton_attention
+from relpos_core.validation import all_finite, distinct_view
 
 ATTENTION_METHODS = ("auto", *METHOD_NAMES)  # "auto": ``methods.choose_method``
 __all__ = [

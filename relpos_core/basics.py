@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import torch
 
-from relpos_core.checks import broadcast_shape, check_int, check_same_dtype, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.masks import masked_softmax
 from relpos_core.trace import Trace
+from relpos_core.validation import broadcast_shape, check_int, check_same_dtype, check_tensor
 
 
 def additive_scores(

@@ -17,8 +17,8 @@ from typing import Any
 
 import torch
 
-from relpos_core.checks import check_bool, check_int
 from relpos_core.schemes.folders import parts
+from relpos_core.validation import check_bool, check_int
 
 MAX_N = 2**16  # distances per call: (2n - 1) x heads values, never an (n, n) table per head
 MAX_TRAINING_LENGTH = 2**20  # positions: 2 * 2**20 distances bucketed at most

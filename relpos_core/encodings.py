@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.checks import check_int, check_tensor
 from relpos_core.guard import check_fits
+from relpos_core.validation import check_int, check_tensor
 
 
 def sinusoidal_encoding(n: int, d: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from relpos_core.checks import check_device, check_max_bytes
+from relpos_core.validation import check_device, check_max_bytes
 
 
 def device_memory_bytes(device: torch.device | str | None = None) -> int | None:

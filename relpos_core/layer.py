@@ -14,9 +14,9 @@ import torch
 from torch import nn
 
 from relpos_core.attention import ATTENTION_METHODS, AttentionTrace, relative_attention
-from relpos_core.checks import check_choice, check_int, check_real, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.lookup import gather_relative, relative_index_unguarded
+from relpos_core.validation import check_choice, check_int, check_real, check_tensor
 
 
 class RelativePosition(nn.Module):

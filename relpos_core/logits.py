@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import torch
 
-from relpos_core.checks import check_int, check_max_bytes, check_same_dtype, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
 from relpos_core.methods import INDEX_BYTES, METHOD_NAMES, Method, Sizes, get_method
 from relpos_core.precision import HALF_DTYPES, compute_itemsize, no_autocast, upcast
 from relpos_core.trace import Trace
+from relpos_core.validation import check_int, check_max_bytes, check_same_dtype, check_tensor
 
 LOGIT_METHODS = METHOD_NAMES
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.checks import check_int, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.ints import INT_LIMIT, check_index_args
+from relpos_core.validation import check_int, check_tensor
 
 INDEX_BYTES = 8  # int64
 

@@ -10,7 +10,9 @@ import math
 
 import torch
 
-from relpos_core.checks import (
+from relpos_core.guard import check_fits
+from relpos_core.precision import HALF_DTYPES, compute_dtype, compute_itemsize
+from relpos_core.validation import (
     MASK_CHECK_BYTES,
     broadcast_shape,
     check_bool,
@@ -21,8 +23,6 @@ from relpos_core.checks import (
     check_tensor,
     distinct_view,
 )
-from relpos_core.guard import check_fits
-from relpos_core.precision import HALF_DTYPES, compute_dtype, compute_itemsize
 
 
 def causal_mask(n_q: int, n_k: int | None = None, first: int = 0) -> torch.Tensor:

@@ -8,8 +8,8 @@ guard (``relpos_core.guard``), the explorer's budget and the benchmark read.
 
 from __future__ import annotations
 
-from relpos_core.checks import check_bool, check_int, check_shape
 from relpos_core.methods import Method, Sizes, TermBytes, get_method
+from relpos_core.validation import check_bool, check_int, check_shape
 
 SMALL_BYTES = 1024  # scalars and other tensors of a few elements that every call makes
 

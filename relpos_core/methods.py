@@ -24,11 +24,11 @@ from typing import ClassVar, NamedTuple
 import torch
 
 from relpos_core.banded import STRIP_ROWS, banded_logits, banded_values, block_rows
-from relpos_core.checks import check_bool, check_device, check_int
 from relpos_core.flex import BAND_ROWS, flex_available
 from relpos_core.lookup import clip_distance_from_table, gather_relative, relative_index_unguarded
 from relpos_core.regions import region_bytes
 from relpos_core.skew import absolute_to_relative_unmasked, skew_embeddings_unguarded, skew_unmasked
+from relpos_core.validation import check_bool, check_device, check_int
 
 INDEX_BYTES = 8  # int64
 

@@ -23,9 +23,9 @@ import torch
 from torch import nn
 
 from relpos_core.basics import dot_product_scores, scaled_dot_product_attention
-from relpos_core.checks import check_generator, check_int, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.trace import Trace
+from relpos_core.validation import check_generator, check_int, check_tensor
 
 
 def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:

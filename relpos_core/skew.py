@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from relpos_core.checks import check_int, check_max_bytes, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.trace import Trace
+from relpos_core.validation import check_int, check_max_bytes, check_tensor
 
 
 def _square_length(name: str, x: torch.Tensor, width: int | None = None) -> int:

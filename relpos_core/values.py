@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.checks import check_int, check_max_bytes, check_same_dtype, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.methods import Sizes, get_method
 from relpos_core.precision import HALF_DTYPES, compute_itemsize, no_autocast, upcast
+from relpos_core.validation import check_int, check_max_bytes, check_same_dtype, check_tensor
 
 
 def relative_values(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from explorer.frame.memory import admit
 from relpos_core import METHOD_NAMES, format_bytes, get_method
-from relpos_core.checks import check_choice, check_int
+from relpos_core.validation import check_choice, check_int
 
 REQUEST_BUDGET_BYTES = 256 * 2**20  # 256 MiB per computation (see the module docstring)
 BASELINE_METHODS = ("sdpa", "plain")  # attention without relative terms: no intermediate

@@ -20,16 +20,16 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from relpos_core.checks import (
+from relpos_core.guard import check_fits
+from relpos_core.masks import combine_masks, masked_softmax
+from relpos_core.precision import compute_itemsize, no_autocast, upcast
+from relpos_core.validation import (
     check_bool,
     check_generator,
     check_int,
     check_same_dtype,
     check_tensor,
 )
-from relpos_core.guard import check_fits
-from relpos_core.masks import combine_masks, masked_softmax
-from relpos_core.precision import compute_itemsize, no_autocast, upcast
 
 CONTENT = "content"  # the term every scheme shares: q_i · k_j / sqrt(d)
 

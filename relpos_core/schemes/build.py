@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.checks import check_int
 from relpos_core.schemes.base import PositionScheme
 from relpos_core.schemes.catalogue import scheme_entry
+from relpos_core.validation import check_int
 
 
 def scheme_class(name: str) -> type[PositionScheme]:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from relpos_core.checks import check_bool, check_int, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.schemes.base import PositionScheme
+from relpos_core.validation import check_bool, check_int, check_tensor
 
 # Cells of one block of rows (b·h·rows·n_k). A block's statistics take about six float64 copies
 # of it moved by distance, about 50 MB at this size: small enough for a server that shares 690

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from relpos_core.checks import check_tensor
 from relpos_core.trace import Trace
+from relpos_core.validation import check_tensor
 
 
 @dataclass(frozen=True)

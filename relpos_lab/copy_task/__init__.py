@@ -33,8 +33,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from relpos_core.basics import additive_scores
-from relpos_core.checks import check_int, check_real
 from relpos_core.trace import Trace
+from relpos_core.validation import check_int, check_real
 
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 CHECKPOINT = CHECKPOINT_DIR / "copy.pt"

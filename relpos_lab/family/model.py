@@ -29,10 +29,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from relpos_core.attention import relative_attention
-from relpos_core.checks import check_choice, check_int
 from relpos_core.encodings import sinusoidal_encoding
 from relpos_core.schemes import PositionScheme, ShawRelative, make_scheme, scheme_class
 from relpos_core.schemes.catalogue import scheme_names
+from relpos_core.validation import check_choice, check_int
 
 PLAIN = ("nope", "sinusoidal")  # no scheme object: plain causal attention
 

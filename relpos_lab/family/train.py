@@ -20,7 +20,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from relpos_core.checks import check_int
+from relpos_core.validation import check_int
 from relpos_lab.family.corpus import Vocabulary, held_out_ids
 from relpos_lab.family.model import CharLM, ModelConfig, build_model
 

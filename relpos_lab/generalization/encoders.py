@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from relpos_core.attention import AttentionTrace
-from relpos_core.checks import check_choice, check_int, check_tensor
+from relpos_core.validation import check_choice, check_int, check_tensor
 from relpos_lab.generalization.models import Encoder, EncoderConfig, build_encoder
 from relpos_lab.generalization.tasks import TaskConfig, sample_batch, task_targets
 from relpos_lab.generalization.train import CHECKPOINT_DIR, GENERALIZATION_FILE

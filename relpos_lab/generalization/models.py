@@ -28,9 +28,9 @@ import torch
 from torch import nn
 
 from relpos_core.attention import ATTENTION_METHODS, AttentionTrace
-from relpos_core.checks import check_choice, check_int
 from relpos_core.encodings import sinusoidal_encoding
 from relpos_core.layer import RelativeMultiHeadAttention
+from relpos_core.validation import check_choice, check_int
 
 POSITIONS = ("relative", "absolute")
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from relpos_core.checks import check_choice, check_int
+from relpos_core.validation import check_choice, check_int
 
 BLANK = 0
 TASKS = ("shift", "reverse-window")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from relpos_core.by_distance import distances
-from relpos_core.checks import check_tensor
+from relpos_core.validation import check_tensor
 
 
 def alibi_by_distance(slopes: torch.Tensor, n: int) -> torch.Tensor:

@@ -15,9 +15,9 @@ import math
 
 import torch
 
-from relpos_core.checks import check_int, check_real
 from relpos_core.lookup import relative_distances_unguarded
 from relpos_core.schemes.base import PositionScheme
+from relpos_core.validation import check_int, check_real
 
 
 def alibi_slopes(heads: int, max_bias: float = 8.0) -> torch.Tensor:

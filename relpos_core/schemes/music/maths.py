@@ -17,7 +17,6 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from relpos_core.checks import check_bool, check_int
 from relpos_core.guard import check_fits
 from relpos_core.lookup import relative_distances_unguarded
 from relpos_core.schemes.base import PositionScheme, init_normal
@@ -27,6 +26,7 @@ from relpos_core.skew import (
     skew_masked,
     skew_unmasked,
 )
+from relpos_core.validation import check_bool, check_int
 
 
 class MusicRelative(PositionScheme):

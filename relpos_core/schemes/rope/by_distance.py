@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from relpos_core.checks import check_tensor
+from relpos_core.validation import check_tensor
 
 
 def rope_wavelengths(inverse_frequencies: torch.Tensor) -> torch.Tensor:

@@ -25,10 +25,10 @@ from collections.abc import Mapping
 
 import torch
 
-from relpos_core.checks import check_int, check_real, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.schemes.base import PositionScheme
 from relpos_core.schemes.rope.scalings import rope_scaling
+from relpos_core.validation import check_int, check_real, check_tensor
 
 # The range of each key of a rope_scaling dict: (low, high, low_open).
 _RANGES = {

@@ -12,9 +12,9 @@ from __future__ import annotations
 import torch
 
 from relpos_core.banded import banded_logits, banded_values
-from relpos_core.checks import check_generator, check_int
 from relpos_core.guard import check_fits
 from relpos_core.schemes.base import PositionScheme
+from relpos_core.validation import check_generator, check_int
 
 
 class ShawRelative(PositionScheme):

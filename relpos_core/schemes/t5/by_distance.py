@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from relpos_core.by_distance import MAX_TRAINING_LENGTH, distances
-from relpos_core.checks import check_bool, check_int, check_tensor
+from relpos_core.validation import check_bool, check_int, check_tensor
 
 from .maths import t5_bucket
 

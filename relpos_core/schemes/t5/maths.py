@@ -17,9 +17,9 @@ import math
 
 import torch
 
-from relpos_core.checks import check_bool, check_int, check_tensor
 from relpos_core.lookup import relative_distances_unguarded
 from relpos_core.schemes.base import PositionScheme, init_normal
+from relpos_core.validation import check_bool, check_int, check_tensor
 
 
 def t5_bucket(

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import torch
 
-from relpos_core.checks import check_int, check_tensor
 from relpos_core.guard import check_fits
 from relpos_core.lookup import relative_distances_unguarded
 from relpos_core.schemes.base import PositionScheme, init_normal
+from relpos_core.validation import check_int, check_tensor
 
 
 def xl_sinusoid(distances: torch.Tensor, d_model: int) -> torch.Tensor:

@@ -1,4 +1,5 @@
-"""Argument validation shared by the public functions.
+"""Argument validation shared by the public functions (not the implementation checker, which is
+relpos_core.check: this module checks what a caller passes, that one checks code).
 
 Errors a user can cause raise ``ValueError`` (or ``TypeError`` for a wrong type) naming the
 argument, the allowed range and the value received. ``assert`` is kept for internal invariants.
