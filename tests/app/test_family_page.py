@@ -15,6 +15,7 @@ from relpos_core.schemes import make_scheme
 from relpos_core.schemes.catalogue import scheme_entry, scheme_label, scheme_names
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
 from tests.app.panels import array_of, panel_positions, panel_z
+from tests.schemes.expected import expected
 
 CLOSE = {"rtol": 1e-4, "atol": 1e-4}
 SENTENCE = "the quick brown fox jumps over the lazy dog again"
@@ -84,9 +85,8 @@ def test_every_scheme_draws_its_position_term(name: str) -> None:
     assert table["scheme"][:2] == ["Shaw", "Music Transformer"]
     by_scheme = dict(zip(table["scheme"], table["with content"], strict=True))
     assert set(table["position only"]) == {"yes"}  # every position-only part is Toeplitz
-    expected = {"Shaw": "no", "Music Transformer": "no", "Transformer-XL": "no", "T5": "yes",
-                "ALiBi": "yes", "RoPE": "no"}  # fmt: skip
-    assert by_scheme == expected
+    invariant = {scheme_label(s): expected(s).SHIFT_INVARIANT_WITH_CONTENT for s in scheme_names()}
+    assert by_scheme == {label: "yes" if yes else "no" for label, yes in invariant.items()}
     picked = scheme_names().index(name)
     assert table["bold"] == [picked]  # the picked scheme's row is in bold
 

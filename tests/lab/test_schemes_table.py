@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from relpos_core.schemes.catalogue import scheme_entries
+from relpos_core.schemes.catalogue import scheme_entries, scheme_entry
 from relpos_lab import schemes_table
+from tests.schemes.expected import expected
 
 README = Path(__file__).resolve().parents[2] / "docs" / "library.md"
-SHIFT_INVARIANT_WITH_CONTENT = {"t5", "alibi"}  # biases of j - i alone
 
 
 @pytest.fixture(scope="module")
@@ -42,23 +42,18 @@ def test_shift_invariance_is_yes_exactly_for_biases_and_every_position_only_part
 ) -> None:
     for name, cells in rows(generated).items():
         term, only = cells[3].split("; ")
-        assert term.startswith("position term: yes" if name in SHIFT_INVARIANT_WITH_CONTENT
+        invariant = expected(name).SHIFT_INVARIANT_WITH_CONTENT
+        assert term.startswith("position term: yes" if invariant
                                else "position term: no ("), (name, term)  # fmt: skip
         assert only.startswith("position-only part: yes"), (name, only)
 
 
 def test_parameter_counts_follow_the_papers_shapes(generated: str) -> None:
-    h, d, k, length, buckets = 8, 64, 8, 64, 32  # the catalogue defaults
-    expected = {
-        "shaw": 2 * (2 * k + 1) * d,  # w^K and w^V, shared by heads
-        "music": h * (2 * length - 1) * d,  # E per head, keys only
-        "xl": (h * d) * (h * d) + 2 * h * d,  # W_R, u and v
-        "t5": buckets * h,
-        "alibi": 0,
-        "rope": 0,
-    }
+    h, d = 8, 64  # the table's view; each scheme at its catalogue defaults
     for name, cells in rows(generated).items():
-        assert cells[1].endswith(f"<br>{expected[name]:,} learned"), (name, cells[1])
+        settings = {s.keyword: s.default for s in scheme_entry(name).settings}
+        count = expected(name).learned_parameters(h, d, settings)
+        assert cells[1].endswith(f"<br>{count:,} learned"), (name, cells[1])
 
 
 def test_check_fails_on_a_drifted_readme_and_passes_on_the_real_one(tmp_path) -> None:

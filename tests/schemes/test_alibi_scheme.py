@@ -100,3 +100,12 @@ def test_row_blocks_equal_the_rows_of_the_whole(causal):
 def test_gradients_and_nothing_learned():
     assert assert_gradients(ALiBi(2, 2), 3, 3, 0, True) == []
     assert assert_gradients(ALiBi(2, 2), 2, 4, 1, False) == []
+
+
+# What the tests over every scheme expect of this one, from the paper (tests/schemes/expected.py)
+SHIFT_INVARIANT_WITH_CONTENT = True  # -m_h |j - i|: a bias of j - i alone
+
+
+def learned_parameters(h: int, d: int, settings: dict) -> int:
+    """Its learned parameters at h heads of width d and the given settings."""
+    return 0  # the slopes are fixed

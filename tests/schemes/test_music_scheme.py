@@ -212,3 +212,13 @@ def test_equals_the_papers_skew(n, length):
 def test_gradients(n_q, n_k, offset, causal):
     names = assert_gradients(make(2, True, heads=2, d=2), n_q, n_k, offset, causal)
     assert names == ["embed_k", "embed_v"]
+
+
+# What the tests over every scheme expect of this one, from the paper (tests/schemes/expected.py)
+SHIFT_INVARIANT_WITH_CONTENT = False  # q_i · E_(j-i) reads the query
+
+
+def learned_parameters(h: int, d: int, settings: dict) -> int:
+    """Its learned parameters at h heads of width d and the given settings."""
+    length = int(settings["max_relative_position"])
+    return h * (2 * length - 1) * d  # E, (2L - 1, d) per head, keys only by default

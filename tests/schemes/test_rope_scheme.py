@@ -90,3 +90,12 @@ def test_row_blocks_equal_the_rows_of_the_whole(causal):
 def test_gradients_and_nothing_learned():
     assert assert_gradients(Rotary(2, 2), 3, 3, 0, True) == []
     assert assert_gradients(Rotary(2, 4), 2, 4, 1, False) == []
+
+
+# What the tests over every scheme expect of this one, from the paper (tests/schemes/expected.py)
+SHIFT_INVARIANT_WITH_CONTENT = False  # q_i^T (R_(j-i) - I) k_j reads the query and the key
+
+
+def learned_parameters(h: int, d: int, settings: dict) -> int:
+    """Its learned parameters at h heads of width d and the given settings."""
+    return 0  # the frequencies are fixed

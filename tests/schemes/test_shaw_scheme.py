@@ -92,3 +92,13 @@ def test_tables_are_shared_by_heads_and_sized_2k_plus_1():
 def test_gradients(n_q, n_k, offset, causal):
     names = assert_gradients(make(1, heads=2, d=2), n_q, n_k, offset, causal)
     assert names == ["table_k", "table_v"]
+
+
+# What the tests over every scheme expect of this one, from the paper (tests/schemes/expected.py)
+SHIFT_INVARIANT_WITH_CONTENT = False  # q_i · a^K_ij reads the query: not a function of j - i alone
+
+
+def learned_parameters(h: int, d: int, settings: dict) -> int:
+    """Its learned parameters at h heads of width d and the given settings."""
+    k = int(settings["max_relative_position"])
+    return 2 * (2 * k + 1) * d  # w^K and w^V, (2k + 1, d) each, shared by the heads

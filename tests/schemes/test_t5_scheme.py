@@ -117,3 +117,12 @@ def test_row_blocks_equal_the_rows_of_the_whole(causal):
 def test_gradients(n_q, n_k, offset, causal):
     names = assert_gradients(make(heads=2, d=2), n_q, n_k, offset, causal)
     assert names == ["bias"]
+
+
+# What the tests over every scheme expect of this one, from the paper (tests/schemes/expected.py)
+SHIFT_INVARIANT_WITH_CONTENT = True  # b_h(bucket(j - i)): a bias of j - i alone
+
+
+def learned_parameters(h: int, d: int, settings: dict) -> int:
+    """Its learned parameters at h heads of width d and the given settings."""
+    return int(settings["num_buckets"]) * h  # one scalar per bucket per head

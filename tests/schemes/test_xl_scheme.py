@@ -170,3 +170,12 @@ def test_the_reference_codes_way_equals_the_gathered_terms(n_q, n_k):
 def test_gradients(n_q, n_k, offset, causal):
     names = assert_gradients(make(heads=2, d=2), n_q, n_k, offset, causal)
     assert names == ["w_r", "u", "v"]
+
+
+# What the tests over every scheme expect of this one, from the paper (tests/schemes/expected.py)
+SHIFT_INVARIANT_WITH_CONTENT = False  # (q_i + v) · W_R R_(i-j) reads the query
+
+
+def learned_parameters(h: int, d: int, settings: dict) -> int:
+    """Its learned parameters at h heads of width d and the given settings."""
+    return (h * d) * (h * d) + 2 * h * d  # W_R (d_model, h·d) at d_model = h·d; u and v
