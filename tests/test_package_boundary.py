@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import setuptools
+
 import relpos_core
 
 PACKAGE = Path(relpos_core.__file__).resolve().parent
@@ -40,12 +42,15 @@ def test_core_ships_python_files_only():
         if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
     ]
     assert others == []
-    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
-    listed = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"][
+    folders = {p.parent for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    assert all((folder / "__init__.py").is_file() for folder in folders)  # each a package
+    packages = {".".join(f.relative_to(PACKAGE.parent).parts) for f in folders}
+    find = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"][
         "packages"
-    ]
-    assert {f"relpos_core.{name}" for name in folders} | {"relpos_core"} == set(listed)
-    assert folders == {"check", "schemes"}  # each subpackage is listed, or the wheel lacks it
+    ]["find"]
+    shipped = set(setuptools.find_packages(str(PACKAGE.parent), include=find["include"]))
+    assert shipped == packages  # every folder of the core (each scheme's too) is in the wheel
+    assert {"relpos_core.check", "relpos_core.schemes", "relpos_core.schemes.shaw"} <= shipped
 
 
 def test_every_public_name_is_what_it_names_after_every_module_is_imported():
