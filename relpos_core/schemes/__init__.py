@@ -9,9 +9,13 @@
 
 Every scheme shares the content term q_i · k_j / sqrt(d) and adds its own position terms;
 ``scheme(q, k, v, causal=...)`` returns (z, alpha). ``make_scheme`` builds one by name from a
-seed; ``profile`` measures how far a term is from a function of j - i. What is said about each
-scheme (label, paper, formulas, settings, trained model) is its entry in ``catalogue``, which
-loads no torch; so does this package until one of its classes or functions is asked for.
+seed; ``profile`` measures how far a term is from a function of j - i.
+
+Each scheme is one folder here, ``<name>/`` (``folders`` says what each of its modules holds):
+its class, its catalogue entry (label, paper, formulas, settings, trained model), the checker's
+definition of it, its reading by distance and how checkpoints store it. ``catalogue`` is the
+walk of those entries and loads no torch; nor does this package until one of its classes or
+functions is asked for. The names below are re-exported from the folders' maths modules.
 """
 
 from __future__ import annotations
