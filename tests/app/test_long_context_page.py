@@ -15,6 +15,7 @@ from explorer.stories.long_context import text, views
 from relpos_core.schemes import rope_frequencies
 from relpos_core.schemes.rope import rope_decay_bound
 from relpos_lab.family.long_context import LONG_FILE
+from relpos_lab.family.registry import model_words
 from tests.app.conftest import assert_clean, chart_keys, chart_spec, open_page
 
 pytestmark = pytest.mark.skipif(not LONG_FILE.exists(), reason="no stored long-context run")
@@ -105,7 +106,11 @@ def test_the_notes_say_what_the_numbers_say():
     assert f"Best: {best} ({m.zero_shot[best][-1]:.2f})" in note
     assert f"RoPE alone spends {m.zero_shot['none'][-1]:.2f}" in note
     helped = [n for n, w in m.window.items() if w["keep"] < w["drop"] - 0.01]
-    assert f"helps {', '.join(helped) or 'no model'}" in text.sink_note(m, 0)
+    hurt = [n for n, w in m.window.items() if w["keep"] > w["drop"] + 0.01]
+    note = text.sink_note(m, 0)
+    assert f"helps {text.listed(helped)} and hurts {text.listed(hurt)}" in note
+    for name in helped + hurt:  # each model in words, never by its file name
+        assert model_words(name) in note and f" {name} " not in note
 
 
 def test_the_controls_change_the_view():

@@ -14,6 +14,7 @@ from explorer.stories.family.profiles import ProfileView
 from explorer.stories.family.settings import FamilySettings
 from explorer.stories.family.views import CompareView, PositionView
 from explorer.weights.source import TensorSource
+from relpos_core.schemes.catalogue import scheme_entry
 
 
 def changed_settings(settings: FamilySettings, *left_out: str) -> dict[str, object]:
@@ -154,7 +155,8 @@ def one_scheme_arrays(
 
 def compare_models(source: TensorSource, a: str, b: str) -> dict[str, object]:
     """The two trained models compared, in the order A, B, for params.json (nothing for random
-    weights). A list, as earlier downloads recorded it, even when A and B are one scheme."""
+    weights; None for a scheme the family never trained, drawn for the other alone). A list, as
+    earlier downloads recorded it, even when A and B are one scheme."""
     if not source.trained:
         return {}
-    return {"_model": [source.model(a), source.model(b)]}
+    return {"_model": [source.model(s) if scheme_entry(s).model else None for s in (a, b)]}
