@@ -67,7 +67,8 @@ def plotly_chart(
     for a screen reader (explorer.figures.describe)."""
     toolbar_band(fig)
     second_cue(recolour(fig, active()))
-    st.html(f'<p class="sr-only">{html.escape(describe(fig, caption))}</p>')
+    # the caption is on the page under the chart: a screen reader reads it there, once
+    st.html(f'<p class="sr-only">{html.escape(describe(fig))}</p>')
     record_figure(ShownFigure(key, fig, formula, caption, options.get("config") or {}))
     return st.plotly_chart(fig, key=key, **options)
 

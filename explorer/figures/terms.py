@@ -77,7 +77,7 @@ TERMS = (
         "the methods' names",
         r"\bbanded\b|\bbucket (method|gather)|\bmaterialized a\^K",
         "logits",
-        r"\*banded\*: only the \$2k \+ 1\$ diagonals",
+        r"\*banded\*: only the 2k \+ 1 diagonals",
     ),
     Term(
         "rel_shift",

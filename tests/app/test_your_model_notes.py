@@ -37,7 +37,7 @@ def lines(at, key: str = "your_model_t5") -> dict[int, tuple[np.ndarray, np.ndar
 
 def shape_by_definition(x: np.ndarray, y: np.ndarray, causal: bool) -> tuple[str, float]:
     """The shape the docs define, from a drawn line: the reading query's softmax of the bias."""
-    n = (len(x) + 1) // 2
+    n = int(-x.min()) + 1  # distances start at -(n - 1); a decoder's far future is not drawn
     i = n - 1 if causal else (n - 1) // 2
     seen = (x >= -i) & (x <= (0 if causal else n - 1 - i))
     r, w = x[seen], np.exp(y[seen] - y[seen].max())

@@ -46,12 +46,12 @@ LOGITS_INTRO = (
     "which Shaw et al. and Huang et al. published their code, does."
 )
 METHODS_NOTE = (
-    "Six ways to compute the same relative term $q_i \\cdot a^K_{ij} / \\sqrt{d}$. *loop*: "
-    "the definition, one pair at a time. *einsum* and *matmul*: gather $a^K$ for every pair, the "
+    "Six ways to compute the same relative term q_i · a^K_ij / √d. *loop*: "
+    "the definition, one pair at a time. *einsum* and *matmul*: gather a^K for every pair, the "
     "materialized a^K of shape (n, n, d), then multiply (tensor2tensor's way). *skew*: multiply "
     "the queries by one embedding per distance and move each row into place (the Skew page). "
-    "*bucket*: multiply the queries by the $2k + 1$ table rows once, $Q (w^K)^\\top$, then "
-    "gather each pair's column. *banded*: only the $2k + 1$ diagonals around $j = i$ differ "
+    "*bucket*: multiply the queries by the 2k + 1 table rows once, Q (w^K)^T, then "
+    "gather each pair's column. *banded*: only the 2k + 1 diagonals around j = i differ "
     "(every farther key reads an edge row), so it computes that band and one edge value a "
     "side per row; in attention it works through blocks of rows and never holds the whole "
     "(n, n) logits (Speed & memory)."

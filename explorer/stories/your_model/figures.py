@@ -47,12 +47,15 @@ def _lines(
                 hovertemplate=f"{html.escape(name)}<br>r=%{{x}}<br>%{{y:.4g}}<extra></extra>",
             )
         )
+    # the legend under the axis title, from the figure's foot: on a phone its long entries take
+    # a row each, so the foot holds them instead of the plot's lower part
+    phone = is_phone()
     fig.update_layout(
-        height=380,
-        margin={"l": 60, "r": 10, "t": 30, "b": 50},
+        height=480 if phone else 380,
+        margin={"l": 60, "r": 10, "t": 30, "b": 50 + (24 * len(curves) if phone else 40)},
         xaxis_title=DISTANCE,
         yaxis_title=y_title,
-        legend={"orientation": "h", "y": -0.25},
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
     )
     return fig
 
@@ -62,19 +65,23 @@ def t5_figure(view: T5View, pair: Pair | None = None) -> tuple[go.Figure, str]:
     the edges between buckets dotted, bucket numbers above where they fit; distances whose bucket
     was never trained shaded and labelled; a decoder's future shaded and labelled."""
     near = view.near
+    low, high = shown_range(view, pair)
+    # a decoder's future beyond the axis is not drawn: a line past the plot's right edge is
+    # clipped from sight but still widens the chart's drawing, past a phone's screen (the
+    # shares and shapes read the query's side, r <= 0, all of it drawn)
+    inside = view.distance <= high
     curves = {
         f"head {h} · {view.shapes[h]} ({percent(near[h])} within |r| ≤ {bd.LOCAL_REACH})": (
-            view.bias[h]
+            view.bias[h][inside]
         )
         for h in view.order
     }
-    fig = _lines(view.distance, curves, "bias b_h[bucket(r)] (logit units)", step=True)
+    fig = _lines(view.distance[inside], curves, "bias b_h[bucket(r)] (logit units)", step=True)
     for trace in fig.data:  # each distance's bucket in its hover
-        trace.customdata = view.bucket.astype(np.int16)
+        trace.customdata = view.bucket[inside].astype(np.int16)
         trace.hovertemplate = trace.hovertemplate.replace(
             "<br>%{y", "<br>bucket %{customdata}<br>%{y"
         )
-    low, high = shown_range(view, pair)
     plot_px = PHONE_PLOT_PX if is_phone() else WIDE_PLOT_PX
     per_unit = plot_px / (high - low)
     edges = [first - 0.5 for _, first, _ in view.spans[1:] if low < first - 0.5 < high]
