@@ -22,7 +22,7 @@ from relpos_lab.extract import MAX_UPLOAD_MB, FileProblem, Positions, from_path,
 from relpos_lab.extract.hub import from_hub
 from relpos_lab.extract.sources import shown
 from relpos_lab.family import checkpoint_path
-from relpos_lab.family.registry import describe
+from relpos_lab.family.registry import describe, model_words
 
 FAMILY = "the family's T5 and Shaw"
 UPLOAD = "your upload"
@@ -51,8 +51,8 @@ class Picked:
 def family_positions() -> Positions:
     """The family's trained T5 and Shaw models, read by the same extractor as any upload."""
     t5, shaw = (from_path(checkpoint_path(name)) for name in FAMILY_MODELS)
-    words = " and ".join(f"{name} ({describe(name)})" for name in FAMILY_MODELS)
-    return Positions(f"the family's trained models {words}", t5=t5.t5, shaw=shaw.shaw)
+    words = " and ".join(f"{model_words(name)} ({describe(name)})" for name in FAMILY_MODELS)
+    return Positions(f"the family's trained models, {words}", t5=t5.t5, shaw=shaw.shaw)
 
 
 def identity(files: list) -> tuple:
