@@ -49,6 +49,6 @@ def test_why_position_draws_the_shipped_length_curves_and_reads_them() -> None:
         np.testing.assert_allclose(
             array_of(trace["y"]), [shipped[name]["bpc"][str(L)] for L in lengths], rtol=1e-6
         )
-    note = next(m.value for m in at.markdown if "bits per character" in m.value)
+    note = next(m.value for m in at.markdown if m.value.startswith("At the training length"))
     assert f"{shipped['nope']['bpc']['64']:.2f}" in note
     assert f"{shipped['sinusoidal']['bpc']['1024']:.2f}" in note

@@ -23,4 +23,7 @@ def test_trained_weights_name_the_model_each_scheme_reads():
     assert source.provenance() == {"_model": "shaw-k2"}
     assert source.provenance("shaw", "alibi") == {"_model": {"shaw": "shaw-k2", "alibi": "alibi"}}
     assert source.text() == held_out_passage()[: params.length]
-    assert "`shaw-k2`" in source.caption() and "`alibi`" in source.caption("alibi")
+    # in words, never by file name: Shaw's model at the view's k, the ALiBi model
+    assert "Shaw's model, k = 2 of the family" in source.caption()
+    assert "the ALiBi model of the family" in source.caption("alibi")
+    assert "`" not in source.caption() + source.caption("alibi")
