@@ -71,7 +71,7 @@ if positions.t5:
            caption=f"What head {head}'s logits receive, {where}. {caption}"
            + pair_notes.matrix_pair_note(view, pair, head, size))  # fmt: skip
     arrays["t5_bias"] = exports.t5_table(t5_views)
-    arrays.update(exports.t5_arrays(view, head, matrix))
+    arrays.update(exports.t5_arrays(view, head, matrix, figures.drawn(view, pair)))
 
 # ---- Shaw: key and value tables ---------------------------------------------------------------
 if positions.shaw:

@@ -36,6 +36,12 @@ def focused(page: Page) -> dict:
 def test_a_page_by_keyboard_alone(app_server: str, page: Page, wait_for_app_run) -> None:
     page.goto(f"{app_server}/lookup?weights=random")
     wait_for_app_run(page)
+    # the explorer's stylesheet (its focus ring) is in place: a server that has served other
+    # pages answers before the browser has mounted it
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.sr-only')].some("
+        "(e) => getComputedStyle(e).position === 'absolute')"
+    )
     reached, no_ring = [], []
     page.locator("body").focus()
     for _ in range(TABS_MAX):

@@ -58,12 +58,15 @@ def by_distance(values: np.ndarray, distance: np.ndarray, rows: list[str], about
                     corner="\\ distance r = j - i")  # fmt: skip
 
 
-def t5_arrays(view: T5View, head: int, matrix: np.ndarray) -> dict[str, Labelled]:
-    """The shown stack's lines (one row per head) and the matrix drawn for ``head``."""
+def t5_arrays(
+    view: T5View, head: int, matrix: np.ndarray, drawn: np.ndarray
+) -> dict[str, Labelled]:
+    """The shown stack's lines (one row per head, at the ``drawn`` distances) and the matrix
+    drawn for ``head``; t5_bias.csv holds every distance."""
     heads = [f"head {h}" for h in range(view.bias.shape[0])]
     size = matrix.shape[0]
     return {
-        "t5_lines": by_distance(view.bias, view.distance, heads,
+        "t5_lines": by_distance(view.bias[:, drawn], view.distance[drawn], heads,
                                 f"b_h[bucket(r)] of {view.stack.label}, per head."),
         f"t5_matrix_head{head}": Labelled(
             matrix, about=f"b[bucket(j - i)] of head {head}, {view.stack.label}; blank: masked.",

@@ -66,10 +66,7 @@ def t5_figure(view: T5View, pair: Pair | None = None) -> tuple[go.Figure, str]:
     was never trained shaded and labelled; a decoder's future shaded and labelled."""
     near = view.near
     low, high = shown_range(view, pair)
-    # a decoder's future beyond the axis is not drawn: a line past the plot's right edge is
-    # clipped from sight but still widens the chart's drawing, past a phone's screen (the
-    # shares and shapes read the query's side, r <= 0, all of it drawn)
-    inside = view.distance <= high
+    inside = drawn(view, pair)
     curves = {
         f"head {h} · {view.shapes[h]} ({percent(near[h])} within |r| ≤ {bd.LOCAL_REACH})": (
             view.bias[h][inside]
@@ -124,6 +121,13 @@ def t5_figure(view: T5View, pair: Pair | None = None) -> tuple[go.Figure, str]:
     # the whole range stays the widest view: the bucket numbers were spaced for it
     fig.update_xaxes(range=[low, high], minallowed=low, maxallowed=high)
     return fig, t5_caption(view, low, high, len(labels), (len(dotted), len(edges)))
+
+
+def drawn(view: T5View, pair: Pair | None) -> np.ndarray:
+    """Which distances the lines hold: a decoder's future beyond the axis is not drawn (a line
+    past the plot's right edge is clipped from sight but still widens the chart's drawing, past
+    a phone's screen); the query's side, which the shares and shapes read, is drawn whole."""
+    return view.distance <= shown_range(view, pair)[1]
 
 
 def shown_range(view: T5View, pair: Pair | None) -> tuple[float, float]:
