@@ -87,8 +87,3 @@ TERMS = (
         gloss=r"rel_shift \(Transformer-XL's",
     ),
 )
-
-# Model names as files and code know them, never as a learner reads them: pages write words
-# ("Shaw's model, k = 2"; "the model without position").
-MODEL_IDS = re.compile(r"`(?:nope|sinusoidal|shaw(?:-[a-z0-9-]+)?|music|xl|t5|alibi|rope)`|"
-                       r"\b(?:nope|shaw-k\d+|shaw-(?:keys|values)-only)\b")  # fmt: skip

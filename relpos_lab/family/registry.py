@@ -18,6 +18,7 @@ BASELINES = {  # no scheme object: plain causal attention
     "nope": "no position information",
     "sinusoidal": "absolute sinusoid (Vaswani et al. 2017)",
 }
+BASELINE_WORDS = {"nope": "the model without position", "sinusoidal": "the sinusoidal model"}
 SHAW_K = dict(scheme_entry("shaw").model_params)["max_relative_position"]  # its model's k
 SHAW_CLIPS = (0, 1, 2, 4, 16, 64)  # Table 2's distances, beside shaw's own
 
@@ -99,10 +100,8 @@ def model_words(name: str) -> str:
     ('the T5 model', 'the sinusoidal model')
     """
     spec = specs()[name]
-    if spec["position"] == "nope":
-        return "the model without position"
-    if spec["position"] == "sinusoidal":
-        return "the sinusoidal model"
+    if spec["position"] in BASELINE_WORDS:
+        return BASELINE_WORDS[spec["position"]]
     setting = clip_setting(spec["position"])
     if setting is not None:
         only = {"values": "a^K", "keys": "a^V"}

@@ -11,9 +11,10 @@ import re
 
 import pytest
 
-from explorer.figures.terms import MODEL_IDS, TERMS
+from explorer.figures.terms import TERMS
 from explorer.frame.navigation import PAGES as NAVIGATION
 from explorer.frame.routes import EVERY_PAGE, FAMILY, OWN, ROUTE_KEY, ROUTES, SHAW
+from relpos_lab.family.registry import describe, model_names, model_words
 from tests.app.conftest import assert_clean, open_page
 
 
@@ -80,6 +81,20 @@ def test_the_overview_button_starts_a_route() -> None:
 
 
 # ---- the words each route uses, in its order ------------------------------------------------
+
+
+def model_ids() -> re.Pattern:
+    """The family's model names as files and code know them (the registry, a walk of the scheme
+    folders), never as a learner reads them: any in backticks, and bare any that no model's words
+    contain (``shaw-k2``, ``nope``; not ``t5``, which "the T5 model" holds)."""
+    names = model_names()
+    words = " ".join(model_words(n) + " " + describe(n) for n in names).lower()
+    bare = [n for n in names if n.lower() not in words]
+    quoted = "|".join(map(re.escape, names))
+    return re.compile(rf"`(?:{quoted})`|\b(?:{'|'.join(map(re.escape, bare))})\b")
+
+
+MODEL_IDS = model_ids()
 
 TOC = {page.what for page in NAVIGATION} | {  # the Overview's tables of contents: they name
     text
