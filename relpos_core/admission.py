@@ -1,8 +1,8 @@
 """One attention call, checked and admitted before any work: every argument in its range, the
-method chosen, and the call's estimated peak memory within the limit (``guard.check_fits``).
+method chosen (``methods.pick_method``), and the call's estimated peak memory within the limit
+(``guard.check_fits``).
 
-``relative_attention`` asks :func:`admit_call` first and then reads as the maths: the fast
-kernel, or the definition step by step.
+``relative_attention`` asks :func:`admit_call` first and then runs the chosen method.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from relpos_core.guard import check_fits
 from relpos_core.lookup import clip_distance_from_table
 from relpos_core.masks import mask_cells, user_mask
 from relpos_core.memory import attention_bytes
-from relpos_core.methods import FLEX, METHOD_NAMES, TRITON, Method, choose_method, get_method
+from relpos_core.methods import BANDED, Kernel, Method, pick_method
+from relpos_core.methods.regions import regions_apply
 from relpos_core.precision import HALF_DTYPES, compute_itemsize
-from relpos_core.regions import regions_apply
-from relpos_core.triton_attention import triton_unsupported
 from relpos_core.validation import (
     check_bool,
     check_generator,
@@ -32,10 +31,9 @@ from relpos_core.validation import (
 
 @dataclass(frozen=True)
 class AttentionCall:
-    """A call's checked arguments, its method and whether it runs as one kernel (``fast``)."""
+    """A call's checked arguments and what runs it: a method step by step, or a kernel."""
 
-    method: Method
-    fast: bool  # Triton, FlexAttention or the fused banded loop: no (b,h,n_q,n_k) step is kept
+    method: Method | Kernel
     allowed: torch.Tensor | None  # the caller's mask, bool and 4-D (None: every key)
     shape: tuple[int, int, int, int]  # (b, h, n_q, n_k)
     causal: bool
@@ -46,6 +44,10 @@ class AttentionCall:
     generator: torch.Generator | None
     max_bytes: int | None
     why: str  # why this method: the name asked for, or what "auto" weighed
+
+    def answer(self, out: torch.Tensor, weights: torch.Tensor | None):
+        """What ``relative_attention`` returns without a trace: z, or (z, alpha) if asked."""
+        return (out, weights) if self.return_weights else out
 
 
 def check_attention_inputs(
@@ -141,26 +143,13 @@ def admit_call(
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, table_k, table_v))
     asked = dict(masked=mask is not None, trace=trace, weights=return_weights,
                  dropout=dropout_p > 0)  # fmt: skip
-    if method not in ("auto", "triton", *METHOD_NAMES):
-        raise ValueError(
-            f"method must be one of auto, {', '.join(METHOD_NAMES)}, triton; got {method!r}"
-        )
-    if method == "auto":
-        chosen, why = auto_method(q, v, query_offset, grad, **asked)
-    else:
-        chosen, why = (TRITON if method == "triton" else get_method(method)), "asked by name"
-        if chosen is TRITON:
-            reason = triton_unsupported(q, v, **asked)
-        else:
-            reason = chosen.unsupported(n_q, n_k, query_offset)
-        if reason:
-            raise ValueError(f"method {method!r} cannot run here: {reason}")
+    chosen, why = pick_method(method, q, v, query_offset, grad=grad, **asked)
     kk = clip_distance_from_table(table_k)
     need = attention_bytes(
         chosen, (b, h, n_q, n_k, d, d_v), kk, itemsize=compute_itemsize(q.dtype), trace=trace,
         return_weights=return_weights, grad=grad, causal=causal,
         mask_cells=cells, dropout=dropout_p > 0,
-        region_split=chosen.name == "banded"
+        region_split=chosen is BANDED
         and regions_apply(q, k, v, table_k, mask, causal, query_offset, dropout_p),
     )  # fmt: skip
     if q.dtype in HALF_DTYPES:  # the float32 copies of q, k, v
@@ -173,12 +162,8 @@ def admit_call(
     if trace:  # a pass over q, k and v, paid only for the step-by-step view
         for name, t in (("q", q), ("k", k), ("v", v)):
             check_tensor(name, t, 4)
-    fast = chosen in (FLEX, TRITON) or (
-        chosen.fused and not trace and not (grad and return_weights)
-    )
     return AttentionCall(
         method=chosen,
-        fast=fast,
         allowed=user_mask(mask, shape),  # bool, 4-D: every broadcastable rank on every path
         shape=shape,
         causal=causal,
@@ -192,29 +177,9 @@ def admit_call(
     )
 
 
-def auto_method(
-    q: torch.Tensor, v: torch.Tensor, query_offset: int, grad: bool, *,
-    masked: bool, trace: bool, weights: bool, dropout: bool,
-) -> tuple[Method, str]:  # fmt: skip
-    """What ``method="auto"`` runs, and why: the Triton kernel on CUDA where it applies
-    (``triton_unsupported``) outside a compiled graph, else ``choose_method``'s answer with the
-    kernel's reason."""
-    reason = triton_unsupported(q, v, masked=masked, trace=trace, weights=weights, dropout=dropout)
-    if reason is None and torch.compiler.is_compiling():  # FlexAttention's path traces into it
-        reason = "a torch.compile graph keeps FlexAttention's path, which traces into it"
-    if q.device.type == "cuda" and reason is None:
-        return TRITON, "the Triton kernel: CUDA, and nothing it does not cover"
-    chosen = choose_method(
-        q.shape[2], v.shape[2], query_offset, trace=trace, grad=grad, device=q.device,
-        dropout=dropout, weights=weights,
-    )  # fmt: skip
-    if q.device.type != "cuda":
-        reason = f"the Triton kernel runs on CUDA under auto, got a {q.device.type} tensor"
-    return chosen, f"not the Triton kernel: {reason}"
-
-
 def which_method(q, k, v, table_k, table_v, **kwargs) -> tuple[str, str]:
-    """(the method ``relative_attention`` runs for these arguments, why), without running it.
+    """(the method ``relative_attention`` runs for these arguments, why), without running it:
+    what ``methods.pick_method`` decided, once the call is admitted.
 
     >>> q = torch.zeros(1, 1, 4, 16)
     >>> which_method(q, q, q, torch.zeros(3, 16), torch.zeros(3, 16))[1]

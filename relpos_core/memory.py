@@ -8,7 +8,7 @@ guard (``relpos_core.guard``), the explorer's budget and the benchmark read.
 
 from __future__ import annotations
 
-from relpos_core.methods import Method, Sizes, TermBytes, get_method
+from relpos_core.methods import BANDED, Kernel, Method, Sizes, TermBytes, fused_or_steps, get_method
 from relpos_core.validation import check_bool, check_int, check_shape
 
 SMALL_BYTES = 1024  # scalars and other tensors of a few elements that every call makes
@@ -69,7 +69,7 @@ def memory_bytes(
 
 
 def attention_bytes(
-    method: Method | str,
+    method: Method | Kernel | str,
     shape: tuple[int, int, int, int, int, int],
     max_relative_position: int,
     *,
@@ -84,7 +84,7 @@ def attention_bytes(
 ) -> int:
     """Estimated peak bytes of one ``relative_attention`` call, an upper bound for the guard.
 
-    ``method`` a registered method or its name; ``shape`` = (b, h, n_q, n_k, d, d_v);
+    ``method`` a registered method, its name, or a kernel; ``shape`` = (b, h, n_q, n_k, d, d_v);
     ``mask_cells`` the number of values the user's mask stores (0 for none); ``dropout``
     whether dropout_p > 0; ``region_split`` True when the call is known to run the region split
     (``regions.regions_apply``), which bounds the fused path by the split's own model (False:
@@ -93,9 +93,10 @@ def attention_bytes(
     its result too; the inputs do not. ``scripts/measure_memory.py`` measures each method's
     peak against this bound.
 
-    The fused banded path has its own model (``Banded.fused_bytes``). The unfused path runs
-    ``attention.attend``, whose (b, h, n_q, n_k) tensors are the same for every method, around
-    the method's two terms (``Method.term_bytes``):
+    A kernel has its own model (``Kernel.fused_bytes``); a method runs its kernel where
+    ``methods.fused_or_steps`` says the call would. The step-by-step path runs
+    ``methods.definition.attend``, whose (b, h, n_q, n_k) tensors are the same for every
+    method, around the method's two terms (``Method.term_bytes``):
 
         key term       the method's own peak
         softmax        content, relative and scaled logits, then the masked copy, its safe copy,
@@ -109,8 +110,10 @@ def attention_bytes(
     backward, whichever is larger.
     """
     method = get_method(method) if isinstance(method, str) else method
-    if not isinstance(method, Method):
-        raise TypeError(f"method must be a Method or its name, got {type(method).__name__}")
+    if not isinstance(method, Method | Kernel):
+        raise TypeError(
+            f"method must be a Method, a Kernel or a method's name, got {type(method).__name__}"
+        )
     shape = b, h, n_q, n_k, d, d_v = check_shape("shape (b, h, n_q, n_k, d, d_v)", shape, 6)
     max_relative_position = check_int(
         "max_relative_position (clip distance k)", max_relative_position, 0
@@ -132,20 +135,21 @@ def attention_bytes(
     check = 4 * mask_cells  # a numeric mask checked for 0 and 1, then turned into bools
     # contiguous copies of the keys and values (of a head view, or a stride-0 expand)
     copies = s.keys + s.values
-    if method.fused and region_split and not (trace or return_weights or dropout or mask_cells):
+    runs = fused_or_steps(method, trace=trace, grad=grad, weights=return_weights)
+    if runs is BANDED and region_split and not (trace or return_weights or dropout or mask_cells):
         need = s.regions_grad if grad else s.regions  # its copies of the keys and values included
-    elif method.fused and not trace and not (grad and return_weights):
-        need = mask_cells + copies + method.fused_bytes(s, grad, return_weights, dropout)
+    elif isinstance(runs, Kernel):
+        need = mask_cells + copies + runs.fused_bytes(s, grad, return_weights, dropout)
     else:
         allowed = mask_cells + (2 * n_q * n_k if causal else 0)  # the user's, the causal rows
         allowed += s.flags if mask_cells and causal else 0  # and their union
-        need = allowed + _unfused_bytes(s, method.term_bytes(s), trace, grad, dropout)
+        need = allowed + _unfused_bytes(s, runs.term_bytes(s), trace, grad, dropout)
         need += copies + s.queries  # the queries' too, for the key term
     return SMALL_BYTES + max(check, need)
 
 
 def _unfused_bytes(s: Sizes, t: TermBytes, trace: bool, grad: bool, dropout: bool) -> int:
-    """The phases of ``attention.attend`` around the method's terms (see attention_bytes)."""
+    """The phases of ``definition.attend`` around the method's terms (see attention_bytes)."""
     square, flags = s.square, s.flags
     kept = t.held + 2 * square  # the relative, content and scaled logits
     drop = square + flags if dropout else 0  # the dropped-out weights and their keep flags

@@ -21,8 +21,8 @@ against the same four projections around SDPA, forward + backward with respect t
 every parameter. ``--dtype bf16`` / ``fp16`` runs the inputs in that dtype (the layer under
 ``torch.autocast``). On ``--device cuda``: "sdpa" is FlashAttention where the dtype allows it,
 "flex_key" is FlexAttention with the key term alone (a score_mod reading Q w^K by bucket, no
-value term), "flex" is the FlexAttention path (``relpos_core.flex``), "triton" the fused kernel
-(``relpos_core.triton_attention``, what "auto" runs there); peak memory is
+value term), "flex" is the FlexAttention path (``methods.flex``), "triton" the fused kernel
+(``relpos_core.methods.triton_attention``, what "auto" runs there); peak memory is
 ``torch.cuda.max_memory_allocated`` growth during one call. ``--gpu-table`` runs that table and
 prints, per n, the kernel against its goals; without a CUDA device it says so and runs nothing.
 
@@ -71,8 +71,8 @@ from relpos_core import (
     relative_attention,
     relative_table,
 )
-from relpos_core.flex import flex_attention_relative
 from relpos_core.methods import FLEX, TRITON
+from relpos_core.methods.flex import flex_attention_relative
 from relpos_lab.busy import busy_cpu
 
 RELATIVE_METHODS = ("banded", "bucket", "skew", "matmul", "einsum")
@@ -115,7 +115,7 @@ def make_inputs(
 
 def _flex_key_term(q, k, v, table_k):
     """FlexAttention with Shaw's key term alone: score + q_i · w^K_clip(j-i) / sqrt(d)."""
-    from relpos_core.flex import compiled_flex_attention
+    from relpos_core.methods.flex import compiled_flex_attention
 
     kk = table_k.shape[0] // 2
     per_bucket = (q @ table_k.T) / math.sqrt(q.shape[-1])  # (b,h,i,2k+1)

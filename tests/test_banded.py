@@ -11,7 +11,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-import relpos_core.banded as banded_module
+import relpos_core.methods.banded as banded_module
 from relpos_core import (
     ATTENTION_METHODS,
     METHOD_NAMES,
@@ -23,7 +23,7 @@ from relpos_core import (
     relative_logits,
     relative_values,
 )
-from relpos_core.banded import add_by_bucket, block_rows, bucket_mass, strip
+from relpos_core.methods.banded import add_by_bucket, block_rows, bucket_mass, strip
 
 DTYPES = (torch.float32, torch.float64)
 

@@ -19,8 +19,8 @@ import pytest
 import torch
 
 import relpos_core as rc
-from relpos_core.banded import STRIP_ROWS
-from relpos_core.regions import BLOCK_ROWS, TWO_SIDED_MIN_N
+from relpos_core.methods.banded import STRIP_ROWS
+from relpos_core.methods.regions import BLOCK_ROWS, TWO_SIDED_MIN_N
 
 F64 = torch.float64
 

@@ -1,4 +1,4 @@
-"""The GPU path (``relpos_core.flex``), checked on a CPU.
+"""The GPU path (``relpos_core.methods.flex``), checked on a CPU.
 
 The composition (two masked regions, the band, the combination through the log-sum-exps) runs
 here with ``dense_region``, the definition of what FlexAttention computes, so forward and
@@ -17,14 +17,14 @@ import pytest
 import torch
 
 from relpos_core import attention_bytes, relative_attention
-from relpos_core.flex import (
+from relpos_core.methods import FLEX, choose_method
+from relpos_core.methods.flex import (
     BAND_ROWS,
     compiled_flex_attention,
     dense_region,
     flex_attention_relative,
     flex_region,
 )
-from relpos_core.methods import FLEX, choose_method
 
 F64 = torch.float64
 # FlexAttention outside torch.compile says it runs its reference implementation: that is the
@@ -171,7 +171,7 @@ def test_a_regions_block_mask_is_built_once_per_shape(monkeypatch):
     a call): without a mask of the caller's, the two regions' masks are built once and kept."""
     import torch.nn.attention.flex_attention as fa
 
-    from relpos_core import flex
+    from relpos_core.methods import flex
 
     built = []
     real = fa.create_block_mask

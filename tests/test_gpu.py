@@ -15,8 +15,8 @@ import torch
 
 from relpos_core import RelativeMultiHeadAttention, relative_attention
 from relpos_core.admission import which_method
-from relpos_core.flex import flex_attention_relative
 from relpos_core.methods import FLEX, choose_method
+from relpos_core.methods.flex import flex_attention_relative
 
 pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),

@@ -13,9 +13,9 @@ import pytest
 import torch
 from torch.autograd import gradcheck
 
-import relpos_core.banded as banded_module
+import relpos_core.methods.banded as banded_module
 from relpos_core import relative_attention, relative_logits, relative_values
-from relpos_core.banded import block_rows
+from relpos_core.methods.banded import block_rows
 
 F64 = torch.float64
 
@@ -51,7 +51,7 @@ def padding(lengths, n_k):
 
 def is_fused(out: torch.Tensor) -> bool:
     """The output comes from a fused backward: the ``relpos::banded_attention`` op's, or the
-    region split's (``relpos_core.regions``, self-attention without a mask on the CPU)."""
+    region split's (``relpos_core.methods.regions``, self-attention without a mask on the CPU)."""
     name = type(out.grad_fn).__name__
     return "relpos_banded_attention" in name or name == "_RegionAttentionBackward"
 

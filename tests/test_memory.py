@@ -13,7 +13,7 @@ from relpos_core import (
     logits_bytes,
     memory_bytes,
 )
-from relpos_core.banded import block_rows
+from relpos_core.methods.banded import block_rows
 
 
 def test_music_transformer_example():

@@ -32,7 +32,7 @@ from relpos_core import (
     relative_logits,
     relative_values,
 )
-from relpos_core.banded import block_rows
+from relpos_core.methods.banded import block_rows
 from tests.largest_tensor import LargestTensor
 
 DTYPES = (torch.float32, torch.float64)
@@ -93,7 +93,7 @@ def test_registry_lists_every_method_once():
         assert isinstance(method, Method)
         assert method.name == name and method.summary
         assert get_method(name) is method
-    assert [m.name for m in METHODS.values() if m.fused] == ["banded"]
+    assert [m.name for m in METHODS.values() if m.kernel is not None] == ["banded"]
     with pytest.raises(ValueError, match="method must be one of auto, loop, .*'nope'"):
         get_method("nope")
 
@@ -268,7 +268,7 @@ def test_attention_bytes_cover_the_output(method, mode):
             n_k = n_q
         need = attention_bytes(chosen, (b, h, n_q, n_k, d, d_v), k, itemsize=4, **mode)
         assert need >= b * h * n_q * d_v * 4
-        square = mode.get("trace") or mode.get("return_weights") or not chosen.fused
+        square = mode.get("trace") or mode.get("return_weights") or chosen.kernel is None
         if square:
             assert need >= b * h * n_q * n_k * 4
 

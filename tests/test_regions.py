@@ -1,4 +1,4 @@
-"""The region split (``relpos_core.regions``) against the definition, forward and backward, in
+"""The region split (``methods.regions``) against the definition, forward and backward, in
 float64, at the sizes where its band blocks change shape (across blocks, heads laid end to end,
 k beyond the block, k = 0, k past the sequence)."""
 
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from relpos_core import relative_attention
-from relpos_core.regions import BLOCK_ROWS, TWO_SIDED_MIN_N, region_attention, regions_apply
+from relpos_core.methods.regions import BLOCK_ROWS, TWO_SIDED_MIN_N, region_attention, regions_apply
 
 F64 = torch.float64
 
@@ -87,7 +87,7 @@ def test_the_forward_band_runs_on_one_thread_and_the_flash_kernel_on_all(monkeyp
     """Beside busy processes a parallel op waits for its slowest thread: the forward's band ops
     run on one thread, the flash kernel on torch's count, which is restored afterwards (also
     when the call fails)."""
-    from relpos_core import regions
+    from relpos_core.methods import regions
 
     seen = {}
     flash, softmax = regions._flash, torch.softmax

@@ -1,4 +1,4 @@
-"""The fused Triton kernel (``relpos_core.triton_attention``) against the float64 definition.
+"""The fused Triton kernel (``methods.triton_attention``) against the float64 definition.
 
 On a CPU through Triton's interpreter (``TRITON_INTERPRET=1``, set below before triton is
 imported): the kernel's own code, forward and the gradients of q, k, v, w^K and w^V, on shapes of

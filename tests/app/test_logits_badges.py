@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from unittest import mock
 
-import relpos_core.banded as banded
+import relpos_core.methods.banded as banded
 from tests.app.conftest import assert_clean, open_page
 
 

@@ -10,7 +10,7 @@ import torch
 from relpos_core.check.verdict import CANNOT, DIFFERS, EQUAL, check
 from relpos_core.schemes.music.reference import SKEW
 from relpos_core.schemes.music.reference import definition as skew_definition
-from relpos_core.schemes.shift import rel_shift
+from relpos_core.schemes.xl.shift import rel_shift
 from relpos_core.schemes.xl.reference import REL_SHIFT
 from relpos_core.schemes.xl.reference import definition as rel_shift_definition
 from relpos_core.skew import skew_masked

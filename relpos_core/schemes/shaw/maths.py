@@ -3,16 +3,17 @@
     e_ij = q_i · (k_j + a^K_ij) / sqrt(d),   z_i = sum_j alpha_ij (v_j + a^V_ij)
     a^K_ij = w^K_clip(j-i, k),  a^V_ij = w^V_clip(j-i, k),  clip(x, k) = max(-k, min(k, x))
 
-Two learned (2k+1, d) tables shared by every head. Computed by bands (``relpos_core.banded``):
-Q (w^K)^T per query, then each cell picks its bucket; no (n, n, d) tensor.
+Two learned (2k+1, d) tables shared by every head. Computed by bands
+(``relpos_core.methods.banded``): Q (w^K)^T per query, then each cell picks its bucket; no
+(n, n, d) tensor.
 """
 
 from __future__ import annotations
 
 import torch
 
-from relpos_core.banded import banded_logits, banded_values
 from relpos_core.guard import check_fits
+from relpos_core.methods.banded import banded_logits, banded_values
 from relpos_core.schemes.base import PositionScheme
 from relpos_core.validation import check_generator, check_int
 

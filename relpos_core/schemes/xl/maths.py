@@ -10,7 +10,7 @@ R is a sinusoid of the distance i - j (sin of every frequency, then cos, as the 
 code), W_R projects it to each head, u and v are learned per head. Transformer-XL attends only
 backwards (i - j >= 0); the sinusoid is defined for every distance, so two-sided attention here
 uses R of negative distances too. The reference code fills (b) and (d) with
-``relpos_core.schemes.shift``; the terms here gather each cell's distance directly, exact
+``relpos_core.schemes.xl.shift``; the terms here gather each cell's distance directly, exact
 everywhere (the tests check the shift against them inside its valid region).
 """
 

@@ -1,8 +1,9 @@
 """Triton kernels of relative attention (Shaw et al. 2018), FlashAttention-2's loop with both terms.
 
-Imported only once ``relpos_core.triton_attention`` has found triton installed: the rest of the
-package never needs it. Per (b·h) and a block of query rows at positions p_i = offset + i, with
-r = j - p_i, c(r) = clip(r, -K, K) + K and QW = Q w^K^T (n_q, 2K + 1) computed beforehand:
+Imported only once ``relpos_core.methods.triton_attention`` has found triton installed: the
+rest of the package never needs it. Per (b·h) and a block of query rows at positions
+p_i = offset + i, with r = j - p_i, c(r) = clip(r, -K, K) + K and QW = Q w^K^T (n_q, 2K + 1)
+computed beforehand:
 
     s_ij  = (q_i · k_j + QW[i, c(r)]) · scale         the key term, gathered by bucket
     m, l  = running row maximum and sum of exp(s - m)  (fp32)

@@ -27,9 +27,9 @@ import math
 
 import torch
 
-from relpos_core.banded import Strips, add_by_bucket, block_rows, bucket_mass
 from relpos_core.lookup import clip_distance_from_table
-from relpos_core.regions import region_attention, regions_apply
+from relpos_core.methods.banded import Strips, add_by_bucket, block_rows, bucket_mass
+from relpos_core.methods.regions import region_attention, regions_apply
 
 _softmax_out = torch.ops.aten._softmax.out  # softmax into a given buffer: the block in place
 

@@ -1,4 +1,4 @@
-"""Relative attention as one Triton kernel, forward and backward (``relpos_core.triton_kernels``).
+"""Relative attention as one Triton kernel, forward and backward (``methods.triton_kernels``).
 
 Both of Shaw's terms inside FlashAttention-2's loop. Outside the kernel only O(n k) work:
 
@@ -86,7 +86,7 @@ class _FlashRelative(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, qw, causal, offset):
-        from relpos_core.triton_kernels import forward_kernel
+        from relpos_core.methods.triton_kernels import forward_kernel
 
         bh, n_q, d = q.shape
         n_k, d_v, width = k.shape[1], v.shape[2], qw.shape[-1]
@@ -107,7 +107,7 @@ class _FlashRelative(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, d_content, d_masses):
-        from relpos_core.triton_kernels import backward_kv_kernel, backward_q_kernel
+        from relpos_core.methods.triton_kernels import backward_kv_kernel, backward_q_kernel
 
         q, k, v, qw, content, masses, lse = ctx.saved_tensors
         bh, n_q, d = q.shape
