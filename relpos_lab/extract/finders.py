@@ -30,6 +30,8 @@ from relpos_core.schemes.folders import parts as folder_parts
 from relpos_lab.extract.configured import MAX_HEADS, family_params, find_alibi, find_rope
 from relpos_lab.extract.fields import Fields, load_json
 from relpos_lab.extract.positions import FORMAT, Alibi, Positions, Rope, ShawLayer, T5Stack
+from relpos_lab.extract.projected import from_entries
+from relpos_lab.extract.projected_finder import find_projected
 from relpos_lab.extract.safetensors_file import FileProblem
 
 
@@ -64,7 +66,8 @@ def find_positions(
     t5 = tuple(find_t5(shapes, get, fields, notes))
     shaw = tuple(find_shaw(shapes, get))
     alibi, rope = find_alibi(fields, notes), find_rope(fields, notes)
-    return Positions(source, t5, shaw, alibi, rope, tuple(notes))
+    projected = tuple(find_projected(shapes, get, fields, notes))
+    return Positions(source, t5, shaw, alibi, rope, tuple(notes), projected)
 
 
 def counted(get: Getter, shapes: Shapes) -> Getter:
@@ -252,4 +255,5 @@ def read_extracted(source: str, shapes: Shapes, get: Getter, metadata: dict) -> 
     original = str(metadata.get("source", ""))[:200]
     notes = tuple(str(n)[:200] for n in notes)
     notes = (f"extracted from {original}", *notes) if original else notes
-    return Positions(source, tuple(t5), tuple(shaw), alibi, rope, notes)
+    projected = tuple(from_entries(entry("projected", "[]"), shapes, get))
+    return Positions(source, tuple(t5), tuple(shaw), alibi, rope, notes, projected)

@@ -20,6 +20,7 @@ from relpos_lab.extract.configured import find_alibi, find_rope
 from relpos_lab.extract.fields import Fields, load_json
 from relpos_lab.extract.finders import t5_name
 from relpos_lab.extract.positions import Positions
+from relpos_lab.extract.projected_finder import may_hold
 from relpos_lab.extract.safetensors_file import FileProblem, Reader, read_header
 from relpos_lab.extract.sources import parse_config, positions_in_header
 
@@ -121,8 +122,17 @@ def budget_mb() -> int:
 def may_hold_position(name: str) -> bool:
     if not isinstance(name, str):
         return False
-    return t5_name(name) is not None or name.endswith(
-        ("relative_attention_bias.weight", "embeddings_table", "scheme.table_k", "scheme.table_v")
+    return (
+        t5_name(name) is not None
+        or name.endswith(
+            (
+                "relative_attention_bias.weight",
+                "embeddings_table",
+                "scheme.table_k",
+                "scheme.table_v",
+            )
+        )
+        or may_hold(name)  # a projected table's parts (DeBERTa's), from its folder's layout
     )
 
 
@@ -192,13 +202,15 @@ def from_hub_shards(fetch: Fetch, base: str, name: str, config: dict) -> Positio
     for shard in shards:
         if not isinstance(shard, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,120}", shard):
             raise HubProblem(f"the index names a shard {str(shard)[:60]!r} that is not a file")
-    t5, shaw, notes = [], [], []
+    t5, shaw, notes, projected = [], [], [], []
     for shard in sorted(shards):
         read, size = fetch.reader(f"{base}/{shard}")
         part = positions_in_header(name, read_header(read, size), read, config)
         t5 += part.t5
         shaw += part.shaw
+        projected += part.projected
         notes += [note for note in part.notes if note not in notes]
     fields = Fields(config, "config.json")
     alibi, rope = find_alibi(fields, notes), find_rope(fields, notes)
-    return Positions(name, tuple(t5), tuple(shaw), alibi, rope, tuple(notes))
+    found = (tuple(t5), tuple(shaw), alibi, rope, tuple(notes), tuple(projected))
+    return Positions(name, *found)

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import relpos_core.schemes.shaw.checkpoints as shaw_layout
+from relpos_lab.extract import projected as projected_file
 from relpos_lab.extract.fields import described
+from relpos_lab.extract.projected import ProjectedLayer
 from relpos_lab.extract.safetensors_file import FileProblem
 
 FORMAT = "relpos-positions/1"  # the __metadata__ value that marks an extracted file
@@ -143,10 +145,11 @@ class Positions:
     alibi: Alibi | None = None
     rope: Rope | None = None
     notes: tuple[str, ...] = ()  # what was assumed (a default in place of a missing config)
+    projected: tuple[ProjectedLayer, ...] = ()  # relative embeddings projected per layer
 
     @property
     def empty(self) -> bool:
-        return not (self.t5 or self.shaw or self.alibi or self.rope)
+        return not (self.t5 or self.shaw or self.alibi or self.rope or self.projected)
 
     def summary(self) -> list[str]:
         """What was found, one line each."""
@@ -170,6 +173,7 @@ class Positions:
                 f"RoPE: base {r.base:g}, {r.head_dim} rotated dimensions per head"
                 + (f", rope_scaling {r.scaling}" if r.scaling else "")
             )
+        lines += [layer.summary() for layer in self.projected]
         return lines + list(self.notes)
 
 
@@ -196,6 +200,10 @@ def to_tensors(positions: Positions) -> tuple[dict[str, np.ndarray], dict[str, s
                     table, dtype=np.float32
                 )
     metadata = {"format": FORMAT, "source": positions.source[:200], "t5": json.dumps(t5)}
+    if positions.projected:
+        projected_tensors, entries = projected_file.to_tensors(positions.projected)
+        tensors.update(projected_tensors)
+        metadata["projected"] = json.dumps(entries)
     if positions.alibi:
         metadata["alibi"] = json.dumps(vars(positions.alibi))
     if positions.rope:
