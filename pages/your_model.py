@@ -8,7 +8,15 @@ from explorer.frame.controls import current_params
 from explorer.frame.downloads import download_view
 from explorer.frame.widgets import choice, head_picker, int_number, md_escape, text_box
 from explorer.pair.controls import current_pair, mark_picked_distance
-from explorer.stories.your_model import exports, figures, pair_notes, sources, text, views
+from explorer.stories.your_model import (
+    exports,
+    figures,
+    pair_notes,
+    projected,
+    sources,
+    text,
+    views,
+)
 
 MATRIX_MAX = 256  # queries and keys of the matrix drawn (it depends on j - i only)
 
@@ -88,6 +96,25 @@ if positions.shaw:
     chart(fig, "your_model_shaw_norms", formula="|w_clip(j - i, k)|", note=note)
     arrays.update(exports.shaw_tables(positions.shaw))
     arrays[f"shaw_norms_layer{layer}"] = exports.shaw_norms(view)
+
+# ---- DeBERTa: a table of relative embeddings, projected per layer and head ---------------------
+if positions.projected:
+    st.header("Position vectors by distance", divider="gray")
+    labels = [layer.label for layer in positions.projected]
+    shown = choice("layer", labels, "your_model_projected_layer", kind="select")
+    view = projected.projected_view(positions.projected[labels.index(shown)], n)
+    fig = projected.rows_figure(view)
+    note = projected.rows_note(view, pair) + mark_picked_distance(fig)
+    formula = "c(r) = clamp(bucket(-r) + span, 0, 2 span - 1)"
+    chart(fig, "your_model_projected_rows", formula=formula, note=note)
+    head = head_picker(view.layer.heads, "your_model_projected_head")
+    fig, caption = projected.vectors_figure(view, head)
+    figure(fig, "your_model_projected_vectors", latex=r"P^K_{c(r)},\ P^Q_{c(r)}",
+           caption=f"{projected.vectors_note(view, head)} {caption}")  # fmt: skip
+    fig = projected.norms_figure(view, head)
+    chart(fig, "your_model_projected_norms", formula="|P^K[c(r)]|, |P^Q[c(r)]|",
+          note=mark_picked_distance(fig).strip())  # fmt: skip
+    arrays.update(projected.arrays(view, head))
 
 # ---- ALiBi and RoPE: no trained parameter, the configuration's -------------------------------
 if positions.alibi:

@@ -90,7 +90,7 @@ class ProjectedLayer:
 
     @property
     def label(self) -> str:
-        return f"{self.scheme}, layer {self.layer}"
+        return f"{scheme_label(self.scheme)}, layer {self.layer}"
 
     @property
     def heads(self) -> int:
