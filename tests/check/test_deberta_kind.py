@@ -19,6 +19,7 @@ import torch
 
 from relpos_core.check import CANNOT, DIFFERS, EQUAL, KINDS, check_implementation
 from relpos_core.check.verdict import check
+from relpos_core.schemes.deberta import log_bucket as library_bucket
 from relpos_core.schemes.deberta import relative_rows
 from relpos_core.schemes.deberta.reference import (
     DEBERTA,
@@ -26,6 +27,7 @@ from relpos_core.schemes.deberta.reference import (
     PAGE_MAX,
     cases,
     log_bucket,
+    page_rows_words,
     rows,
     terms,
 )
@@ -254,3 +256,73 @@ def test_the_kind_is_found_in_its_folder_and_listed_after_the_earlier_kinds() ->
     earlier = ("shaw", "skew", "rel-shift", "alibi", "t5-bucket", "rope")
     assert KINDS["deberta"] is DEBERTA
     assert all(KINDS[name].order < DEBERTA.order for name in earlier)
+
+
+# ---- the Check page ----------------------------------------------------------------------------
+
+
+def page_outputs(n: int, buckets: int | None = None) -> tuple[dict, dict]:
+    from explorer.frame.params import ViewParams
+    from explorer.stories.check.inputs import page_inputs
+
+    inputs = page_inputs("deberta", ViewParams(n=n, weights="random"), buckets)
+    return inputs.case_dict, inputs.tensors()
+
+
+@pytest.mark.parametrize(("n", "buckets"), [(8, None), (40, None), (40, 0), (64, 16)])
+def test_the_page_draws_the_definition_on_its_inputs(n: int, buckets: int | None) -> None:
+    from tests.app.conftest import assert_clean, open_page
+    from tests.app.panels import panel_z
+
+    query = {} if buckets is None else {"check_deberta_buckets": str(buckets)}
+    at = open_page("check", check_kind="deberta", n=str(n), check_head="1", **query)
+    assert_clean(at)
+    case, x = page_outputs(n, buckets)
+    span = case["buckets"] or PAGE_MAX
+    assert case["buckets"] == (8 if buckets is None else buckets) and case["n"] == n
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert f"pos_key (2, {2 * span}, 8) float64" in captions
+    assert f"buckets={case['buckets']}, max_position={PAGE_MAX})" in captions
+    np.testing.assert_allclose(panel_z(at, "check_reference"), terms(case, x)[0, 1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", [*RIGHT, *BUGS])
+def test_an_uploaded_output_gets_the_verdict_the_library_gives_the_function(name: str) -> None:
+    """At n = 40 (past max_position 16, with 8 buckets) every known bug shows on the page's one
+    case, and the page names the bug the library names from its own cases."""
+    import io
+
+    from tests.app.conftest import assert_clean, chart_keys, open_page
+
+    function = getattr(examples, name)
+    case, x = page_outputs(40)
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(function(*DEBERTA.arguments(case, x))))
+    at = open_page("check", check_kind="deberta", n="40")
+    at.file_uploader(key="check_upload_deberta").upload("out.npy", buffer.getvalue()).run()
+    assert_clean(at)
+    library = check_implementation("deberta", function)
+    shown = [e.value for e in (*at.success, *at.warning) if "Verdict:" in e.value]
+    assert len(shown) == 1 and f"**Verdict:** {library.status}" in shown[0]
+    if library.bug:
+        assert f"it matches a known bug: {library.bug}" in shown[0].replace("\\", "")
+    assert "check_comparison" in chart_keys(at)
+
+
+@pytest.mark.parametrize("buckets", PAGE_BUCKETS)
+def test_the_pages_words_on_its_rows_are_true_at_every_n(buckets: int) -> None:
+    """The unclamped row bucket(i - j) + span (the scheme's own log_bucket) against the words:
+    the first i - j past each end of the table, or none, and log buckets once |i - j| > mid."""
+    span, mid = buckets or PAGE_MAX, buckets // 2
+    for n in range(1, 65):
+        r = torch.arange(-(n - 1), n)
+        raw = (library_bucket(r, buckets, PAGE_MAX) if buckets else r) + span
+        words = page_rows_words(n, buckets)
+        high, low = r[raw > 2 * span - 1], r[raw < 0]
+        if len(high):
+            assert f"the rows of i - j ≥ {int(high.min())}" in words, (n, words)
+        if len(low):
+            assert f"i - j ≤ {int(low.max())} fall outside" in words, (n, words)
+        assert ("≥" in words, "≤" in words) == (bool(len(high)), bool(len(low))), (n, words)
+        assert ("no distance here lies past" in words) == (not len(high) and not len(low))
+        assert ("log-spaced" in words) == bool(buckets and n - 1 > mid), (n, words)

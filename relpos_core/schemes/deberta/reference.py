@@ -148,6 +148,33 @@ PAGE_BUCKETS = (0, 4, 8, 16)
 PAGE_BUCKETS_DEFAULT = 8
 
 
+def page_rows_words(n: int, buckets: int) -> str:
+    """What the rows c(i, j) do at the page's n, in words: log buckets reached or not, the
+    table's ends passed or not."""
+    mid = buckets // 2
+    if not buckets:
+        parts = ["each distance i - j reads its own row"]
+    elif n - 1 > mid:
+        parts = [
+            f"distances |i - j| past {mid} (half the buckets) read log-spaced rows, the log buckets"
+        ]
+    else:
+        parts = [f"no |i - j| here passes {mid} (half the buckets): each reads its own row"]
+    i, j = np.indices((n, n))
+    past = rows(n, buckets, PAGE_MAX) != rows(n, buckets, PAGE_MAX, clamped=False)
+    ends = []
+    if (past & (i > j)).any():
+        ends.append(f"i - j ≥ {int((i - j)[past & (i > j)].min())}")
+    if (past & (i < j)).any():
+        ends.append(f"i - j ≤ {int((i - j)[past & (i < j)].max())}")
+    if ends:
+        parts.append(f"the rows of {' and '.join(ends)} fall outside the table and are clamped to "
+                     "its end rows")  # fmt: skip
+    else:
+        parts.append("no distance here lies past the table's ends (a larger n reaches them)")
+    return ", and ".join(parts)
+
+
 def page_example(example: Example) -> PageCase:
     """The view's q and k; pos_key and pos_query seeded random draws (the view holds no
     DeBERTa tables), the same at every n; buckets of the page's own, max_position 16."""
@@ -165,7 +192,7 @@ def page_example(example: Example) -> PageCase:
     about = (
         f"pos_key and pos_query ({heads}, {2 * span}, {d}) are seeded random draws (the view "
         f"holds no DeBERTa tables); {buckets} buckets, this page's own choice, and max_position "
-        f"{PAGE_MAX}, small, so that the log buckets and the table's ends show at the page's n"
+        f"{PAGE_MAX}; {page_rows_words(example.n, buckets)}"
     )
     call = f"fn(q, k, pos_key, pos_query, buckets={buckets}, max_position={PAGE_MAX})"
     return PageCase(tuple(case.items()), arrays, call, about)
@@ -202,9 +229,10 @@ DEBERTA = Kind(
         PAGE_BUCKETS,
         "check_deberta_buckets",
         PAGE_BUCKETS_DEFAULT,
-        help="0 reads the table at i - j clamped to ±max_position; with buckets, distances "
-        "past half the buckets share log-spaced rows up to max_position, and farther ones the "
-        "table's last row.",
+        help="0: the table has 2·max_position rows, one per distance i - j from -max_position "
+        "to max_position - 1. With buckets it has 2·buckets rows: distances past half the "
+        "buckets read log-spaced rows up to max_position. Either way, farther distances read "
+        "the table's first or last row (the clamp).",
     ),
     mask_taken="its position terms take no mask (DeBERTa's mask applies to the sum of the "
     "three terms, after them), so every pair (i, j) is compared",
