@@ -23,12 +23,13 @@ start, stop = params.window
 
 st.title("Compare schemes")
 source_caption(params, scheme="each")
-st.markdown(text.compare_intro(source))
+intro = st.empty()  # written once both schemes are picked
 left, right = st.columns(2)
 with left:
     a = scheme_picker("scheme A", "compare_a")
 with right:
     b = scheme_picker("scheme B", "compare_b")
+intro.markdown(text.compare_intro(source, (a, b)))
 head = head_picker(heads, "compare_head")  # a row of its own: eight heads fit
 settings = scheme_settings(params, compare_a=a, compare_b=b)
 for column, name, letter in zip(st.columns(2), (a, b), "AB", strict=True):

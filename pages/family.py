@@ -16,6 +16,7 @@ from explorer.pair.controls import mark_picked_distance, pair_schemes
 from explorer.stories.family import controls, exports, length_curves, panels, tables, text, views
 from explorer.stories.family.learned_terms import learned_terms
 from explorer.stories.family.plots import learned_figure
+from explorer.stories.family.term_reads import reads_note, reads_table, term_reads
 from explorer.weights.source import source_of
 from relpos_core.schemes.catalogue import scheme_entry
 
@@ -60,8 +61,14 @@ def one_head(view: views.PositionView, scales: tuple[Scale, ...]) -> None:
         terms = panels.each_term(params, config, head)
         count = len(entry.term_titles)
         words = text.number_word(count)
-        st.markdown(f"**{entry.label}'s {words} terms, head {head}** (all divided by √d)")
+        st.markdown(
+            f"**{entry.label}'s {words} terms, head {head}** (all divided by {entry.divisor})"
+        )
         draw.figure(terms.figure, "family_terms", shape=(count, n, n), caption=terms.caption)
+        reads = term_reads(params, config, head)
+        st.markdown(f"**What each term reads**, head {head}")
+        st.markdown(reads_table(reads, name))
+        st.caption(md_escape(reads_note(reads, name)))
 
 
 missing = views.unavailable_schemes(params, settings)  # scheme -> why it cannot run here

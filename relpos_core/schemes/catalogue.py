@@ -100,6 +100,7 @@ class SchemeEntry:
     settings: tuple[Setting, ...] = ()
     learned: bool = False  # its constructor draws parameters (make_scheme gives it a generator)
     scaled: bool = True  # its position term is divided by sqrt(d) (False: a bias added as is)
+    divisor: str = "√d"  # what its logit's terms are divided by (DeBERTa's three: √(3d))
     model: str | None = None  # the family model trained with it (relpos_lab); None: never trained
     model_params: tuple[tuple[str, object], ...] = ()  # the keywords that model was built with
     note: str = ""  # a caption under its formula

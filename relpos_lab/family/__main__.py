@@ -82,7 +82,14 @@ def eval_lengths(context: int) -> list[int]:
 
 
 def train_command(args: argparse.Namespace) -> None:
-    settings = TrainSettings(steps=args.steps)
+    family = read_results().get("training", {})  # how the stored family was trained
+    steps = args.steps or family.get("steps") or TrainSettings().steps
+    if args.names and family.get("steps") not in (None, steps):
+        sys.exit(
+            f"--steps {steps} differs from the {family['steps']} steps every stored model of the "
+            "family trained for: the family trains alike (leave --steps out, or retrain all)"
+        )
+    settings = TrainSettings(steps=steps)
     names = args.names or list(model_names())
     FAMILY_DIR.mkdir(parents=True, exist_ok=True)
     ids, vocabulary = train_ids(), corpus_vocabulary()
@@ -119,9 +126,15 @@ def train_command(args: argparse.Namespace) -> None:
             "eval_seconds": round(eval_seconds, 1),
             "checkpoint_bytes": path.stat().st_size,
             "bpc": bpc,
+            "machine": machine(),  # where its seconds were measured
         }
         results = read_results()
         results["corpus"] = corpus_record()
+        if args.names and results.get("training"):  # one model more: the family's record stays
+            results["models"][name] = record
+            write_results(results)
+            print(f"==> {name}: {seconds:.0f} s, loss {record['final_train_loss']}, bpc {bpc}")
+            continue
         results["training"] = {
             **settings.to_dict(),
             "architecture": {
@@ -178,14 +191,33 @@ def eval_command(args: argparse.Namespace) -> None:
 
 def long_command(args: argparse.Namespace) -> None:
     """RoPE's context extension zero-shot and the attention sinks of every scheme's model."""
-    from relpos_lab.family.long_context import LONG_CHARS, LONG_FILE, long_tables, measure
+    from relpos_lab.family.long_context import (
+        LONG_CHARS,
+        LONG_FILE,
+        long_tables,
+        measure,
+        measure_sinks,
+    )
 
     if args.table:
         print(long_tables(json.loads(LONG_FILE.read_text())))
         return
     torch.set_num_threads(TrainSettings().threads)
-    models = {name: load_with_vocabulary(name)[0] for name in scheme_models()}
+    names = args.models or scheme_models()
+    unknown = sorted(set(names) - set(scheme_models()))
+    if unknown:
+        sys.exit(f"--models must name models of {', '.join(scheme_models())}; got {unknown}")
+    models = {name: load_with_vocabulary(name)[0] for name in names}
     start = time.perf_counter()
+    if args.models:  # the stored run, with these models' sinks and windows measured again
+        record = measure_sinks(
+            json.loads(LONG_FILE.read_text()), models, eval_span(LONG_CHARS),
+            order=scheme_models(),
+        )  # fmt: skip
+        record["seconds_" + "_".join(args.models)] = round(time.perf_counter() - start, 1)
+        LONG_FILE.write_text(json.dumps(record, indent=1) + "\n")
+        print(long_tables(record))
+        return
     record = measure(models, eval_span(LONG_CHARS), TrainSettings().context)
     record["seconds"] = round(time.perf_counter() - start, 1)
     record["machine"] = machine()
@@ -236,7 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"models to train (default: the shipped ones): {', '.join(specs())}",
     )
-    train.add_argument("--steps", type=int, default=TrainSettings().steps)
+    train.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="optimizer steps (default: the stored family's, else "
+        f"{TrainSettings().steps}); a model added to the family must train as many",
+    )
     train.set_defaults(run=train_command)
     bench = commands.add_parser("bench", help="training milliseconds per step of each model")
     bench.add_argument("names", nargs="*", choices=[[], *specs()], metavar="NAME")
@@ -262,6 +300,12 @@ def build_parser() -> argparse.ArgumentParser:
         "long", help="RoPE's context extension zero-shot, and attention sinks (long_context.json)"
     )
     long.add_argument("--table", action="store_true", help="print the tables of the stored run")
+    long.add_argument(
+        "--models",
+        nargs="+",
+        metavar="NAME",
+        help="measure only these models' attention sinks and windows, into the stored run",
+    )
     long.set_defaults(run=long_command)
     finetune = commands.add_parser(
         "finetune", help="RoPE fine-tuned at 4x its training length (fine_tune.json)"

@@ -217,14 +217,27 @@ def measure(models: dict[str, CharLM], span: torch.Tensor, context: int, log=pri
         "sinks": {"first": SINKS, "rows": SINK_ROWS, "texts": SINK_TEXTS, "share": {}},
         "window": {"cache": CACHE, "text": WINDOW_TEXT, "texts": WINDOW_TEXTS, "bpc": {}},
     }
+    return measure_sinks(out, models, span, log)
+
+
+def measure_sinks(
+    record: dict, models: dict[str, CharLM], span: torch.Tensor, log=print, order=()
+) -> dict:
+    """``record`` with each model's sink shares and sliding-window bits measured (a model
+    already there measured again); its models listed in ``order``, then any others."""
     for name, model in models.items():
-        out["sinks"]["share"][name] = sink_shares(model, span, lengths)
-        out["window"]["bpc"][name] = {
+        record["sinks"]["share"][name] = sink_shares(model, span, record["lengths"])
+        record["window"]["bpc"][name] = {
             "keep": round(window_bpc(model, span, keep=True), 6),
             "drop": round(window_bpc(model, span, keep=False), 6),
         }
-        log(f"{name}: window {out['window']['bpc'][name]}")
-    return out
+        log(f"{name}: window {record['window']['bpc'][name]}")
+    for table in (record["sinks"]["share"], record["window"]["bpc"]):
+        ranked = sorted(table, key=lambda n: order.index(n) if n in order else len(order))
+        kept = {name: table[name] for name in ranked}
+        table.clear()
+        table.update(kept)
+    return record
 
 
 LONG_FILE = Path(__file__).resolve().parent / "checkpoints" / "long_context.json"

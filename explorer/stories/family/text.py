@@ -25,12 +25,34 @@ def _names(schemes) -> str:
 def scaling_words() -> str:
     """Which position terms carry 1/√d, and which biases are added as they are (each
     catalogue entry's ``scaled``: a bias that involves no query is added as its paper adds it)."""
-    scaled = [e.name for e in scheme_entries() if e.scaled]
+    scaled = [e.name for e in scheme_entries() if e.scaled and e.divisor == "√d"]
     unscaled = [e.name for e in scheme_entries() if not e.scaled]
-    return f"the terms of {_names(scaled)}, products with the query, divided by √d" + (
-        f"; the biases of {_names(unscaled)} added as they are, undivided, as in their papers"
-        if unscaled
-        else ""
+    others = [e for e in scheme_entries() if e.scaled and e.divisor != "√d"]
+    return (
+        f"the terms of {_names(scaled)}, products with the query, divided by √d"
+        + "".join(f"; {e.label}'s by {e.divisor}" for e in others)
+        + (
+            f"; the biases of {_names(unscaled)} added as they are, undivided, as in their papers"
+            if unscaled
+            else ""
+        )
+    )
+
+
+def content_words(names=None) -> str:
+    """The content term the schemes ``names`` (all by default) share, in words: q_i · k_j / √d,
+    and which schemes divide it otherwise (DeBERTa by √(3d), with its position terms)."""
+    entries = [scheme_entry(n) for n in names] if names else list(scheme_entries())
+    other = [e for e in entries if e.divisor != "√d"]
+    if not other:
+        return "the content term q_i · k_j / √d"
+    if len(other) == len(entries):
+        if len({e.divisor for e in other}) == 1:
+            return f"the content term q_i · k_j / {other[0].divisor}"
+    return (
+        "the content term q_i · k_j / √d ("
+        + "; ".join(f"{e.label} divides it by {e.divisor}" for e in other)
+        + ")"
     )
 
 
@@ -39,7 +61,7 @@ def intro() -> str:
     return (
         f"{number_word(len(scheme_entries())).capitalize()} published ways to make attention "
         "depend on the distance j - i, each on the same queries, keys and values as every other "
-        "page. All share the content term q_i · k_j / √d; they differ only in what position adds "
+        f"page. All share {content_words()}; they differ only in what position adds "
         "to the logit, the **position term** drawn here (in logit units: "
         f"{scaling_words()})."
     )
@@ -53,9 +75,9 @@ def number_word(count: int) -> str:
     return NUMBER_WORDS.get(count, str(count))
 
 
-def compare_intro(source: TensorSource) -> str:
-    """What the Compare schemes page puts side by side: two trained models, or two schemes on
-    one q, k, v."""
+def compare_intro(source: TensorSource, names: tuple[str, ...] = ()) -> str:
+    """What the Compare schemes page puts side by side: two trained models, or two schemes
+    (``names``) on one q, k, v."""
     if source.trained:
         return (
             "Two trained models of the family on the same characters. They are identical but for "
@@ -63,10 +85,12 @@ def compare_intro(source: TensorSource) -> str:
             "keys and values: every difference comes from position, directly in the logit and "
             "through what each model learned around it."
         )
-    return (
-        "Two position schemes on the same queries, keys and values (the sidebar's): the "
-        "content term q_i · k_j / √d is the same, so every difference in the weights comes from "
-        "what each scheme adds for position."
+    return "Two position schemes on the same queries, keys and values (the sidebar's): " + (
+        f"{content_words(names)} is the same, so every difference in the weights comes "
+        "from what each scheme adds for position."
+        if len({scheme_entry(n).divisor for n in names}) <= 1
+        else f"{content_words(names)}, so the two differ in that scale as well as in what "
+        "each adds for position."
     )
 
 
