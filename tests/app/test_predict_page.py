@@ -25,6 +25,7 @@ from relpos_core.schemes.catalogue import ROPE_SCALINGS, rope_scaling
 from relpos_lab.family import load_with_vocabulary
 from relpos_lab.family.corpus import held_out_text
 from relpos_lab.family.long_context import ROPE_MODEL, scaled_bpc, scaling_config
+from relpos_lab.family.registry import scheme_models
 from relpos_lab.family.train import bits_per_character, eval_span
 from tests.app.conftest import assert_clean, chart_spec, open_page
 from tests.app.panels import array_of, trace_pixels, trace_z
@@ -152,7 +153,7 @@ def test_the_running_mean_ends_at_the_length_tables_bits(length: str) -> None:
     at = open_page("predict", predict_length=length, predict_count="0")
     assert_clean(at)
     curves = {t["name"]: array_of(t["y"]) for t in chart_spec(at, "predict_running")["data"]}
-    assert len(curves) == 8
+    assert len(curves) == len(scheme_models())  # the baselines and one model per scheme
     for label, curve in curves.items():
         name = label.rsplit("(", 1)[1].rstrip(")")
         m, _ = model(name)
@@ -322,7 +323,7 @@ def test_the_extension_adds_one_curve_and_a_note_that_reads_it(rope_type, length
     at = open_page("predict", predict_length=length, predict_count="0", predict_extension=rope_type)
     assert_clean(at)
     curves = {t["name"]: array_of(t["y"]) for t in chart_spec(at, "predict_running")["data"]}
-    assert len(curves) == 9
+    assert len(curves) == len(scheme_models()) + 1  # and RoPE's extended
     rope = float(next(c for label, c in curves.items() if label.endswith(f"({ROPE_MODEL})"))[-1])
     extended = next(label for label in curves if "+" in label)
     factor = max(1, int(length) // 64)

@@ -14,6 +14,7 @@ from explorer.stories.family.learned_terms import LENGTH
 from explorer.weights.reading import held_out_passage
 from relpos_core.schemes import content_free
 from relpos_lab.family import load, results
+from relpos_lab.family.registry import BASELINES, scheme_models
 from tests.app.conftest import assert_clean, chart_spec, chart_z, open_page
 from tests.app.panels import array_of, panel_z
 from tests.app.test_trained_views import model_forward
@@ -84,10 +85,15 @@ def test_the_learned_terms_are_each_models_own_position_preference() -> None:
     at = open_page("family", weights="trained", k="2", learned_part="position only")
     assert_clean(at)
     traces = chart_spec(at, "family_learned")["data"]
-    assert len(traces) == 6 * 4  # six schemes, four heads each, in registry order
+    models = [
+        "shaw-k2" if name == "shaw" else name  # the sidebar's k = 2 picks Shaw's model
+        for name in scheme_models()
+        if name not in BASELINES
+    ]  # one model per scheme, in registry order
+    assert len(traces) == len(models) * 4  # four heads each
     text = held_out_passage()[:LENGTH]
     context = results()["training"]["context"]
-    for t, name in enumerate(("shaw-k2", "music", "xl", "t5", "alibi", "rope")):
+    for t, name in enumerate(models):
         layer = model_forward(name, text)[0]
         q, k = layer["q"], layer["k"]
         scheme = load(name).blocks[0].attention.scheme
@@ -112,7 +118,8 @@ def test_the_beyond_note_says_what_each_learned_curve_drawn_does(part: str, laye
     at = open_page("family", weights="trained", k="2", learned_part=part, layer=layer)
     assert_clean(at)
     spec = chart_spec(at, "family_learned")
-    titles = [a["text"] for a in spec["layout"]["annotations"]][:6]  # one per small chart
+    schemes = len(scheme_models()) - len(BASELINES)
+    titles = [a["text"] for a in spec["layout"]["annotations"]][:schemes]  # one per small chart
     traces = spec["data"]
     distance = array_of(traces[0]["x"]).astype(np.int64)
     curves = {

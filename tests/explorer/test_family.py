@@ -17,7 +17,7 @@ from explorer.stories.family import views as family
 from explorer.stories.family.plots import shown_distances
 from explorer.weights.example import derived_seed, example_inputs
 from relpos_core.schemes import make_scheme, scheme_profile
-from relpos_core.schemes.catalogue import scheme_names
+from relpos_core.schemes.catalogue import scheme_entries, scheme_entry, scheme_names
 
 SETTINGS = family_settings.FamilySettings()
 CLOSE = {"rtol": 1e-5, "atol": 1e-5}
@@ -264,13 +264,8 @@ def test_shown_distances_keep_the_centre_and_thin_the_rest() -> None:
     assert np.all(np.abs(kept[np.abs(kept) >= 512]) % stride == 0)
 
 
-SETTING_NAMES = (
-    "max_relative_position",
-    "values",
-    "num_buckets",
-    "max_distance",
-    "max_bias",
-    "base",
+SETTING_NAMES = tuple(  # every setting's keyword, from the catalogue
+    dict.fromkeys(setting.keyword for entry in scheme_entries() for setting in entry.settings)
 )
 
 
@@ -284,7 +279,7 @@ def test_the_settings_shown_with_trained_weights_are_the_trained_models(name: st
     trained = load(name).blocks[0].attention.scheme
     settings = {s: getattr(trained, s) for s in SETTING_NAMES if hasattr(trained, s)}
     assert settings == {s: getattr(shown, s) for s in settings}
-    assert settings or name == "xl"  # every scheme but Transformer-XL has a setting
+    assert bool(settings) == bool(scheme_entry(name).settings)  # each of its settings compared
     for (key, fixed), (_, drawn) in zip(
         trained.named_buffers(), shown.named_buffers(), strict=True
     ):
