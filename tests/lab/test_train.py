@@ -141,3 +141,19 @@ def test_cli_rejects_bad_lengths(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--eval-lengths", "8,x"])
     assert "eval lengths must be comma-separated ints" in capsys.readouterr().err
+
+
+def test_a_model_added_to_the_family_trains_as_many_steps_as_the_family() -> None:
+    """Training one model with other steps than the stored family's is refused in words before
+    anything trains: the family's numbers compare models trained alike."""
+    import argparse
+
+    from relpos_lab.family.__main__ import read_results, train_command
+
+    stored = read_results()["training"]["steps"]
+    with pytest.raises(SystemExit) as refused:
+        train_command(argparse.Namespace(names=["deberta"], steps=stored + 1))
+    assert str(refused.value) == (
+        f"--steps {stored + 1} differs from the {stored} steps every stored model of the family "
+        "trained for: the family trains alike (leave --steps out, or retrain all)"
+    )
