@@ -72,7 +72,7 @@ def test_deberta_reads_equal_the_terms_written_out(causal, head):
     assert "| content-to-position q · P^K | " in table and " | 0 | " in table.split("\n")[3]
     note = reads_note(reads, "deberta")
     assert note.count("never with the query") == 1
-    assert "position-to-content k · P^Q moves with the key's content" in note
+    assert "Position-to-content k · P^Q moves with the key's content" in note
 
 
 def test_transformer_xl_has_no_term_of_the_key_and_the_distance():

@@ -113,14 +113,10 @@ def reads_note(reads: TermReads, name: str) -> str:
     )
     if not key_and_distance:
         return what
-    return (
-        what
-        + " "
-        + " and ".join(key_and_distance)
-        + (
-            " moves with the key's content and with the distance but never with the query: the "
-            "key's own content decides how it is seen from each distance, whoever asks. No other "
-            "scheme's term does that (T5's and ALiBi's biases give every key at one distance the "
-            "same number; Shaw's and Transformer-XL's position terms read the query)."
-        )
+    named = " and ".join(key_and_distance)
+    return f"{what} {named[:1].upper()}{named[1:]}" + (
+        " moves with the key's content and with the distance but never with the query: the "
+        "key's own content decides how it is seen from each distance, whoever asks. Every "
+        "other scheme's position term either gives every key at one distance the same number "
+        "(T5, ALiBi) or reads the query (Shaw, Music Transformer, Transformer-XL, RoPE)."
     )
