@@ -15,13 +15,15 @@ from relpos_lab.extract import MAX_UPLOAD_MB, T5Stack
 INTRO = (
     "Bring a checkpoint and see what its position parameters hold, head by head: T5's bias "
     "for each bucket of distances (T5, mT5, LongT5, UMT5), the key and value tables of Shaw "
-    "et al.'s layer, ALiBi's slopes, RoPE's frequencies. Every value is read from the file as "
+    "et al.'s layer, ALiBi's slopes, RoPE's frequencies, DeBERTa-v2's and v3's relative "
+    "embeddings projected per layer and head. Every value is read from the file as "
     "data, never run, and drawn at the sidebar's *n*."
 )
 UPLOAD_HELP = (
     f"One weights file (.safetensors, or a PyTorch state dict .pt/.pth/.bin, loaded weights-only) "
     f"of at most {MAX_UPLOAD_MB} MB, with its config.json if you have it (T5's bucket count and "
-    "max distance, RoPE's base and scaling, ALiBi's heads are read from it). A larger model: run "
+    "max distance, RoPE's base and scaling, ALiBi's heads, DeBERTa's buckets are read from it). "
+    "A larger model: run "
     "`python -m relpos_lab.extract PATH --out positions.safetensors` where it lives and upload "
     "that file (kilobytes). What you upload is seen by this session only."
 )
