@@ -42,6 +42,8 @@ MUST_HAVE_EXAMPLES = {
     "relpos_core.schemes.t5.maths",
     "relpos_core.schemes.t5.by_distance",
     "relpos_core.schemes.xl.maths",
+    "relpos_core.mask_mods",
+    "relpos_core.block_masks",
 }
 # Every module of the package outside the scheme folders: a module added or removed shows up here
 # first. A scheme folder (relpos_core/schemes/<name>/) is checked by its parts instead.
@@ -71,6 +73,8 @@ EXPECTED_MODULES = {
     "relpos_core.lookup",
     "relpos_core.guard",
     "relpos_core.masks",
+    "relpos_core.mask_mods",
+    "relpos_core.block_masks",
     "relpos_core.memory",
     "relpos_core.methods",
     "relpos_core.precision",
