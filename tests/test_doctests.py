@@ -44,6 +44,8 @@ MUST_HAVE_EXAMPLES = {
     "relpos_core.schemes.xl.maths",
     "relpos_core.mask_mods",
     "relpos_core.block_masks",
+    "relpos_core.mods",
+    "relpos_core.schemes.score_mods",
 }
 # Every module of the package outside the scheme folders: a module added or removed shows up here
 # first. A scheme folder (relpos_core/schemes/<name>/) is checked by its parts instead.
@@ -77,6 +79,7 @@ EXPECTED_MODULES = {
     "relpos_core.block_masks",
     "relpos_core.memory",
     "relpos_core.methods",
+    "relpos_core.mods",
     "relpos_core.precision",
     "relpos_core.methods.regions",
     "relpos_core.skew",
@@ -90,6 +93,7 @@ EXPECTED_MODULES = {
     "relpos_core.schemes.catalogue",
     "relpos_core.schemes.folders",
     "relpos_core.schemes.profile",
+    "relpos_core.schemes.score_mods",
 }
 
 # Modules that import an optional package, and that package.

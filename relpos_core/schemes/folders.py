@@ -9,7 +9,8 @@ simply absent):
     reference     ``KIND``, the checker's definition from the paper with its known bugs
     by_distance   its reading at every distance j - i, for a model's own parameters
     checkpoints   how published checkpoints store it: tensor names and config fields, as data
-    score_mod     its FlexAttention ``score_mod`` (a placeholder until it is written)
+    score_mod     its FlexAttention ``score_mod`` (a ``Mod`` over small tables), or words why it is
+                  none (``NOT_A_SCORE_MOD``), and a value term's words (``score_mods``)
 
 The catalogue, the checker's kinds, the readings by distance and the checkpoint layouts are each
 ``parts(...)`` of these folders. Only ``entry`` and ``checkpoints`` are read without torch.

@@ -12,8 +12,12 @@ Each folder's ``score_mod`` module defines exactly one of
         words: why the scheme is no score modification and how FlexAttention runs it (RoPE)
 
 and, where the scheme has a term on the values that FlexAttention cannot express, ``VALUE_TERM``:
-words naming the library's call that computes it. The tables keep their autograd graph back to
-q, k and the scheme's parameters; detach them to store or print.
+words naming the library's call that computes it.
+
+The tables keep their autograd graph back to q, k and the scheme's parameters, so a backward
+through FlexAttention (on CUDA) reaches them. For a forward only run (FlexAttention has no
+backward on the CPU, torch 2.13), build the mod under ``torch.no_grad()``: tables that require
+grad make FlexAttention's tracing read a non-leaf tensor's ``.grad``, which torch warns about.
 """
 
 from __future__ import annotations
@@ -50,7 +54,11 @@ def score_mod_module(name: str) -> ModuleType | None:
 
 
 def has_score_mod(name: str) -> bool:
-    """Whether scheme ``name``'s folder defines a ``score_mod`` function."""
+    """Whether scheme ``name``'s folder defines a ``score_mod`` function.
+
+    >>> has_score_mod("alibi"), has_score_mod("rope")  # RoPE rotates q and k instead
+    (True, False)
+    """
     module = score_mod_module(name)
     return module is not None and hasattr(module, "score_mod")
 
