@@ -86,4 +86,22 @@ TERMS = (
         r"Transformer-XL's \*\*rel_shift\*\*",
         gloss=r"rel_shift \(Transformer-XL's",
     ),
+    Term(
+        "score_mod",
+        r"\bscore_mods?\b",
+        "flex",
+        r"A \*\*score_mod\*\* is a function",
+    ),
+    Term(
+        "mask_mod",
+        r"\bmask_mods?\b",
+        "flex",
+        r"A \*\*mask_mod\*\* is a function",
+    ),
+    Term(
+        "BlockMask",
+        r"\bBlockMask",
+        "flex",
+        r"A \*\*BlockMask\*\* is the mask read in tiles",
+    ),
 )

@@ -20,7 +20,7 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
 import numpy as np
@@ -137,6 +137,7 @@ def zip_bytes(
     app_url: str | None = None,
     controls: Mapping[str, tuple[object, list[str] | None]] | None = None,
     parts: Mapping[str, Arrays] | None = None,
+    files: Callable[[], Mapping[str, bytes]] | None = None,
 ) -> bytes:
     """The view as one zip: CSVs, tokens.csv, params.json, view.html, README.txt.
 
@@ -144,7 +145,8 @@ def zip_bytes(
     browser reached the app, which makes the link back absolute; ``controls``: every bound
     widget the view drew (:func:`explorer.frame.view_url.view_record`), whose values go to
     params.json and whose address is the link; ``parts``: the arrays of the parts that rerun
-    alone (explorer.frame.download_parts), written after ``arrays``.
+    alone (explorer.frame.download_parts), written after ``arrays``; ``files``: a page's own
+    files beside them (a program and its .npy inputs), name -> bytes, built on the click.
     """
     extra = extra or {}
     arrays = with_parts(arrays, parts)
@@ -185,6 +187,9 @@ def zip_bytes(
             "the parameters and the link back, as one web page that opens offline (plotly.js "
             "inside)."
         )
+        for file, data in (files() if files else {}).items():
+            archive.writestr(file, data)
+            readme.append(f"{file}: written by the page (see the page for what it holds).")
         archive.writestr("README.txt", "\n".join(readme) + "\n")
     return buffer.getvalue()
 
@@ -240,6 +245,7 @@ def download_view(
     *,
     extra: Mapping[str, object] | None = None,
     where=None,
+    files: Callable[[], Mapping[str, bytes]] | None = None,
 ) -> None:
     """The page's one download button (in the sidebar unless ``where`` is given).
 
@@ -249,7 +255,8 @@ def download_view(
     (``{"head": 1}``), added to the file name and params.json; a key starting with ``_``
     goes to params.json only. Every widget of the view, shared or the
     page's own, is in params.json and the link without being listed here. Inside an
-    ``st.fragment`` pass ``where=st`` (a fragment cannot write to the sidebar).
+    ``st.fragment`` pass ``where=st`` (a fragment cannot write to the sidebar). ``files``:
+    returns the page's own files for the zip (name -> bytes), called on the click.
     """
     extra = dict(extra or {})
     name = file_name(page, params, extra)
@@ -268,6 +275,7 @@ def download_view(
         controls=view_record(),
         # the parts that rerun alone, read on the click: what they show then
         parts=parts_of_this_view(),
+        files=files,
     )
     target.download_button(
         "Download this view (.zip)",

@@ -87,6 +87,11 @@ SECTIONS = (  # the story a learner follows, in order, one section per part of i
              "RoPE's rotary wavelengths and long-term decay against the training length; position "
              "interpolation, NTK-aware scaling, YaRN and Llama 3's rule on the trained RoPE model, "
              "measured zero-shot; and whether any model sinks attention on the first characters"),
+        Page("flex", "Masks and biases", ":material/grid_on:",
+             "a scheme's bias as FlexAttention's score_mod and masks as mask_mods (causal, "
+             "window, sinks, prefix, documents, padding) combined with and / or: the mask, bias, "
+             "logits and weights of one head, the BlockMask block by block, and the code that "
+             "runs the view"),
     )),
     Section("Your own work", (
         Page("check", "Check your implementation", ":material/fact_check:",
