@@ -68,9 +68,7 @@ VARIANTS = [(name, SMALL.get(name, {})) for name in WITH_MOD] + [
     (name, settings) for name, settings in EXTRA if name in WITH_MOD
 ]
 VARIANT_IDS = [name + ("+values" if s.get("values") else "") for name, s in VARIANTS]
-WORDS_ONLY = [
-    name for name in scheme_names() if score_mod_module(name) and not has_score_mod(name)
-]
+WORDS_ONLY = [name for name in scheme_names() if score_mod_module(name) and not has_score_mod(name)]
 
 # (b, h, n_q, n_k, d, query_offset, causal)
 CASES = [

@@ -24,10 +24,11 @@ def score_mod(
     """-m_h |j - i| added to q · k / sqrt(d): the same logits as ``scheme.logits``, either
     direction (``causal`` changes nothing: the mask hides the future)."""
     name = f"{scheme.name}_score_mod"
+    slopes = scheme.slopes.to(q.dtype)  # (h,)
     return Mod(
         kind="score_mod",
         name=name,
         source=SOURCE.format(name=name, offset=query_offset),
-        closes_over={"slopes": scheme.slopes.to(q.dtype)},
-        words=f"slopes: the {scheme.heads} heads' slopes m_h, (h,); nothing of size n.",
+        closes_over={"slopes": slopes},
+        words=f"slopes: each head's slope m_h, {tuple(slopes.shape)}; nothing of size n.",
     )

@@ -56,6 +56,6 @@ def score_mod(
         words=(
             f"q_e: q_i · E_r / sqrt(d) for each query and each distance r = -{last} ... {last}, "
             f"{tuple(q_e.shape)}, read at j - i + {last} when {-last} <= j - i <= {high}, "
-            "zero past the table."
+            "zero elsewhere."
         ),
     )

@@ -41,7 +41,7 @@ def score_mod(
         closes_over={"bias": bias, "bucket": bucket},
         words=(
             f"bias: each head's bias per bucket, {tuple(bias.shape)}; bucket: the bucket of each "
-            f"distance j - i = {first} ... {n_k - 1 - query_offset} ({len(bucket)},), "
+            f"distance j - i = {first} ... {n_k - 1 - query_offset}, ({len(bucket)},), "
             f"bucketed {way}."
         ),
     )

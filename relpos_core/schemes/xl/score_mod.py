@@ -16,7 +16,7 @@ from relpos_core.mods import Mod
 
 SOURCE = """
 def {name}(score, b, h, q_idx, kv_idx):
-    # (q_i + v) · W_R R_(i - j) / sqrt(d) by distance, column i - j - ({low}); then u · k_j / sqrt(d)
+    # (q_i + v) · W_R R_(i - j) / sqrt(d) at column i - j {shift}, plus u · k_j / sqrt(d)
     return score + position[b, h, q_idx, q_idx - kv_idx + {last_key}] + u_k[b, h, kv_idx]
 """
 
@@ -34,10 +34,11 @@ def score_mod(
     position = ((q + v[None, :, None, :]) @ keys.transpose(-2, -1)) * scheme.scale  # (b,h,i,m)
     u_k = (k @ u[None, :, :, None])[..., 0] * scheme.scale  # (b,h,j,d),(1,h,d,1) -> (b,h,j)
     name = f"{scheme.name}_score_mod"
+    shift = f"+ {-low}" if low <= 0 else f"- {low}"  # column = i - j - low
     return Mod(
         kind="score_mod",
         name=name,
-        source=SOURCE.format(name=name, low=low, last_key=n_k - 1),
+        source=SOURCE.format(name=name, shift=shift, last_key=n_k - 1),
         closes_over={"position": position, "u_k": u_k},
         words=(
             f"position: (q_i + v) · W_R R_(i-j) / sqrt(d) for each query and each distance "
