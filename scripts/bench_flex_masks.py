@@ -8,8 +8,9 @@ For each n and mask (``relpos_core.mask_mods``), at batch 1, 8 heads, d 64, floa
 the share of FlexAttention's 128 x 128 blocks the mask skips (``block_kinds``); the median time
 to build the ``BlockMask``; ``torch.compile(flex_attention)`` (inductor, forward only; run
 once to compile, then ``--warmup`` more, then ``--repeats`` timed runs, their median) with that
-block mask; ``scaled_dot_product_attention`` with the dense mask, timed the same way; their
-ratio (flex / SDPA: below 1, flex is faster); and the largest difference of the two outputs.
+block mask; ``scaled_dot_product_attention`` with the dense mask, timed in turn with it; the
+ratio (the median over rounds of flex / SDPA in that round: below 1, flex is faster); and the
+largest difference of the two outputs.
 The first row of each n is no mask at all: what flex costs where nothing is skipped. Where
 compiled flex fails, the row runs eager flex and says so. Compile time is reported, never
 timed in. Prints the machine, its load before and after, and a markdown table.
@@ -47,6 +48,7 @@ class Row:
     build: float | None  # create_block_mask (None: no mask)
     flex: float
     sdpa: float
+    ratio: float  # median over rounds of flex / SDPA in the same round
     compile_s: float  # the first compiled call, compilation included
     max_diff: float  # max |flex - SDPA| over the output
     flex_run: str = "compiled"  # or "eager (compiled failed: ...)"
@@ -66,9 +68,9 @@ def masks(n: int) -> list[tuple[str, mm.Mod | None]]:
     ]
 
 
-def median_times(calls: list[Callable[[], object]], warmup: int, repeats: int) -> list[float]:
-    """Median wall time of each call over ``repeats`` rounds after ``warmup`` untimed ones; the
-    calls take turns in each round, so a change in the machine's load touches them alike."""
+def round_times(calls: list[Callable[[], object]], warmup: int, repeats: int) -> list[list[float]]:
+    """Wall times of each call in ``repeats`` rounds after ``warmup`` untimed ones; the calls
+    take turns in each round, so a change in the machine's load touches them alike."""
     for _ in range(warmup):
         for call in calls:
             call()
@@ -78,7 +80,12 @@ def median_times(calls: list[Callable[[], object]], warmup: int, repeats: int) -
             start = time.perf_counter()
             call()
             kept.append(time.perf_counter() - start)
-    return [statistics.median(kept) for kept in times]
+    return times
+
+
+def paired_ratio(times: list[float], baseline: list[float]) -> float:
+    """Median of the per-round ratios: load that slows both calls of a round cancels."""
+    return statistics.median(a / b for a, b in zip(times, baseline, strict=True))
 
 
 def measure(n: int, name: str, mod, warmup: int, repeats: int) -> Row:
@@ -95,7 +102,7 @@ def measure(n: int, name: str, mod, warmup: int, repeats: int) -> Row:
             return create_block_mask(fn, 1, 1, n, n, device="cpu", BLOCK_SIZE=BLOCK)
 
         blocks = make()
-        (build,) = median_times([make], 1, 3)
+        build = statistics.median(round_times([make], 1, 3)[0])
     run = "compiled"
     compiled = torch.compile(flex_attention, dynamic=False)
     start = time.perf_counter()
@@ -108,7 +115,7 @@ def measure(n: int, name: str, mod, warmup: int, repeats: int) -> Row:
         flex = flex_attention
     compile_s = time.perf_counter() - start
     reference = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
-    flex_s, sdpa_s = median_times(
+    flex_times, sdpa_times = round_times(
         [
             lambda: flex(q, k, v, block_mask=blocks),
             lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=allowed),
@@ -121,8 +128,9 @@ def measure(n: int, name: str, mod, warmup: int, repeats: int) -> Row:
         mask=name,
         skipped=skipped,
         build=build,
-        flex=flex_s,
-        sdpa=sdpa_s,
+        flex=statistics.median(flex_times),
+        sdpa=statistics.median(sdpa_times),
+        ratio=paired_ratio(flex_times, sdpa_times),
         compile_s=compile_s,
         max_diff=float((out - reference).abs().max()),
         flex_run=run,
@@ -144,7 +152,7 @@ def table(rows: list[Row]) -> str:
         build = "no mask" if r.build is None else ms(r.build)
         lines.append(
             f"| {r.n} | {r.mask} | {100 * r.skipped:.0f} % | {build} | {ms(r.flex)} "
-            f"| {ms(r.sdpa)} | {r.flex / r.sdpa:.2f} | {r.max_diff:.1e} | {r.flex_run} |"
+            f"| {ms(r.sdpa)} | {r.ratio:.2f} | {r.max_diff:.1e} | {r.flex_run} |"
         )
     return "\n".join(lines)
 

@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from relpos_core import mask_mods as mm
-from scripts.bench_flex_masks import BLOCK, Row, masks, table
+from scripts.bench_flex_masks import BLOCK, Row, masks, paired_ratio, table
 
 
 def test_table_writes_times_in_ms_the_ratio_and_the_share_skipped():
     rows = [
-        Row(1024, "causal", 28 / 64, 0.0123, 0.010, 0.020, 12.0, 3e-7),
-        Row(4096, "none (every block full)", 0.0, None, 0.75, 0.25, 15.0, 1e-6, "eager (x)"),
+        Row(1024, "causal", 28 / 64, 0.0123, 0.010, 0.020, 0.5, 12.0, 3e-7),
+        Row(4096, "none (every block full)", 0.0, None, 0.75, 0.25, 3.0, 15.0, 1e-6, "eager (x)"),
     ]
     lines = table(rows).splitlines()
     assert len(lines) == 4 and lines[1].count("|") == lines[0].count("|") == 10
@@ -22,6 +22,12 @@ def test_table_writes_times_in_ms_the_ratio_and_the_share_skipped():
         "| 4096 | none (every block full) | 0 % | no mask | 750.0 | 250.0 | 3.00 | 1.0e-06 "
         "| eager (x) |"
     )
+
+
+def test_the_ratio_is_the_median_of_each_rounds_ratio():
+    # rounds 2/1, 3/6, 10/4: ratios 2, 0.5, 2.5 -> 2 (the medians' quotient would be 3/4)
+    assert paired_ratio([2.0, 3.0, 10.0], [1.0, 6.0, 4.0]) == 2.0
+    assert paired_ratio([1.0, 4.0], [2.0, 2.0]) == pytest.approx((0.5 + 2.0) / 2)
 
 
 @pytest.mark.parametrize("n", [1024, 4096])
