@@ -91,29 +91,31 @@ def block_figure(kinds: np.ndarray, block: int, n: int) -> go.Figure:
     letters = max(blocks_q, blocks_k) <= LETTERS_MAX
     for number, name, mark, letter in KINDS:
         rows, cols = np.nonzero(kinds == number)
+        lettered = letters and number == 0  # a skipped block's letter alone, no cross under it
         fig.add_trace(
             go.Scatter(
                 x=cols,
                 y=rows,
                 mode="markers+text" if letters else "markers",
-                name=name,
+                name=f"{name} ({letter})",
                 text=[letter] * len(rows) if letters else None,
                 textposition="middle center",
                 textfont={"size": max(9, min(16, cell * 0.35)), "color": "#000000"},
                 marker={
                     "symbol": mark,
-                    "size": max(4, cell * 0.7),
-                    "color": "#000000" if number == 0 else "#1a1a1a",
+                    "size": 0.1 if lettered else max(4, cell * 0.7),
+                    "color": "#1a1a1a",
                     "line": {"width": 1, "color": "#000000"},
                     "opacity": 0.35 if number == 2 else 0.9,
                 },
                 hoverinfo="skip",
-            )  # fmt: skip
+            )
         )
+    ticks = {"dtick": 1} if letters else {}
     fig.update_xaxes(title_text=f"key block ({block} keys each)", side="top",
-                     range=[-0.5, blocks_k - 0.5], constrain="domain")  # fmt: skip
+                     range=[-0.5, blocks_k - 0.5], constrain="domain", **ticks)  # fmt: skip
     fig.update_yaxes(title_text=f"query block ({block} queries each)", autorange="reversed",
-                     scaleanchor="x", constrain="domain")  # fmt: skip
+                     scaleanchor="x", constrain="domain", **ticks)  # fmt: skip
     fig.update_layout(
         width=side, height=side + 110, margin={"l": 60, "r": 10, "t": 60, "b": 50},
         legend={"orientation": "h", "y": -0.02, "yanchor": "top", "x": 0},
