@@ -39,6 +39,7 @@ EXPECTED_CHARTS = {
     "compare": {"compare_weights", "compare_diff"},
     "check": {"check_reference"},  # the comparison needs an upload: tests/app/test_check_page.py
     "long_context": {"lc_wavelengths", "lc_decay", "lc_scaled", "lc_zero_shot", "lc_sinks"},
+    "flex": {"flex_view", "flex_blocks"},
     # the family's T5 and Shaw with nothing uploaded: tests/app/test_your_model_page.py
     "your_model": {
         "your_model_t5",

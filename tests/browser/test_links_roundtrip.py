@@ -63,6 +63,9 @@ LINKS: dict[str, list[tuple[str, str]]] = {
               ("check_alibi_heads", "12"), ("check_head", "3")],
     "long_context": [("n", "300"), ("lc_base", "1000"), ("lc_factor", "8"),
                      ("lc_decay_layer", "1"), ("lc_rule", "s = 4"), ("lc_sink_layer", "2")],
+    "flex": [("weights", "random"), ("n", "10"), ("flex_scheme", "t5"), ("flex_sinks", "true"),
+             ("flex_s", "2"), ("flex_w", "3"), ("flex_how", "or"), ("flex_block", "4"),
+             ("flex_head", "1")],
     "your_model": [("n", "20"), ("your_model_stack", "model, layer 1"), ("your_model_head", "2"),
                    ("your_model_layer", "2")],
 }  # fmt: skip

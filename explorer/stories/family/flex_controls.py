@@ -3,8 +3,10 @@ whose score_mod adds the bias (with its settings), the masks and their numbers, 
 combine, and the BlockMask's block size.
 
 The sidebar's mask sets where the page's causal and padding masks start (it decides them on the
-other pages); padding hides the sidebar's ``pad`` trailing keys. A window, sink or prefix number
-may be typed outside what the masks accept: ``relpos_core.mask_mods`` then says why in words.
+other pages), and the sliding window starts on without padding (a window over padded keys leaves
+the last queries no key); padding hides the sidebar's ``pad`` trailing keys. A window, sink or
+prefix number may be typed outside what the masks accept: ``relpos_core.mask_mods`` then says
+why in words.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def mask_choice(params: ViewParams) -> tuple[tuple[object, ...], ...]:
                          "padding" in params.mask)  # fmt: skip
     left, middle, right = st.columns(3)
     with left:
-        window = toggle("sliding window", "flex_window", True)
+        window = toggle("sliding window", "flex_window", "padding" not in params.mask)
         w = int_number("window w (keys)", 0, N_MAX, "flex_w", max(1, n // 4),
                        help="Query i sees keys i - w < j <= i.")  # fmt: skip
     with middle:

@@ -114,7 +114,7 @@ def block_figure(kinds: np.ndarray, block: int, n: int) -> go.Figure:
     ticks = {"dtick": 1} if letters else {}
     fig.update_xaxes(title_text=f"key block ({block} keys each)", side="top",
                      range=[-0.5, blocks_k - 0.5], constrain="domain", **ticks)  # fmt: skip
-    fig.update_yaxes(title_text=f"query block ({block} queries each)", autorange="reversed",
+    fig.update_yaxes(title_text=f"query block ({block} queries each)", range=[blocks_q - 0.5, -0.5],
                      scaleanchor="x", constrain="domain", **ticks)  # fmt: skip
     fig.update_layout(
         width=side, height=side + 110, margin={"l": 60, "r": 10, "t": 60, "b": 50},

@@ -102,11 +102,19 @@ def block_note(view: FlexView, block: int, n: int) -> str:
         if total == 1 and block >= n
         else ""
     )
+    edge = (
+        f" The last row and column of tiles run past n = {n}: FlexAttention pads them with "
+        "hidden cells, so they count as partial."
+        if n % block and total > 1
+        else ""
+    )
     return (
         f"Blocks of {block} x {block}{default}: {total} in all, {counts['full']} full (F, "
         f"filled square), {counts['partial']} partial (P, open square), {counts['skipped']} "
         f"skipped (S, thin cross): {view.skipped:.0%} of the blocks are never computed, work a "
-        "fused kernel saves; a partial block is computed and then masked cell by cell." + one_block
+        "fused kernel saves; a partial block is computed and then masked cell by cell."
+        + one_block
+        + edge
     )
 
 
