@@ -65,6 +65,15 @@ def view_arrays(params: ViewParams, view: FlexView) -> dict[str, Labelled]:
         return Labelled(z, rows=labels, cols=labels, corner="query \\ key")
 
     blocks_q, blocks_k = view.kinds.shape
+    marks = {  # each kind's marks on the grid: (query block, key block) of each such block
+        f"blocks_{name}": Labelled(
+            np.argwhere(view.kinds == number).astype(np.float32),
+            cols=["query block", "key block"],
+            corner="block",
+        )
+        for number, name in ((2, "full"), (1, "partial"), (0, "skipped"))
+        if (view.kinds == number).any()
+    }
     return {
         "mask": on_window(view.mask),
         "bias": on_window(view.bias),
@@ -76,4 +85,5 @@ def view_arrays(params: ViewParams, view: FlexView) -> dict[str, Labelled]:
             cols=[f"key block {b}" for b in range(blocks_k)],
             corner="0 skipped, 1 partial, 2 full",
         ),
+        **marks,
     }
