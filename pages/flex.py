@@ -57,7 +57,7 @@ draw.figure(blocks, "flex_blocks", shape=view.kinds.shape,
 
 st.header("The code")
 st.markdown(flex_text.closed_table(flex_exports.closed(inputs)))
-st.code(flex_exports.program_text(params, choice, inputs), language="python")
+st.code(flex_exports.program_text(params, choice, inputs), language="python", wrap_lines=True)
 st.caption(
     "The view's download holds this file as flex_attention.py, with q.npy, k.npy, v.npy and an "
     ".npy for each larger tensor it closes over: python flex_attention.py runs it and saves "

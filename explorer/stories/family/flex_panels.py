@@ -118,7 +118,7 @@ def block_figure(kinds: np.ndarray, block: int, n: int) -> go.Figure:
                      scaleanchor="x", constrain="domain", **ticks)  # fmt: skip
     fig.update_layout(
         width=side, height=side + 110, margin={"l": 60, "r": 10, "t": 60, "b": 50},
-        legend={"orientation": "h", "y": -0.02, "yanchor": "top", "x": 0},
+        legend={"orientation": "h", "y": -0.02, "yanchor": "top", "x": 0, "itemsizing": "constant"},
         plot_bgcolor="#ffffff",
     )  # fmt: skip
     return fig
