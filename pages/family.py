@@ -60,14 +60,10 @@ def one_head(view: views.PositionView, scales: tuple[Scale, ...]) -> None:
     if entry.term_titles:
         terms = panels.each_term(params, config, head)
         count = len(entry.term_titles)
-        words = text.number_word(count)
-        st.markdown(
-            f"**{entry.label}'s {words} terms, head {head}** (all divided by {entry.divisor})"
-        )
+        st.markdown(text.terms_heading(entry, head))
         draw.figure(terms.figure, "family_terms", shape=(count, n, n), caption=terms.caption)
         reads = term_reads(params, config, head)
-        st.markdown(f"**What each term reads**, head {head}")
-        st.markdown(reads_table(reads, name))
+        st.markdown(f"**What each term reads**, head {head}\n\n{reads_table(reads, name)}")
         st.caption(md_escape(reads_note(reads, name)))
 
 
@@ -145,13 +141,5 @@ draw.figure(fig, "family_lengths", caption=length_curves.lengths_caption(measure
 st.info(length_curves.reach_note(measured), icon=":material/lightbulb:")
 
 # ---- download --------------------------------------------------------------------------------
-download_view(
-    "family",
-    params,
-    exports.family_arrays(source, name, view, profiles, first, measured),
-    extra={
-        "scheme": name,
-        **exports.changed_settings(settings, "scheme", "compare_a", "compare_b"),
-        **source.provenance(*dict(models)),
-    },
-)
+arrays = exports.family_arrays(source, name, view, profiles, first, measured)
+download_view("family", params, arrays, extra=exports.family_extra(name, settings, source, models))

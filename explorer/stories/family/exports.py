@@ -17,6 +17,16 @@ from explorer.weights.source import TensorSource
 from relpos_core.schemes.catalogue import scheme_entry
 
 
+def family_extra(name: str, settings: FamilySettings, source, models) -> dict[str, object]:
+    """What Position schemes' download says beside its arrays: the scheme drawn, the settings
+    changed from their defaults (not Compare's pickers), and where trained weights came from."""
+    return {
+        "scheme": name,
+        **changed_settings(settings, "scheme", "compare_a", "compare_b"),
+        **source.provenance(*dict(models)),
+    }
+
+
 def changed_settings(settings: FamilySettings, *left_out: str) -> dict[str, object]:
     """The settings that differ from their defaults, but for ``left_out`` (another page's)."""
     defaults = dict(FamilySettings().items())  # built now: the catalogue may have grown

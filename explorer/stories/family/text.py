@@ -70,6 +70,12 @@ def intro() -> str:
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
+def terms_heading(entry, head: int) -> str:
+    """The heading over a scheme's terms drawn apart: how many, which head, their divisor."""
+    words = number_word(len(entry.term_titles))
+    return f"**{entry.label}'s {words} terms, head {head}** (all divided by {entry.divisor})"
+
+
 def number_word(count: int) -> str:
     """A small count in words (``four``), a large one in digits."""
     return NUMBER_WORDS.get(count, str(count))
