@@ -146,6 +146,8 @@ def test_a_number_outside_a_mask_s_range_is_said_in_words(url: dict, words: str)
     assert_clean(at)
     said = " ".join(w.value for w in at.warning).replace("\\", "")
     assert words in said and url.get("flex_w", url.get("flex_s", url.get("flex_p"))) in said, said
+    links = [link.proto.label for link in at.get("page_link")]  # the page ended as a page does
+    assert "Previous: Long context" in links, links
 
 
 def test_a_query_left_with_no_key_is_said_and_drawn_blank_not_nan_in_words() -> None:
