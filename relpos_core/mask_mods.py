@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import torch
 
-from relpos_core.block_masks import block_kinds, check_mask_mod
+from relpos_core.block_masks import block_kinds, check_mask_mod, tile_kinds
 from relpos_core.guard import check_fits
 from relpos_core.mods import Mod
 from relpos_core.validation import check_choice, check_int, check_tensor
@@ -43,6 +43,7 @@ __all__ = [
     "prefix_lm",
     "sinks",
     "sliding_window",
+    "tile_kinds",
 ]
 
 _SIGNATURE = "(b, h, q_idx, kv_idx)"

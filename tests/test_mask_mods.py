@@ -187,6 +187,9 @@ def test_block_kinds_count_the_dense_mask_block_by_block(block, n_q, n_k):
         want, want_skipped = count_blocks(mm.dense(mod, n_q, n_k), block)
         assert torch.equal(kinds, want), (mod.source, kinds, want)
         assert skipped == pytest.approx(want_skipped)
+        # the page's way, without create_block_mask: the same blocks from the dense mask
+        tiles, tiles_skipped = mm.tile_kinds(mm.dense(mod, n_q, n_k), block)
+        assert torch.equal(tiles, kinds) and tiles_skipped == skipped
     # a ragged edge is never full, even where every cell inside the sequence is allowed
     kinds, _ = mm.block_kinds(mm.padding(n_k, n_k), n_q, n_k, block)
     assert (kinds[-1] == 2).any() == (n_q % block == 0 and n_k >= block)

@@ -32,8 +32,8 @@ def test_the_story_puts_why_position_first_the_family_then_your_own_work_last() 
     assert STEMS.index("absolute") < STEMS.index("lookup") < STEMS.index("logits")
     assert STEMS.index("attention") < STEMS.index("trained") < STEMS.index("skew")
     assert STEMS.index("skew") < STEMS.index("rel_shift") < STEMS.index("speed")
-    # the family, its models at work, how far they reach
-    assert STEMS[-6:-2] == ["family", "compare", "predict", "long_context"]
+    # the family, its models at work, how far they reach, its masks and biases as FlexAttention
+    assert STEMS[-7:-2] == ["family", "compare", "predict", "long_context", "flex"]
     # then the visitor's own work, the last chapter: their implementation, their model
     assert STEMS[-2:] == ["check", "your_model"]
 

@@ -16,8 +16,10 @@ import numpy as np
 import torch
 
 from explorer.stories.family.flex_choice import FLEX_DEFAULT_BLOCK, FlexChoice
-from explorer.stories.family.flex_views import EAGER_WARNING, FlexInputs
+from explorer.stories.family.flex_views import FlexInputs
 from relpos_core.mods import Mod
+
+EAGER_WARNING = "flex_attention called without torch.compile"  # eager on a CPU: unfused, exact
 
 PROGRAM = "flex_attention.py"
 INLINE_MAX = 16  # a closed-over tensor of at most this many numbers is written into the file

@@ -20,8 +20,9 @@ def intro() -> str:
         "to key $j$. A **BlockMask** is the mask read in tiles of BLOCK_SIZE queries by "
         "BLOCK_SIZE keys: a tile the mask hides entirely is *skipped* (never computed), one it "
         "allows entirely is *full* (computed with no mask), the rest are *partial*. Pick a "
-        "scheme's bias and the masks; every number below is `flex_attention` run on this view's "
-        "q, k and v, and the code at the foot runs it again, downloaded."
+        "scheme's bias and the masks; every number below is what `flex_attention` computes on "
+        "this view's q, k and v (the mods evaluated cell by cell, as its implementation on a "
+        "CPU does), and the code at the foot runs `flex_attention` itself, downloaded."
     )
 
 

@@ -9,21 +9,22 @@ What is drawn, on the heatmaps' window of queries and keys:
     logit_ij    score_mod(s, b, h, i, j) where the mask allows (i, j), blank elsewhere
     weight_ij   exp(logit_ij - lse_i), with lse_i FlexAttention's own log-sum-exp of row i
 
-The score_mod is evaluated on broadcast index grids, as FlexAttention's math reference does; the
-row statistics and the output come from ``flex_attention`` itself, on the one head drawn. The
-BlockMask's blocks are read from ``create_block_mask`` (``mask_mods.block_kinds``).
+The score_mod and the mask_mod are evaluated on broadcast index grids, as FlexAttention's eager
+CPU implementation evaluates them (it is a dense reference too): the row statistics and the
+output follow by a softmax over the allowed keys, and the BlockMask's blocks by counting the
+dense mask tile by tile (``mask_mods.tile_kinds``). The server never calls ``flex_attention`` or
+``create_block_mask``: their first call loads torch's compiler (about 185 MB and 1.5 s on this
+host, measured), which the explorer keeps out of its process. The tests hold every number here
+equal to ``flex_attention`` and ``create_block_mask``, and the downloaded program runs them.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch.nn.attention.flex_attention import AuxRequest, create_block_mask, flex_attention
 
 from explorer.frame.budget import REQUEST_BUDGET_BYTES
 from explorer.frame.memory import admit, cached
@@ -37,9 +38,8 @@ from relpos_core.schemes.score_mods import score_mod_of, value_term_words
 
 # b batch (1) · h heads · i query pos · j key pos · d head dim
 
-SCORE_COPIES = 4  # eager flex_attention holds about 3.3 (n, n) float32 grids per head (measured)
+SCORE_COPIES = 4  # the scores, their mod, the weights and the mask: (n, n) grids of one head
 NO_MODEL = "nope"  # with trained weights, no scheme draws the family's model without position
-EAGER_WARNING = "flex_attention called without torch.compile"
 
 
 @dataclass(frozen=True)
@@ -96,37 +96,15 @@ def hides_ahead(mask: Mod | None, n: int) -> bool:
     return mask is not None and not bool(mask_mods.dense(mask, n, n).triu(1).any())
 
 
-def head_mod(mod: Mod, head: int) -> Callable[..., torch.Tensor]:
-    """``mod.fn`` for one head run alone: the head index it reads is ``head``, not 0."""
-    fn = mod.fn
-    return lambda score, b, h, q_idx, kv_idx: fn(score, b, h + head, q_idx, kv_idx)
-
-
-def run_flex(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    score: Callable | None,
-    mask: Mod | None,
-    scale: float | None,
-    block: int,
+def attend(
+    logits: torch.Tensor, allowed: torch.Tensor, v: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``flex_attention`` (its eager CPU implementation) with the BlockMask of ``mask`` at
-    ``block``: (output (b, h, n, d), lse (b, h, n)). A query with no key gets output 0 and
-    lse -inf."""
-    n_q, n_k = q.shape[-2], k.shape[-2]
-    block_mask = (
-        None
-        if mask is None
-        else create_block_mask(mask.fn, None, None, n_q, n_k, device="cpu", BLOCK_SIZE=block)
-    )
-    with warnings.catch_warnings():  # eager: unfused, exact; torch.compile fuses it (the bench)
-        warnings.filterwarnings("ignore", EAGER_WARNING, UserWarning)
-        out, aux = flex_attention(
-            q, k, v, score_mod=score, block_mask=block_mask, scale=scale,
-            return_aux=AuxRequest(lse=True),
-        )  # fmt: skip
-    return out, aux.lse
+    """(output (n, d_v), lse (n,)) of one head from its logits (n, n) under ``allowed``, as
+    FlexAttention returns them: a query with no key gets output 0 and lse -inf."""
+    masked = logits.masked_fill(~allowed, float("-inf"))
+    lse = torch.logsumexp(masked, -1)  # -inf for a row with no key
+    weights = torch.exp(masked - torch.where(torch.isfinite(lse), lse, 0)[:, None])
+    return weights @ v, lse
 
 
 def score_grid(
@@ -156,7 +134,7 @@ class FlexView:
     bias: np.ndarray  # (W, W) what the score_mod adds (0 without one), every cell
     logits: np.ndarray  # (W, W) the score_mod's logit, NaN where masked
     weights: np.ndarray  # (W, W) exp(logit - lse), NaN where masked
-    output: np.ndarray  # (n, d) flex_attention's output of this head
+    output: np.ndarray  # (n, d) this head's output, as flex_attention gives it
     lse: np.ndarray  # (n,) its log-sum-exp per query (-inf: no key)
     no_key: tuple[int, ...]  # queries the masks leave with no key
     kinds: np.ndarray  # (blocks_q, blocks_k) 0 skipped, 1 partial, 2 full
@@ -196,28 +174,22 @@ def flex_view(params: ViewParams, choice: FlexChoice, head: int) -> FlexView:
     except ValueError:
         no_key = tuple((~allowed.any(-1)).nonzero().flatten().tolist())
     with torch.no_grad():
-        score = None if inputs.score is None else head_mod(inputs.score, head)
-        one = slice(head, head + 1)
-        out, lse = run_flex(
-            inputs.q[:, one], inputs.k[:, one], inputs.v[:, one], score, inputs.mask, scale,
-            choice.block,
-        )  # fmt: skip
+        every = range(n)
+        _, whole = score_grid(inputs.score, inputs.q, inputs.k, head, scale, every, every)
+        out, lse = attend(whole, allowed, inputs.v[0, head])
         window = range(start, stop)
         s, logits = score_grid(inputs.score, inputs.q, inputs.k, head, scale, window, window)
     shown = allowed[start:stop, start:stop]
-    row_lse = lse[0, 0, start:stop, None]
+    row_lse = lse[start:stop, None]
     weights = torch.where(shown, torch.exp(logits - row_lse), torch.nan)
-    if inputs.mask is None:
-        kinds, skipped = torch.full((-(-n // choice.block),) * 2, 2), 0.0
-    else:
-        kinds, skipped = mask_mods.block_kinds(inputs.mask, n, n, choice.block)
+    kinds, skipped = mask_mods.tile_kinds(allowed, choice.block)
     return FlexView(
         mask=shown.numpy().astype(np.float32),
         bias=(logits - s).numpy().astype(np.float32),
         logits=torch.where(shown, logits, torch.nan).numpy().astype(np.float32),
         weights=weights.numpy().astype(np.float32),
-        output=out[0, 0].numpy().astype(np.float32),
-        lse=lse[0, 0].numpy().astype(np.float32),
+        output=out.numpy().astype(np.float32),
+        lse=lse.numpy().astype(np.float32),
         no_key=no_key,
         kinds=np.asarray(kinds, dtype=np.int8),
         skipped=float(skipped),
