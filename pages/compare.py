@@ -47,13 +47,14 @@ for name in dict.fromkeys((a, b)):
         )
 running = {letter: name for letter, name in (("A", a), ("B", b)) if name not in missing}
 pair_schemes(*dict.fromkeys(running.values()))  # each scheme drawn or refused on its own
-if not running:
-    st.stop()
-window_caption(params)
+if running:
+    window_caption(params)
 
 
 on_window = read_on_window(params)
-if len(running) == 1:  # the other scheme cannot run: this one alone, and no difference
+if not running:  # neither can run here: the warnings above say why; the settings still download
+    arrays = {}
+elif len(running) == 1:  # the other scheme cannot run: this one alone, and no difference
     ((letter, name),) = running.items()
     weights = views.scheme_weights(params, settings.config(name, params))
     alone = panels.one_scheme_weights(params, weights, letter, name, head)

@@ -101,6 +101,8 @@ def test_two_schemes_that_cannot_run_are_each_refused() -> None:
     assert_clean(at)
     assert warnings_of(at).count("cannot run on this view") == 1  # one scheme, said once
     assert not chart_keys(at)
+    links = [link.proto.label for link in at.get("page_link")]  # the page ended as a page does
+    assert "Previous: Position schemes" in links and "Next: Predict" in links, links
 
 
 def test_an_even_head_width_draws_both() -> None:
