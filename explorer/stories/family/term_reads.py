@@ -9,10 +9,10 @@ For one head and each term t_ij on the window's allowed cells:
     distance alone    standard deviation of t(q̄, k̄) over the cells: what is left with both
                       contents removed, a function of j - i (or a constant)
 
-A term that moves with neither content but spreads with the distance is a bias of j - i (T5's,
-ALiBi's); one that reads the key and the distance but never the query is DeBERTa's
-position-to-content, which no other published scheme has: how a key is seen from each distance
-depends on what the key holds, whoever asks.
+A term that moves with neither content but spreads with the distance is a bias of j - i; one
+that reads the key and the distance but never the query says how a key is seen from each
+distance depends on what the key holds, whoever asks. What that means for a scheme beside the
+others is its own entry's words (``terms_note``), in its folder.
 """
 
 from __future__ import annotations
@@ -116,7 +116,5 @@ def reads_note(reads: TermReads, name: str) -> str:
     named = " and ".join(key_and_distance)
     return f"{what} {named[:1].upper()}{named[1:]}" + (
         " moves with the key's content and with the distance but never with the query: the "
-        "key's own content decides how it is seen from each distance, whoever asks. Every "
-        "other scheme's position term either gives every key at one distance the same number "
-        "(T5, ALiBi) or reads the query (Shaw, Music Transformer, Transformer-XL, RoPE)."
+        "key's own content decides how it is seen from each distance, whoever asks."
     )

@@ -60,6 +60,9 @@ ENTRY = SchemeEntry(
         "p2c": "position-to-content k · P^Q",
     },
     terms_note="All three share the divisor sqrt(3d). p2c depends on the key and the distance, "
-    "not the query: the key's content decides how it is seen from each distance.",
+    "not the query: the key's content decides how it is seen from each distance. No other "
+    "scheme of the family has such a term: T5's and ALiBi's biases give every key at one "
+    "distance the same number, and Shaw's, the Music Transformer's, Transformer-XL's and "
+    "RoPE's position terms read the query.",
     order=6,
 )
