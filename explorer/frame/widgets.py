@@ -184,8 +184,9 @@ def int_slider(
     name: str | None = None,
     **kwargs,
 ) -> int:
-    """A URL-bound integer slider in [low, high] (``value`` defaults to ``low``), fitted first."""
-    value = low if value is None else value
+    """A URL-bound integer slider in [low, high] (``value`` defaults to ``low``, and a default
+    outside the range is taken at the nearer end), fitted first."""
+    value = low if value is None else min(max(value, low), high)
     allowed = int_range(low, high)
     bind = fit(key, allowed, value, name or label)
     shown = int(st.slider(label, low, high, value, key=key, bind=bind, **kwargs))
@@ -203,7 +204,9 @@ def int_number(
     name: str | None = None,
     **kwargs,
 ) -> int:
-    """A URL-bound integer box in [low, high], fitted first."""
+    """A URL-bound integer box in [low, high], fitted first; a default that another control's
+    range moved outside [low, high] is taken at the nearer end."""
+    value = min(max(value, low), high)
     allowed = int_range(low, high)
     bind = fit(key, allowed, value, name or label)
     shown = int(st.number_input(label, low, high, value, step=1, key=key, bind=bind, **kwargs))

@@ -193,3 +193,13 @@ def test_a_scheme_that_cannot_run_is_left_out_with_its_reason() -> None:
         position_term(ViewParams(d_model=8, heads=8), "t5")[7],
         **CLOSE,
     )
+
+
+def test_a_setting_whose_range_another_moved_past_its_default_opens_at_the_nearer_end() -> None:
+    """DeBERTa's 256 buckets put max_relative_positions' low end at 130, above its default 128:
+    the box opens at 130 and the scheme is drawn, no error box."""
+    at = open_page("family", scheme="deberta", deberta_buckets="256")
+    assert_clean(at)
+    box = next(b for b in at.number_input if b.key == "deberta_max")
+    assert box.value == 130 and box.min == 130
+    assert "family_heads" in chart_keys(at)
