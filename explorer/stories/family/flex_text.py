@@ -133,5 +133,6 @@ def weights_caption(view: FlexView, head: int) -> str:
     return (
         f"Head {head}, softmax scale {view.scale:.4g}. Bias: score_mod(s) - s at every cell, "
         "whatever the mask. Logits: score_mod(s) where the mask allows, blank where it hides. "
-        "Weights: exp(logit - lse_i), lse_i the log-sum-exp flex_attention returns for query i."
+        "Weights: exp(logit - lse_i), lse_i the log-sum-exp of query i's logits over its allowed "
+        "keys (what flex_attention returns beside its output)."
     )
